@@ -1,0 +1,94 @@
+// swift-tools-version:6.1
+import PackageDescription
+
+let strictSettings: [SwiftSetting] = [
+    .enableUpcomingFeature("ExistentialAny"),
+    .enableUpcomingFeature("MemberImportVisibility"),
+]
+
+let package = Package(
+    name: "AppStoreNotificationPipeline",
+    platforms: [.macOS(.v15)],
+    products: [
+        .executable(name: "asnp", targets: ["asnp"]),
+        .library(name: "AppStoreModels", targets: ["AppStoreModels"]),
+        .library(name: "AppStoreVerification", targets: ["AppStoreVerification"]),
+        .library(name: "AppStoreSigning", targets: ["AppStoreSigning"]),
+    ],
+    dependencies: [
+        .package(url: "https://github.com/apple/swift-argument-parser.git", from: "1.5.0"),
+        .package(url: "https://github.com/apple/swift-crypto.git", "3.12.3"..<"5.0.0"),
+        .package(url: "https://github.com/apple/swift-certificates.git", from: "1.21.1"),
+        .package(url: "https://github.com/apple/swift-asn1.git", from: "1.3.0"),
+    ],
+    targets: [
+        // Decoded shapes of everything Apple sends; depends on nothing of ours.
+        .target(
+            name: "AppStoreModels",
+            swiftSettings: strictSettings
+        ),
+        // JWS + x5c verification against Apple's roots, V1 shared-secret checks.
+        .target(
+            name: "AppStoreVerification",
+            dependencies: [
+                "AppStoreModels",
+                .product(name: "Crypto", package: "swift-crypto"),
+                .product(name: "X509", package: "swift-certificates"),
+                .product(name: "SwiftASN1", package: "swift-asn1"),
+            ],
+            swiftSettings: strictSettings
+        ),
+        // A test PKI shaped like Apple's and a signer for notifications: tests, demo, load generation, benchmarks.
+        .target(
+            name: "AppStoreSigning",
+            dependencies: [
+                "AppStoreModels",
+                .product(name: "Crypto", package: "swift-crypto"),
+                .product(name: "X509", package: "swift-certificates"),
+                .product(name: "SwiftASN1", package: "swift-asn1"),
+            ],
+            swiftSettings: strictSettings
+        ),
+        .executableTarget(
+            name: "asnp",
+            dependencies: [
+                "AppStoreModels",
+                "AppStoreVerification",
+                "AppStoreSigning",
+                .product(name: "ArgumentParser", package: "swift-argument-parser"),
+                .product(name: "X509", package: "swift-certificates"),
+                .product(name: "SwiftASN1", package: "swift-asn1"),
+            ],
+            swiftSettings: strictSettings
+        ),
+        // Fixture loading shared by the test targets.
+        .target(
+            name: "AppStoreTestSupport",
+            path: "Tests/AppStoreTestSupport",
+            swiftSettings: strictSettings
+        ),
+        .testTarget(
+            name: "AppStoreModelsTests",
+            dependencies: ["AppStoreModels"],
+            swiftSettings: strictSettings
+        ),
+        .testTarget(
+            name: "AppStoreVerificationTests",
+            dependencies: [
+                "AppStoreModels",
+                "AppStoreVerification",
+                "AppStoreSigning",
+                "AppStoreTestSupport",
+                .product(name: "Crypto", package: "swift-crypto"),
+                .product(name: "X509", package: "swift-certificates"),
+                .product(name: "SwiftASN1", package: "swift-asn1"),
+            ],
+            swiftSettings: strictSettings
+        ),
+        .testTarget(
+            name: "asnpTests",
+            dependencies: ["asnp", "AppStoreTestSupport"],
+            swiftSettings: strictSettings
+        ),
+    ]
+)

@@ -1,0 +1,96 @@
+/// The flat facts of a notification that the pipeline keys, orders and indexes by.
+///
+/// The field names are part of the `asnp verify` output contract. Each value comes from one place: the environment
+/// from V2's `data`, the transaction fields from the decoded transaction, the renewal status from the decoded
+/// renewal info, so a notification shape without that member reports nil rather than a guess.
+public struct NotificationFacts: Sendable, Hashable, Codable {
+    public var notificationType: String?
+    public var subtype: String?
+    public var notificationUUID: String?
+    /// Milliseconds since 1970.
+    public var signedDate: Int64?
+    public var environment: String?
+    public var originalTransactionId: String?
+    public var transactionId: String?
+    public var productId: String?
+    /// Milliseconds since 1970.
+    public var expiresDate: Int64?
+    /// Milliseconds since 1970.
+    public var revocationDate: Int64?
+    public var autoRenewStatus: Int?
+    public var requestIdentifier: String?
+    public var succeededCount: Int64?
+    public var externalPurchaseId: String?
+
+    public init(
+        notificationType: String? = nil,
+        subtype: String? = nil,
+        notificationUUID: String? = nil,
+        signedDate: Int64? = nil,
+        environment: String? = nil,
+        originalTransactionId: String? = nil,
+        transactionId: String? = nil,
+        productId: String? = nil,
+        expiresDate: Int64? = nil,
+        revocationDate: Int64? = nil,
+        autoRenewStatus: Int? = nil,
+        requestIdentifier: String? = nil,
+        succeededCount: Int64? = nil,
+        externalPurchaseId: String? = nil
+    ) {
+        self.notificationType = notificationType
+        self.subtype = subtype
+        self.notificationUUID = notificationUUID
+        self.signedDate = signedDate
+        self.environment = environment
+        self.originalTransactionId = originalTransactionId
+        self.transactionId = transactionId
+        self.productId = productId
+        self.expiresDate = expiresDate
+        self.revocationDate = revocationDate
+        self.autoRenewStatus = autoRenewStatus
+        self.requestIdentifier = requestIdentifier
+        self.succeededCount = succeededCount
+        self.externalPurchaseId = externalPurchaseId
+    }
+}
+
+extension NotificationFacts {
+    /// The facts of a decoded V2 notification.
+    public init(_ notification: DecodedNotificationV2) {
+        let payload = notification.payload
+        self.init(
+            notificationType: payload.notificationType?.rawValue,
+            subtype: payload.subtype?.rawValue,
+            notificationUUID: payload.notificationUUID,
+            signedDate: payload.signedDate,
+            environment: payload.data?.environment?.rawValue,
+            originalTransactionId: notification.transactionInfo?.originalTransactionId,
+            transactionId: notification.transactionInfo?.transactionId,
+            productId: notification.transactionInfo?.productId,
+            expiresDate: notification.transactionInfo?.expiresDate,
+            revocationDate: notification.transactionInfo?.revocationDate,
+            autoRenewStatus: notification.renewalInfo?.autoRenewStatus?.rawValue,
+            requestIdentifier: payload.summary?.requestIdentifier,
+            succeededCount: payload.summary?.succeededCount,
+            externalPurchaseId: payload.externalPurchaseToken?.externalPurchaseId
+        )
+    }
+
+    /// The facts of a V1 notification; V1 has no UUID or signed date, so those stay nil.
+    public init(_ notification: StatusUpdateNotification) {
+        self.init(
+            notificationType: notification.notificationType,
+            environment: notification.resolvedEnvironment?.rawValue,
+            originalTransactionId: notification.resolvedOriginalTransactionId
+        )
+    }
+
+    /// The facts of a decoded notification of either version.
+    public init(_ notification: DecodedNotification) {
+        switch notification {
+        case .v1(let v1): self.init(v1)
+        case .v2(let v2): self.init(v2)
+        }
+    }
+}

@@ -1,0 +1,19 @@
+/// A page of Apple's Get Notification History response (`POST /inApps/v1/notifications/history`).
+public struct NotificationHistoryResponse: Sendable, Hashable, Codable {
+    /// The notifications of this page, oldest first.
+    public var notificationHistory: [NotificationHistoryResponseItem]?
+    /// Whether another page follows.
+    public var hasMore: Bool?
+    /// The token to send for the next page.
+    public var paginationToken: String?
+
+    public init(
+        notificationHistory: [NotificationHistoryResponseItem]? = nil,
+        hasMore: Bool? = nil,
+        paginationToken: String? = nil
+    ) {
+        self.notificationHistory = notificationHistory
+        self.hasMore = hasMore
+        self.paginationToken = paginationToken
+    }
+}

@@ -1,0 +1,12 @@
+/// One attempt of Apple's to deliver a notification to your server.
+public struct SendAttemptItem: Sendable, Hashable, Codable {
+    /// When Apple attempted to send the notification, in milliseconds since 1970.
+    public var attemptDate: Int64?
+    /// The outcome of the attempt.
+    public var sendAttemptResult: SendAttemptResult?
+
+    public init(attemptDate: Int64? = nil, sendAttemptResult: SendAttemptResult? = nil) {
+        self.attemptDate = attemptDate
+        self.sendAttemptResult = sendAttemptResult
+    }
+}

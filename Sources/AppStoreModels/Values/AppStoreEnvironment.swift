@@ -1,0 +1,22 @@
+/// The server environment a notification or transaction comes from (`environment`).
+///
+/// Unknown future values decode without error and keep their raw value.
+public struct AppStoreEnvironment: AppStoreStringValue {
+    public let rawValue: String
+
+    public init(rawValue: String) {
+        self.rawValue = rawValue
+    }
+
+    /// `Sandbox`
+    public static let sandbox: Self = "Sandbox"
+
+    /// `Production`
+    public static let production: Self = "Production"
+
+    /// `Xcode`
+    public static let xcode: Self = "Xcode"
+
+    /// `LocalTesting`
+    public static let localTesting: Self = "LocalTesting"
+}

@@ -1,0 +1,27 @@
+/// A string value from a closed-but-growing vocabulary of Apple's (notification types, subtypes, environments, ...).
+///
+/// Apple adds values every year, so these are structs with static constants rather than enums: any value decodes,
+/// unknown ones keep their raw string, and re-encoding writes back exactly what Apple sent.
+public protocol AppStoreStringValue: RawRepresentable, Hashable, Sendable, Codable, CustomStringConvertible,
+    ExpressibleByStringLiteral
+where RawValue == String {
+    /// Wraps any raw value, known or not.
+    init(rawValue: String)
+}
+
+extension AppStoreStringValue {
+    public init(stringLiteral value: String) {
+        self.init(rawValue: value)
+    }
+
+    public init(from decoder: any Decoder) throws {
+        self.init(rawValue: try decoder.singleValueContainer().decode(String.self))
+    }
+
+    public func encode(to encoder: any Encoder) throws {
+        var container = encoder.singleValueContainer()
+        try container.encode(rawValue)
+    }
+
+    public var description: String { rawValue }
+}

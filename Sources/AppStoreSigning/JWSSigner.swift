@@ -1,0 +1,54 @@
+import Crypto
+
+#if canImport(FoundationEssentials)
+import FoundationEssentials
+#else
+import Foundation
+#endif
+
+/// Signs JSON payloads as ES256 JWS in compact serialization, with an `x5c` header, as the App Store does.
+public struct JWSSigner: Sendable {
+    /// The key that signs.
+    public let key: P256.Signing.PrivateKey
+    /// The `x5c` header value (leaf first).
+    public let x5c: [String]
+    /// The `alg` header value; anything but ES256 makes a JWS verifiers must reject.
+    public var algorithm: String
+
+    private let encodedHeader: String
+
+    public init(key: P256.Signing.PrivateKey, x5c: [String], algorithm: String = "ES256") throws {
+        self.key = key
+        self.x5c = x5c
+        self.algorithm = algorithm
+        struct Header: Encodable {
+            var alg: String
+            var x5c: [String]
+        }
+        self.encodedHeader = Self.base64URL(try JSONEncoder().encode(Header(alg: algorithm, x5c: x5c)))
+    }
+
+    /// Signs with the leaf of `pki`.
+    public init(pki: TestPKI) throws {
+        try self.init(key: pki.leafKey, x5c: pki.x5c)
+    }
+
+    /// Signs the JSON encoding of `payload`.
+    public func sign(_ payload: some Encodable) throws -> String {
+        try sign(payloadJSON: JSONEncoder().encode(payload))
+    }
+
+    /// Signs `payloadJSON` as given.
+    public func sign(payloadJSON: some DataProtocol) throws -> String {
+        let signingInput = encodedHeader + "." + Self.base64URL(Data(payloadJSON))
+        let signature = try key.signature(for: Data(signingInput.utf8))
+        return signingInput + "." + Self.base64URL(signature.rawRepresentation)
+    }
+
+    static func base64URL(_ data: Data) -> String {
+        var text = data.base64EncodedString()
+        text = text.replacing("+", with: "-").replacing("/", with: "_")
+        while text.hasSuffix("=") { text.removeLast() }
+        return text
+    }
+}

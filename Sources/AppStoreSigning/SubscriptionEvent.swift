@@ -1,0 +1,99 @@
+import AppStoreModels
+
+/// One event in a subscription's life, with everything needed to sign a realistic V2 notification for it: the
+/// outer payload plus a signed transaction and signed renewal info (three JWS, as Apple sends).
+public struct SubscriptionEvent: Sendable, Hashable {
+    public var notificationType: NotificationType
+    public var subtype: NotificationSubtype?
+    public var notificationUUID: String
+    /// Milliseconds since 1970.
+    public var signedDate: Int64
+    public var bundleId: String
+    public var appAppleId: Int64?
+    public var environment: AppStoreEnvironment
+    public var originalTransactionId: String
+    public var transactionId: String
+    public var productId: String
+    /// Milliseconds since 1970.
+    public var purchaseDate: Int64
+    /// Milliseconds since 1970.
+    public var expiresDate: Int64
+    public var autoRenewStatus: AutoRenewStatus
+    /// Milliseconds since 1970; set for REFUND and REVOKE.
+    public var revocationDate: Int64?
+
+    public init(
+        notificationType: NotificationType,
+        subtype: NotificationSubtype? = nil,
+        notificationUUID: String,
+        signedDate: Int64,
+        bundleId: String,
+        appAppleId: Int64? = nil,
+        environment: AppStoreEnvironment = .sandbox,
+        originalTransactionId: String,
+        transactionId: String,
+        productId: String,
+        purchaseDate: Int64? = nil,
+        expiresDate: Int64? = nil,
+        autoRenewStatus: AutoRenewStatus = .on,
+        revocationDate: Int64? = nil
+    ) {
+        self.notificationType = notificationType
+        self.subtype = subtype
+        self.notificationUUID = notificationUUID
+        self.signedDate = signedDate
+        self.bundleId = bundleId
+        self.appAppleId = appAppleId
+        self.environment = environment
+        self.originalTransactionId = originalTransactionId
+        self.transactionId = transactionId
+        self.productId = productId
+        self.purchaseDate = purchaseDate ?? signedDate
+        self.expiresDate = expiresDate ?? (signedDate + 30 * 24 * 3600 * 1000)
+        self.autoRenewStatus = autoRenewStatus
+        self.revocationDate = revocationDate
+    }
+
+    /// The decoded transaction this event's notification carries.
+    public var transaction: JWSTransactionDecodedPayload {
+        JWSTransactionDecodedPayload(
+            originalTransactionId: originalTransactionId,
+            transactionId: transactionId,
+            webOrderLineItemId: String(transactionId.reversed()),
+            bundleId: bundleId,
+            productId: productId,
+            subscriptionGroupIdentifier: "21000001",
+            purchaseDate: purchaseDate,
+            originalPurchaseDate: purchaseDate,
+            expiresDate: expiresDate,
+            quantity: 1,
+            type: .autoRenewableSubscription,
+            inAppOwnershipType: .purchased,
+            signedDate: signedDate,
+            revocationReason: revocationDate == nil ? nil : .other,
+            revocationDate: revocationDate,
+            environment: environment,
+            storefront: "USA",
+            storefrontId: "143441",
+            transactionReason: notificationType == .didRenew ? .renewal : .purchase,
+            currency: "USD",
+            price: 9990
+        )
+    }
+
+    /// The decoded renewal info this event's notification carries.
+    public var renewalInfo: JWSRenewalInfoDecodedPayload {
+        JWSRenewalInfoDecodedPayload(
+            originalTransactionId: originalTransactionId,
+            autoRenewProductId: productId,
+            productId: productId,
+            autoRenewStatus: autoRenewStatus,
+            signedDate: signedDate,
+            environment: environment,
+            recentSubscriptionStartDate: purchaseDate,
+            renewalDate: expiresDate,
+            currency: "USD",
+            renewalPrice: 9990
+        )
+    }
+}

@@ -1,0 +1,146 @@
+import Crypto
+import SwiftASN1
+import X509
+
+#if canImport(FoundationEssentials)
+import FoundationEssentials
+#else
+import Foundation
+#endif
+
+/// A throwaway certificate hierarchy shaped like the App Store's: a P-384 root and intermediate signing with
+/// SHA-384, and a P-256 leaf for ES256, each carrying Apple's marker extensions.
+///
+/// For tests, demos, load generation and benchmarks only: trust its ``root`` in place of Apple's root to verify
+/// what ``NotificationSigner`` produces. Never trust it in production.
+public struct TestPKI: Sendable {
+    /// Settings for building a test PKI.
+    public struct Configuration: Sendable {
+        /// The start of every certificate's validity.
+        public var notValidBefore: Date
+        /// The end of the root's and intermediate's validity.
+        public var notValidAfter: Date
+        /// The end of the leaf's validity; set it early to test expired leaves.
+        public var leafNotValidAfter: Date
+        /// Whether the leaf carries Apple's leaf marker extension.
+        public var leafHasAppleMarker: Bool
+        /// Whether the intermediate carries Apple's intermediate marker extension.
+        public var intermediateHasAppleMarker: Bool
+        /// A name to tell several test PKIs apart in certificate subjects.
+        public var name: String
+
+        public init(
+            notValidBefore: Date = Date(timeIntervalSince1970: 1_704_067_200),  // 2024-01-01
+            notValidAfter: Date = Date(timeIntervalSince1970: 2_019_686_400),  // 2034-01-01
+            leafNotValidAfter: Date? = nil,
+            leafHasAppleMarker: Bool = true,
+            intermediateHasAppleMarker: Bool = true,
+            name: String = "asnp Test"
+        ) {
+            self.notValidBefore = notValidBefore
+            self.notValidAfter = notValidAfter
+            self.leafNotValidAfter = leafNotValidAfter ?? notValidAfter
+            self.leafHasAppleMarker = leafHasAppleMarker
+            self.intermediateHasAppleMarker = intermediateHasAppleMarker
+            self.name = name
+        }
+    }
+
+    /// The self-signed root to trust.
+    public let root: Certificate
+    /// The intermediate, signed by the root.
+    public let intermediate: Certificate
+    /// The leaf, signed by the intermediate; its key signs JWS.
+    public let leaf: Certificate
+    /// The leaf's private key.
+    public let leafKey: P256.Signing.PrivateKey
+
+    /// The `x5c` header value: leaf, intermediate, root as standard base64 DER.
+    public let x5c: [String]
+
+    /// Builds a fresh hierarchy with new keys.
+    public init(configuration: Configuration = .init()) throws {
+        let rootKey = P384.Signing.PrivateKey()
+        let intermediateKey = P384.Signing.PrivateKey()
+        let leafKey = P256.Signing.PrivateKey()
+        let rootName = try DistinguishedName { CommonName("\(configuration.name) Root CA - G3") }
+        let intermediateName = try DistinguishedName { CommonName("\(configuration.name) WWDR CA - G6") }
+        let leafName = try DistinguishedName { CommonName("\(configuration.name) Prod ECC App Store Signing") }
+
+        let root = try Certificate(
+            version: .v3,
+            serialNumber: .init(),
+            publicKey: .init(rootKey.publicKey),
+            notValidBefore: configuration.notValidBefore,
+            notValidAfter: configuration.notValidAfter,
+            issuer: rootName,
+            subject: rootName,
+            signatureAlgorithm: .ecdsaWithSHA384,
+            extensions: try Certificate.Extensions {
+                Critical(BasicConstraints.isCertificateAuthority(maxPathLength: nil))
+                Critical(KeyUsage(keyCertSign: true, cRLSign: true))
+            },
+            issuerPrivateKey: .init(rootKey)
+        )
+        let intermediate = try Certificate(
+            version: .v3,
+            serialNumber: .init(),
+            publicKey: .init(intermediateKey.publicKey),
+            notValidBefore: configuration.notValidBefore,
+            notValidAfter: configuration.notValidAfter,
+            issuer: rootName,
+            subject: intermediateName,
+            signatureAlgorithm: .ecdsaWithSHA384,
+            extensions: try Certificate.Extensions {
+                Critical(BasicConstraints.isCertificateAuthority(maxPathLength: 0))
+                Critical(KeyUsage(keyCertSign: true, cRLSign: true))
+                if configuration.intermediateHasAppleMarker {
+                    Self.marker(TestPKI.intermediateMarkerOID)
+                }
+            },
+            issuerPrivateKey: .init(rootKey)
+        )
+        let leaf = try Certificate(
+            version: .v3,
+            serialNumber: .init(),
+            publicKey: .init(leafKey.publicKey),
+            notValidBefore: configuration.notValidBefore,
+            notValidAfter: configuration.leafNotValidAfter,
+            issuer: intermediateName,
+            subject: leafName,
+            signatureAlgorithm: .ecdsaWithSHA384,
+            extensions: try Certificate.Extensions {
+                Critical(BasicConstraints.notCertificateAuthority)
+                Critical(KeyUsage(digitalSignature: true))
+                if configuration.leafHasAppleMarker {
+                    Self.marker(TestPKI.leafMarkerOID)
+                }
+            },
+            issuerPrivateKey: .init(intermediateKey)
+        )
+        self.root = root
+        self.intermediate = intermediate
+        self.leaf = leaf
+        self.leafKey = leafKey
+        self.x5c = try [leaf, intermediate, root].map { Data(try Self.der($0)).base64EncodedString() }
+    }
+
+    /// The root as DER, to write where a `--root-cert` option reads it.
+    public func rootDER() throws -> [UInt8] {
+        try Self.der(root)
+    }
+
+    static let leafMarkerOID: ASN1ObjectIdentifier = [1, 2, 840, 113635, 100, 6, 11, 1]
+    static let intermediateMarkerOID: ASN1ObjectIdentifier = [1, 2, 840, 113635, 100, 6, 2, 1]
+
+    /// Apple's marker extensions hold an ASN.1 NULL.
+    private static func marker(_ oid: ASN1ObjectIdentifier) -> Certificate.Extension {
+        Certificate.Extension(oid: oid, critical: false, value: [0x05, 0x00])
+    }
+
+    private static func der(_ certificate: Certificate) throws -> [UInt8] {
+        var serializer = DER.Serializer()
+        try serializer.serialize(certificate)
+        return serializer.serializedBytes
+    }
+}

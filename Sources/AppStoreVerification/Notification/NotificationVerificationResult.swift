@@ -1,0 +1,17 @@
+import AppStoreModels
+
+/// The verdict on one HTTP body: verified and decoded, or rejected with a status and reason.
+///
+/// Every body gets one, never a crash, so that what was accepted can always be stored one way or the other.
+public enum NotificationVerificationResult: Sendable, Hashable {
+    case verified(DecodedNotification)
+    case rejected(VerificationError)
+
+    /// `OK`, or the rejection's code in Apple's vocabulary.
+    public var status: String {
+        switch self {
+        case .verified: "OK"
+        case .rejected(let error): error.code.rawValue
+        }
+    }
+}

@@ -1,0 +1,11 @@
+/// A verifier was configured in a way that cannot work (no roots, unreadable certificate, missing app id).
+public struct VerificationConfigurationError: Error, Sendable, Hashable, CustomStringConvertible {
+    /// What is wrong, naming the setting.
+    public var message: String
+
+    public init(_ message: String) {
+        self.message = message
+    }
+
+    public var description: String { message }
+}

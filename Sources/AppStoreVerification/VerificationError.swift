@@ -1,0 +1,72 @@
+/// Why a notification or signed value was rejected.
+///
+/// ``code`` uses the vocabulary of Apple's `VerificationStatus` (plus `MALFORMED_BODY` and `INVALID_PASSWORD`), so
+/// operators can compare verdicts with Apple's own libraries. ``description`` never contains payload data or
+/// secrets (notifications carry customer purchase data); ``debugDescription`` adds the context.
+public struct VerificationError: Error, Sendable, Hashable, CustomStringConvertible, CustomDebugStringConvertible {
+    /// The machine-readable failure, in Apple's vocabulary.
+    public var code: Code
+    /// A human explanation, safe to log.
+    public var reason: String
+    /// Extra detail for debugging (for example the certificate validator's own words); may name certificates.
+    public var context: String?
+
+    public init(code: Code, reason: String, context: String? = nil) {
+        self.code = code
+        self.reason = reason
+        self.context = context
+    }
+
+    /// Whether the same input may verify later (for example once an online check can be reached); permanent
+    /// failures go to the dead-letter path at once.
+    public var isRetriable: Bool { code == .retryableVerificationFailure }
+
+    public var description: String { "\(code.rawValue): \(reason)" }
+
+    public var debugDescription: String {
+        guard let context else { return description }
+        return "\(description) [\(context)]"
+    }
+}
+
+extension VerificationError {
+    /// A verification failure code, in the vocabulary of Apple's `VerificationStatus`.
+    public struct Code: RawRepresentable, Hashable, Sendable, CustomStringConvertible {
+        public let rawValue: String
+
+        public init(rawValue: String) {
+            self.rawValue = rawValue
+        }
+
+        public var description: String { rawValue }
+
+        /// The signature, chain or payload did not verify, or the JWS could not be parsed.
+        public static let verificationFailure = Code(rawValue: "VERIFICATION_FAILURE")
+        /// The bundle identifier or app Apple identifier does not match the configured app.
+        public static let invalidAppIdentifier = Code(rawValue: "INVALID_APP_IDENTIFIER")
+        /// A certificate in `x5c` could not be decoded, or no trusted root is configured.
+        public static let invalidCertificate = Code(rawValue: "INVALID_CERTIFICATE")
+        /// `x5c` does not hold exactly three certificates.
+        public static let invalidChainLength = Code(rawValue: "INVALID_CHAIN_LENGTH")
+        /// The chain could not be built (kept for parity with Apple's vocabulary).
+        public static let invalidChain = Code(rawValue: "INVALID_CHAIN")
+        /// The environment does not match the configured one.
+        public static let invalidEnvironment = Code(rawValue: "INVALID_ENVIRONMENT")
+        /// A transient failure; the same input may verify when retried.
+        public static let retryableVerificationFailure = Code(rawValue: "RETRYABLE_VERIFICATION_FAILURE")
+        /// The HTTP body is not a JSON object of the expected shape (for V2: no `signedPayload`).
+        public static let malformedBody = Code(rawValue: "MALFORMED_BODY")
+        /// A V1 notification's `password` is missing or matches no configured shared secret.
+        public static let invalidPassword = Code(rawValue: "INVALID_PASSWORD")
+    }
+}
+
+extension VerificationError {
+    static func verificationFailure(_ reason: String, context: String? = nil) -> Self {
+        Self(code: .verificationFailure, reason: reason, context: context)
+    }
+
+    static func malformedBody(_ reason: String, context: String? = nil) -> Self {
+        Self(code: .malformedBody, reason: reason, context: context)
+    }
+}

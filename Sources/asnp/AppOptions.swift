@@ -1,0 +1,71 @@
+import AppStoreModels
+import AppStoreVerification
+import ArgumentParser
+import Foundation
+import X509
+
+/// The options that describe the app notifications are checked against, shared by the commands that verify.
+struct AppOptions: ParsableArguments {
+    @Option(
+        name: .customLong("root-cert"),
+        help: ArgumentHelp(
+            "A trusted root certificate (DER or PEM); repeatable. Default: Apple Root CA - G3, built in.",
+            valueName: "path"
+        )
+    )
+    var rootCertificatePaths: [String] = []
+
+    @Option(help: "The app's bundle identifier.")
+    var bundleId: String
+
+    @Option(help: "The app's Apple identifier (required for Production).")
+    var appAppleId: Int64?
+
+    @Option(help: "The environment notifications must come from: Sandbox, Production, Xcode or LocalTesting.")
+    var environment: AppStoreEnvironment
+
+    @Option(name: .customLong("shared-secret"), help: "A V1 shared secret; repeatable, for rotation.")
+    var sharedSecrets: [String] = []
+
+    func validate() throws {
+        let known: [AppStoreEnvironment] = [.sandbox, .production, .xcode, .localTesting]
+        guard known.contains(environment) else {
+            throw ValidationError("--environment must be one of Sandbox, Production, Xcode, LocalTesting")
+        }
+        if environment == .production, appAppleId == nil {
+            throw ValidationError("--app-apple-id is required with --environment Production")
+        }
+    }
+
+    /// The trusted roots: the files given, or Apple's root.
+    func trustedRoots() throws -> [Certificate] {
+        guard !rootCertificatePaths.isEmpty else { return [AppleRootCertificates.appleRootCAG3] }
+        return try rootCertificatePaths.flatMap { try RootCertificateFile.load(path: $0) }
+    }
+
+    /// A notification verifier for these options, with its own chain verifier.
+    func makeVerifier() throws -> NotificationVerifier {
+        let policy: VerificationPolicy
+        do {
+            policy = try VerificationPolicy(bundleId: bundleId, appAppleId: appAppleId, environment: environment)
+        } catch {
+            throw ValidationError(String(describing: error))
+        }
+        let chainVerifier = ChainVerifier(configuration: .init(trustedRoots: try trustedRoots()))
+        return NotificationVerifier(
+            configuration: .init(policy: policy, sharedSecrets: sharedSecrets),
+            chainVerifier: chainVerifier
+        )
+    }
+}
+
+extension AppStoreEnvironment: ExpressibleByArgument {
+    public init?(argument: String) {
+        // Accept Apple's spelling in any case, so `sandbox` from a route or a shell works too.
+        let known: [AppStoreEnvironment] = [.sandbox, .production, .xcode, .localTesting]
+        guard let match = known.first(where: { $0.rawValue.lowercased() == argument.lowercased() }) else {
+            return nil
+        }
+        self = match
+    }
+}

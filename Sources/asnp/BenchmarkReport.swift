@@ -1,0 +1,73 @@
+import Foundation
+
+/// One measured implementation in a benchmark.
+struct BenchmarkRow: Encodable {
+    var implementation: String
+    var cores: Int
+    var notifications: Int
+    var seconds: Double
+
+    var perSecond: Double { Double(notifications) / seconds }
+}
+
+/// A benchmark's rows with ratios against a reference measured in the same run.
+struct BenchmarkReport {
+    var title: String
+    var rows: [BenchmarkRow]
+    var reference: BenchmarkRow
+
+    func print(json: Bool) {
+        if json {
+            struct Output: Encodable {
+                struct Row: Encodable {
+                    var implementation: String
+                    var cores: Int
+                    var notifications: Int
+                    var seconds: Double
+                    var perSecond: Double
+                    var perSecondPerCore: Double
+                    var ratioToReference: Double
+                }
+                var title: String
+                var reference: String
+                var rows: [Row]
+            }
+            let output = Output(
+                title: title,
+                reference: reference.implementation,
+                rows: rows.map {
+                    .init(
+                        implementation: $0.implementation,
+                        cores: $0.cores,
+                        notifications: $0.notifications,
+                        seconds: $0.seconds,
+                        perSecond: $0.perSecond,
+                        perSecondPerCore: $0.perSecond / Double($0.cores),
+                        ratioToReference: $0.perSecond / reference.perSecond
+                    )
+                }
+            )
+            let encoder = JSONEncoder()
+            encoder.outputFormatting = [.sortedKeys]
+            Swift.print(String(decoding: (try? encoder.encode(output)) ?? Data(), as: UTF8.self))
+            return
+        }
+        Swift.print(title)
+        Swift.print(
+            pad("implementation", 28) + pad("cores", 7) + pad("notifications/s", 17) + pad("per core", 10)
+                + "vs \(reference.implementation)"
+        )
+        for row in rows {
+            Swift.print(
+                pad(row.implementation, 28) + pad(String(row.cores), 7)
+                    + pad(String(format: "%.0f", row.perSecond), 17)
+                    + pad(String(format: "%.0f", row.perSecond / Double(row.cores)), 10)
+                    + String(format: "%.1f×", row.perSecond / reference.perSecond)
+            )
+        }
+    }
+
+    private func pad(_ text: String, _ width: Int) -> String {
+        text.count >= width ? text + " " : text + String(repeating: " ", count: width - text.count)
+    }
+}

@@ -1,0 +1,38 @@
+import Foundation
+
+/// Buffered writes to standard output and standard error, so thousands of result lines cost few system calls.
+final class StreamWriter {
+    private let handle: FileHandle
+    private var buffer = [UInt8]()
+
+    init(handle: FileHandle) {
+        self.handle = handle
+        buffer.reserveCapacity(1 << 16)
+    }
+
+    func write(_ text: String) {
+        buffer.append(contentsOf: text.utf8)
+        if buffer.count >= 1 << 16 { flush() }
+    }
+
+    func flush() {
+        guard !buffer.isEmpty else { return }
+        handle.write(Data(buffer))
+        buffer.removeAll(keepingCapacity: true)
+    }
+
+    deinit { flush() }
+}
+
+extension FileHandle {
+    /// A writer for standard error that flushes each message at once.
+    static var standardErrorWriter: UnbufferedWriter { UnbufferedWriter(handle: .standardError) }
+}
+
+struct UnbufferedWriter {
+    let handle: FileHandle
+
+    func write(_ text: String) {
+        handle.write(Data(text.utf8))
+    }
+}

@@ -1,0 +1,64 @@
+import AppStoreModels
+import AppStoreSigning
+import AppStoreVerification
+import Foundation
+
+/// Realistic subscription notifications for benchmarks, signed by fresh test PKIs shaped like Apple's.
+struct VerifyWorkload {
+    static let bundleId = "com.example.bench"
+
+    /// The raw HTTP bodies.
+    let bodies: [Data]
+    /// The roots that sign them, as DER.
+    let rootDERs: [[UInt8]]
+    private let pkis: [TestPKI]
+
+    init(count: Int, chains: Int) throws {
+        pkis = try (0..<chains).map { _ in try TestPKI() }
+        rootDERs = try pkis.map { try $0.rootDER() }
+        let signers = try pkis.map { NotificationSigner(signer: try JWSSigner(pki: $0)) }
+        let lifecycle: [(NotificationType, NotificationSubtype?)] = [
+            (.subscribed, .initialBuy), (.didRenew, nil), (.didChangeRenewalStatus, .autoRenewDisabled),
+            (.didFailToRenew, .gracePeriod), (.didRenew, .billingRecovery), (.expired, .voluntary),
+        ]
+        let start: Int64 = 1_767_225_600_000  // 2026-01-01
+        bodies = try (0..<count).map { index in
+            let (type, subtype) = lifecycle[index % lifecycle.count]
+            let event = SubscriptionEvent(
+                notificationType: type,
+                subtype: subtype,
+                notificationUUID: UUID().uuidString.lowercased(),
+                signedDate: start + Int64(index) * 60_000,
+                bundleId: Self.bundleId,
+                originalTransactionId: String(2_000_000_000 + index / lifecycle.count),
+                transactionId: String(700_000_000_000_000 + index),
+                productId: "com.example.bench.pro.monthly"
+            )
+            return Data(try signers[index % signers.count].body(for: event).utf8)
+        }
+    }
+
+    /// A verifier trusting the workload's roots.
+    func verifier(cacheCapacity: Int) throws -> NotificationVerifier {
+        let roots = pkis.map(\.root)
+        return NotificationVerifier(
+            configuration: .init(policy: try VerificationPolicy(bundleId: Self.bundleId, environment: .sandbox)),
+            chainVerifier: ChainVerifier(configuration: .init(trustedRoots: roots, cacheCapacity: cacheCapacity))
+        )
+    }
+
+    /// The bodies as `{"id": n, "body": "..."}` lines, the input format of `asnp verify --jsonl`.
+    func jsonLines() throws -> Data {
+        struct Line: Encodable {
+            var id: Int
+            var body: String
+        }
+        var data = Data()
+        let encoder = JSONEncoder()
+        for (index, body) in bodies.enumerated() {
+            data.append(try encoder.encode(Line(id: index, body: String(decoding: body, as: UTF8.self))))
+            data.append(UInt8(ascii: "\n"))
+        }
+        return data
+    }
+}

@@ -1,0 +1,68 @@
+import AppStoreModels
+import Foundation
+import Testing
+
+@Suite("Forward compatibility: Apple's new values and fields never fail decoding")
+struct ForwardCompatibilityTests {
+    @Test("unknown notification types and subtypes keep their raw strings")
+    func unknownStringValues() throws {
+        let json = #"{"notificationType":"SOME_FUTURE_TYPE","subtype":"SOME_FUTURE_SUBTYPE","notificationUUID":"u","signedDate":1}"#
+        let payload = try JSONDecoder().decode(ResponseBodyV2DecodedPayload.self, from: Data(json.utf8))
+        #expect(payload.notificationType?.rawValue == "SOME_FUTURE_TYPE")
+        #expect(payload.subtype?.rawValue == "SOME_FUTURE_SUBTYPE")
+        #expect(payload.notificationType != .subscribed)
+        #expect(payload.content == .none)
+    }
+
+    @Test("unknown integer values (offer type, revocation reason, status) keep their raw integers")
+    func unknownIntValues() throws {
+        let json = #"{"offerType":9,"revocationReason":7,"type":"Some New Product Kind","inAppOwnershipType":"BORROWED"}"#
+        let transaction = try JSONDecoder().decode(JWSTransactionDecodedPayload.self, from: Data(json.utf8))
+        #expect(transaction.offerType?.rawValue == 9)
+        #expect(transaction.revocationReason?.rawValue == 7)
+        #expect(transaction.type?.rawValue == "Some New Product Kind")
+        #expect(transaction.inAppOwnershipType?.rawValue == "BORROWED")
+
+        let data = try JSONDecoder().decode(NotificationData.self, from: Data(#"{"status":42,"environment":"Moon"}"#.utf8))
+        #expect(data.status?.rawValue == 42)
+        #expect(data.environment?.rawValue == "Moon")
+    }
+
+    @Test("unknown fields are ignored at every level")
+    func unknownFieldsIgnored() throws {
+        let json = #"""
+            {"notificationType":"DID_RENEW","brandNewField":{"nested":[1,2,3]},
+             "data":{"bundleId":"com.example","environment":"Sandbox","newDataField":true}}
+            """#
+        let payload = try JSONDecoder().decode(ResponseBodyV2DecodedPayload.self, from: Data(json.utf8))
+        #expect(payload.notificationType == .didRenew)
+        #expect(payload.data?.bundleId == "com.example")
+        #expect(payload.data?.environment == .sandbox)
+    }
+
+    @Test("known values compare equal to their constants and re-encode to Apple's exact strings")
+    func roundTrip() throws {
+        let transaction = JWSTransactionDecodedPayload(
+            type: .autoRenewableSubscription,
+            offerType: .winBackOffer,
+            environment: .localTesting,
+            offerDiscountType: "SOME_FUTURE_DISCOUNT"
+        )
+        let encoded = try JSONEncoder().encode(transaction)
+        let object = try #require(try JSONSerialization.jsonObject(with: encoded) as? [String: Any])
+        #expect(object["type"] as? String == "Auto-Renewable Subscription")
+        #expect(object["offerType"] as? Int == 4)
+        #expect(object["environment"] as? String == "LocalTesting")
+        #expect(object["offerDiscountType"] as? String == "SOME_FUTURE_DISCOUNT")
+        #expect(try JSONDecoder().decode(JWSTransactionDecodedPayload.self, from: encoded) == transaction)
+    }
+
+    @Test("a payload's content is the member Apple's libraries would pick")
+    func contentSelection() throws {
+        let summary = ResponseBodyV2DecodedPayload(summary: NotificationSummary(requestIdentifier: "r"))
+        #expect(summary.content == .summary(NotificationSummary(requestIdentifier: "r")))
+        let token = ExternalPurchaseToken(externalPurchaseId: "SANDBOX_1")
+        #expect(token.inferredEnvironment == .sandbox)
+        #expect(ExternalPurchaseToken(externalPurchaseId: "abc").inferredEnvironment == .production)
+    }
+}

@@ -1,0 +1,69 @@
+import AppStoreTestSupport
+import Foundation
+
+/// Runs the built `asnp` binary, as a user would.
+struct ASNPProcess {
+    var status: Int32
+    var standardOutput: String
+    var standardError: String
+
+    /// Each output line parsed as a JSON object.
+    var jsonLines: [[String: Any]] {
+        standardOutput.split(separator: "\n").compactMap {
+            try? JSONSerialization.jsonObject(with: Data($0.utf8)) as? [String: Any]
+        }
+    }
+
+    /// The binary SwiftPM built beside the test bundle.
+    static var executable: URL {
+        let bundleDirectory = URL(fileURLWithPath: CommandLine.arguments[0]).deletingLastPathComponent()
+        let candidates = [
+            bundleDirectory.appendingPathComponent("asnp"),
+            Fixtures.packageRoot.appendingPathComponent(".build/debug/asnp"),
+        ]
+        return candidates.first { FileManager.default.isExecutableFile(atPath: $0.path) } ?? candidates[1]
+    }
+
+    static func run(_ arguments: [String], standardInput: Data = Data()) throws -> ASNPProcess {
+        let process = Process()
+        process.executableURL = executable
+        process.arguments = arguments
+        let input = Pipe()
+        let output = Pipe()
+        let error = Pipe()
+        process.standardInput = input
+        process.standardOutput = output
+        process.standardError = error
+        try process.run()
+        // Write and read concurrently so large inputs and outputs cannot deadlock on full pipes.
+        let writer = Thread {
+            input.fileHandleForWriting.write(standardInput)
+            try? input.fileHandleForWriting.close()
+        }
+        writer.start()
+        let errorData = LockedData()
+        let errorReader = Thread { errorData.set(error.fileHandleForReading.readDataToEndOfFile()) }
+        errorReader.start()
+        let outputData = output.fileHandleForReading.readDataToEndOfFile()
+        process.waitUntilExit()
+        while !errorData.isSet { Thread.sleep(forTimeInterval: 0.005) }
+        return ASNPProcess(
+            status: process.terminationStatus,
+            standardOutput: String(decoding: outputData, as: UTF8.self),
+            standardError: String(decoding: errorData.value, as: UTF8.self)
+        )
+    }
+}
+
+/// A value handed from a reader thread.
+private final class LockedData: @unchecked Sendable {
+    private let lock = NSLock()
+    private var data: Data?
+
+    func set(_ value: Data) {
+        lock.withLock { data = value }
+    }
+
+    var isSet: Bool { lock.withLock { data != nil } }
+    var value: Data { lock.withLock { data ?? Data() } }
+}
