@@ -79,6 +79,7 @@ public struct TestPKI: Sendable {
             extensions: try Certificate.Extensions {
                 Critical(BasicConstraints.isCertificateAuthority(maxPathLength: nil))
                 Critical(KeyUsage(keyCertSign: true, cRLSign: true))
+                SubjectKeyIdentifier(keyIdentifier: Self.keyIdentifier(rootKey.publicKey.derRepresentation))
             },
             issuerPrivateKey: .init(rootKey)
         )
@@ -94,6 +95,8 @@ public struct TestPKI: Sendable {
             extensions: try Certificate.Extensions {
                 Critical(BasicConstraints.isCertificateAuthority(maxPathLength: 0))
                 Critical(KeyUsage(keyCertSign: true, cRLSign: true))
+                SubjectKeyIdentifier(keyIdentifier: Self.keyIdentifier(intermediateKey.publicKey.derRepresentation))
+                AuthorityKeyIdentifier(keyIdentifier: Self.keyIdentifier(rootKey.publicKey.derRepresentation))
                 if configuration.intermediateHasAppleMarker {
                     Self.marker(TestPKI.intermediateMarkerOID)
                 }
@@ -112,6 +115,8 @@ public struct TestPKI: Sendable {
             extensions: try Certificate.Extensions {
                 Critical(BasicConstraints.notCertificateAuthority)
                 Critical(KeyUsage(digitalSignature: true))
+                SubjectKeyIdentifier(keyIdentifier: Self.keyIdentifier(leafKey.publicKey.derRepresentation))
+                AuthorityKeyIdentifier(keyIdentifier: Self.keyIdentifier(intermediateKey.publicKey.derRepresentation))
                 if configuration.leafHasAppleMarker {
                     Self.marker(TestPKI.leafMarkerOID)
                 }
@@ -132,6 +137,12 @@ public struct TestPKI: Sendable {
 
     static let leafMarkerOID: ASN1ObjectIdentifier = [1, 2, 840, 113635, 100, 6, 11, 1]
     static let intermediateMarkerOID: ASN1ObjectIdentifier = [1, 2, 840, 113635, 100, 6, 2, 1]
+
+    /// Key identifiers as RFC 5280 §4.2.1.2 suggests (SHA-1 of the key); strict verifiers such as OpenSSL's, under
+    /// Apple's Python library, require them.
+    private static func keyIdentifier(_ publicKeyDER: Data) -> ArraySlice<UInt8> {
+        ArraySlice(Insecure.SHA1.hash(data: publicKeyDER))
+    }
 
     /// Apple's marker extensions hold an ASN.1 NULL.
     private static func marker(_ oid: ASN1ObjectIdentifier) -> Certificate.Extension {

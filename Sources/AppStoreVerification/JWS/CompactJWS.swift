@@ -14,20 +14,35 @@ struct CompactJWS {
     let payload: [UInt8]
     /// The decoded signature; for ES256, `r || s` (64 bytes).
     let signature: [UInt8]
-    /// The bytes the signature covers: the ASCII of `header.payload`.
-    let signingInput: Substring.UTF8View
+    /// The SHA-256 digest of the signing input (the ASCII of `header.payload`), which ES256 signs.
+    let signingInputDigest: SHA256Digest
 
     /// Splits and decodes `compact`.
     /// - Throws: `VERIFICATION_FAILURE` when it is not three base64url segments with a JSON object header.
     init(_ compact: String) throws(VerificationError) {
-        let segments = compact.utf8.split(separator: UInt8(ascii: "."), omittingEmptySubsequences: false)
-        guard segments.count == 3 else {
+        var compact = compact
+        // Work on the string's own bytes: no splitting into substrings, no copies before decoding.
+        let parts = compact.withUTF8 { bytes -> (header: [UInt8]?, payload: [UInt8]?, signature: [UInt8]?, SHA256Digest)? in
+            guard let firstDot = bytes.firstIndex(of: UInt8(ascii: ".")),
+                let secondDot = bytes[(firstDot + 1)...].firstIndex(of: UInt8(ascii: ".")),
+                !bytes[(secondDot + 1)...].contains(UInt8(ascii: "."))
+            else {
+                return nil
+            }
+            func segment(_ range: Range<Int>) -> UnsafeBufferPointer<UInt8> {
+                UnsafeBufferPointer(rebasing: bytes[range])
+            }
+            return (
+                Base64URL.decode(segment(0..<firstDot)),
+                Base64URL.decode(segment((firstDot + 1)..<secondDot)),
+                Base64URL.decode(segment((secondDot + 1)..<bytes.count)),
+                Self.digest(UnsafeRawBufferPointer(segment(0..<secondDot)))
+            )
+        }
+        guard let parts else {
             throw .verificationFailure("the signed value is not a JWS in compact serialization")
         }
-        guard let headerBytes = Base64URL.decode(segments[0]),
-            let payload = Base64URL.decode(segments[1]),
-            let signature = Base64URL.decode(segments[2])
-        else {
+        guard let headerBytes = parts.header, let payload = parts.payload, let signature = parts.signature else {
             throw .verificationFailure("a JWS segment is not valid base64url")
         }
         do {
@@ -37,20 +52,14 @@ struct CompactJWS {
         }
         self.payload = payload
         self.signature = signature
-        self.signingInput = compact.utf8[segments[0].startIndex..<segments[1].endIndex]
+        self.signingInputDigest = parts.3
     }
 }
 
 extension CompactJWS {
-    /// The SHA-256 digest of the signing input, hashed in place rather than copied out of the string.
-    var signingInputDigest: SHA256Digest {
+    fileprivate static func digest(_ bytes: UnsafeRawBufferPointer) -> SHA256Digest {
         var hasher = SHA256()
-        let hashedInPlace: Void? = signingInput.withContiguousStorageIfAvailable { bytes in
-            hasher.update(bufferPointer: UnsafeRawBufferPointer(bytes))
-        }
-        if hashedInPlace == nil {
-            hasher.update(data: Array(signingInput))
-        }
+        hasher.update(bufferPointer: bytes)
         return hasher.finalize()
     }
 }

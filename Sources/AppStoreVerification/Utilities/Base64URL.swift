@@ -1,36 +1,61 @@
-/// Strict base64url decoding (RFC 4648 §5, no padding) of JWS segments, without Foundation's copies and
-/// alphabet translation on the hot path.
+/// Strict base64url decoding (RFC 4648 §5, no padding) of JWS segments, straight from the string's bytes: no
+/// alphabet translation, padding or intermediate copies on the hot path.
 enum Base64URL {
-    private static let invalid: UInt8 = 0xFF
-
+    /// 6-bit values by ASCII code; 0x80 marks a byte outside the alphabet.
     private static let table: [UInt8] = {
-        var table = [UInt8](repeating: invalid, count: 256)
+        var table = [UInt8](repeating: 0x80, count: 256)
         for (index, character) in "ABCDEFGHIJKLMNOPQRSTUVWXYZabcdefghijklmnopqrstuvwxyz0123456789-_".utf8.enumerated() {
             table[Int(character)] = UInt8(index)
         }
         return table
     }()
 
-    /// Decodes `input`, or returns nil for any character outside the alphabet, padding, or an impossible length.
-    static func decode(_ input: Substring.UTF8View) -> [UInt8]? {
+    private struct Invalid: Error {}
+
+    /// Decodes `input`, or returns nil for a byte outside the alphabet (padding included), an impossible length,
+    /// or non-zero leftover bits (so each byte string has exactly one accepted encoding).
+    static func decode(_ input: UnsafeBufferPointer<UInt8>) -> [UInt8]? {
         let count = input.count
-        guard count % 4 != 1 else { return nil }
-        var output = [UInt8]()
-        output.reserveCapacity(count * 3 / 4)
-        var accumulator: UInt32 = 0
-        var bits = 0
-        for byte in input {
-            let value = table[Int(byte)]
-            guard value != invalid else { return nil }
-            accumulator = (accumulator << 6) | UInt32(value)
-            bits += 6
-            if bits >= 8 {
-                bits -= 8
-                output.append(UInt8(truncatingIfNeeded: accumulator >> UInt32(bits)))
+        let remainder = count % 4
+        guard remainder != 1 else { return nil }
+        let outputCount = count / 4 * 3 + (remainder == 0 ? 0 : remainder - 1)
+        return table.withUnsafeBufferPointer { table in
+            try? [UInt8](unsafeUninitializedCapacity: outputCount) { output, initialized in
+                var inputIndex = 0
+                var outputIndex = 0
+                while inputIndex + 4 <= count {
+                    let a = table[Int(input[inputIndex])]
+                    let b = table[Int(input[inputIndex + 1])]
+                    let c = table[Int(input[inputIndex + 2])]
+                    let d = table[Int(input[inputIndex + 3])]
+                    guard (a | b | c | d) & 0x80 == 0 else { throw Invalid() }
+                    output[outputIndex] = a << 2 | b >> 4
+                    output[outputIndex + 1] = b << 4 | c >> 2
+                    output[outputIndex + 2] = c << 6 | d
+                    inputIndex += 4
+                    outputIndex += 3
+                }
+                if remainder >= 2 {
+                    let a = table[Int(input[inputIndex])]
+                    let b = table[Int(input[inputIndex + 1])]
+                    guard (a | b) & 0x80 == 0 else { throw Invalid() }
+                    output[outputIndex] = a << 2 | b >> 4
+                    if remainder == 3 {
+                        let c = table[Int(input[inputIndex + 2])]
+                        guard c & 0x80 == 0, c & 0x03 == 0 else { throw Invalid() }
+                        output[outputIndex + 1] = b << 4 | c >> 2
+                    } else {
+                        guard b & 0x0F == 0 else { throw Invalid() }
+                    }
+                }
+                initialized = outputCount
             }
         }
-        // Leftover bits must be zero, so each byte string has exactly one encoding.
-        guard accumulator & ((1 << UInt32(bits)) - 1) == 0 else { return nil }
-        return output
+    }
+
+    /// Decodes the bytes of `text`.
+    static func decode(_ text: String) -> [UInt8]? {
+        var text = text
+        return text.withUTF8 { decode($0) }
     }
 }
