@@ -51,7 +51,11 @@ public struct SignedDataVerifier: Sendable {
     public func verifyAndDecodeNotificationPayload(
         signedPayload: String
     ) async throws(VerificationError) -> ResponseBodyV2DecodedPayload {
-        let payload = try await verifiedPayload(signedPayload, as: ResponseBodyV2DecodedPayload.self, what: "notification")
+        let payload = try await verifiedPayload(
+            signedPayload,
+            as: ResponseBodyV2DecodedPayload.self,
+            what: "notification"
+        )
         let bundleId: String?
         let appAppleId: Int64?
         let environment: AppStoreEnvironment?
@@ -166,13 +170,15 @@ extension SignedDataVerifier {
         guard bundleId == policy.bundleId else {
             throw VerificationError(
                 code: .invalidAppIdentifier,
-                reason: "the \(what) is for bundle id \(bundleId.map { "'\($0)'" } ?? "(none)"), expected '\(policy.bundleId)'"
+                reason:
+                    "the \(what) is for bundle id \(bundleId.map { "'\($0)'" } ?? "(none)"), expected '\(policy.bundleId)'"
             )
         }
         if checksAppAppleId, policy.environment == .production, appAppleId != policy.appAppleId {
             throw VerificationError(
                 code: .invalidAppIdentifier,
-                reason: "the \(what) is for app Apple id \(appAppleId.map(String.init) ?? "(none)"), expected \(policy.appAppleId.map(String.init) ?? "(none)")"
+                reason:
+                    "the \(what) is for app Apple id \(appAppleId.map(String.init) ?? "(none)"), expected \(policy.appAppleId.map(String.init) ?? "(none)")"
             )
         }
     }
@@ -181,7 +187,8 @@ extension SignedDataVerifier {
         guard environment == policy.environment else {
             throw VerificationError(
                 code: .invalidEnvironment,
-                reason: "the \(what) is from environment \(environment.map { "'\($0)'" } ?? "(none)"), expected '\(policy.environment)'"
+                reason:
+                    "the \(what) is from environment \(environment.map { "'\($0)'" } ?? "(none)"), expected '\(policy.environment)'"
             )
         }
     }

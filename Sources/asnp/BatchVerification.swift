@@ -83,7 +83,10 @@ struct BatchVerification {
             return VerificationReport(
                 id: input?.id,
                 result: .rejected(
-                    VerificationError(code: .malformedBody, reason: "the input line is not a JSON object with a \"body\" string")
+                    VerificationError(
+                        code: .malformedBody,
+                        reason: "the input line is not a JSON object with a \"body\" string"
+                    )
                 )
             )
         }

@@ -65,7 +65,8 @@ struct BenchVerifyCommand: AsyncParsableCommand {
         }
         let reference = rows.first(where: { $0.implementation.hasPrefix("apple") }) ?? rows[0]
         BenchmarkReport(
-            title: "verify+decode, \(count) subscription notifications (3 JWS each), \(chains) chain(s), \(cores) cores",
+            title:
+                "verify+decode, \(count) subscription notifications (3 JWS each), \(chains) chain(s), \(cores) cores",
             rows: rows,
             reference: reference
         ).print(json: json)
@@ -104,7 +105,12 @@ struct BenchVerifyCommand: AsyncParsableCommand {
             }
             return await group.reduce(0, +)
         }
-        return BenchmarkRow(implementation: name, cores: cores, notifications: total, seconds: (ContinuousClock.now - start).seconds)
+        return BenchmarkRow(
+            implementation: name,
+            cores: cores,
+            notifications: total,
+            seconds: (ContinuousClock.now - start).seconds
+        )
     }
 
     private func runApplePython(workload: VerifyWorkload) throws -> BenchmarkRow {

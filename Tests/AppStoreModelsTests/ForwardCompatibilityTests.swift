@@ -6,7 +6,8 @@ import Testing
 struct ForwardCompatibilityTests {
     @Test("unknown notification types and subtypes keep their raw strings")
     func unknownStringValues() throws {
-        let json = #"{"notificationType":"SOME_FUTURE_TYPE","subtype":"SOME_FUTURE_SUBTYPE","notificationUUID":"u","signedDate":1}"#
+        let json =
+            #"{"notificationType":"SOME_FUTURE_TYPE","subtype":"SOME_FUTURE_SUBTYPE","notificationUUID":"u","signedDate":1}"#
         let payload = try JSONDecoder().decode(ResponseBodyV2DecodedPayload.self, from: Data(json.utf8))
         #expect(payload.notificationType?.rawValue == "SOME_FUTURE_TYPE")
         #expect(payload.subtype?.rawValue == "SOME_FUTURE_SUBTYPE")
@@ -16,14 +17,18 @@ struct ForwardCompatibilityTests {
 
     @Test("unknown integer values (offer type, revocation reason, status) keep their raw integers")
     func unknownIntValues() throws {
-        let json = #"{"offerType":9,"revocationReason":7,"type":"Some New Product Kind","inAppOwnershipType":"BORROWED"}"#
+        let json =
+            #"{"offerType":9,"revocationReason":7,"type":"Some New Product Kind","inAppOwnershipType":"BORROWED"}"#
         let transaction = try JSONDecoder().decode(JWSTransactionDecodedPayload.self, from: Data(json.utf8))
         #expect(transaction.offerType?.rawValue == 9)
         #expect(transaction.revocationReason?.rawValue == 7)
         #expect(transaction.type?.rawValue == "Some New Product Kind")
         #expect(transaction.inAppOwnershipType?.rawValue == "BORROWED")
 
-        let data = try JSONDecoder().decode(NotificationData.self, from: Data(#"{"status":42,"environment":"Moon"}"#.utf8))
+        let data = try JSONDecoder().decode(
+            NotificationData.self,
+            from: Data(#"{"status":42,"environment":"Moon"}"#.utf8)
+        )
         #expect(data.status?.rawValue == 42)
         #expect(data.environment?.rawValue == "Moon")
     }

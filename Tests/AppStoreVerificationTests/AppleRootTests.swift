@@ -3,8 +3,8 @@ import AppStoreTestSupport
 import AppStoreVerification
 import Crypto
 import Foundation
-import Testing
 import SwiftASN1
+import Testing
 import X509
 
 @Suite("Apple's real root and a real Apple-signed notification")
@@ -42,7 +42,10 @@ struct AppleRootTests {
             bundleId: "com.loki-project.loki-messenger"
         )
         #expect(await testRootOnly.verify(body: body).status == "VERIFICATION_FAILURE")
-        let otherApp = try TestVerifiers.make(roots: [AppleRootCertificates.appleRootCAG3], bundleId: "com.example.notes")
+        let otherApp = try TestVerifiers.make(
+            roots: [AppleRootCertificates.appleRootCAG3],
+            bundleId: "com.example.notes"
+        )
         #expect(await otherApp.verify(body: body).status == "INVALID_APP_IDENTIFIER")
     }
 }

@@ -46,7 +46,8 @@ struct BadInputTests {
         let depth = 100_000
         let arrays = String(repeating: "[", count: depth) + String(repeating: "]", count: depth)
         #expect(try await Self.verifier().verify(body: Array(arrays.utf8)).status == "MALFORMED_BODY")
-        let objects = "{\"signedPayload\":" + String(repeating: "{\"a\":", count: depth) + "1"
+        let objects =
+            "{\"signedPayload\":" + String(repeating: "{\"a\":", count: depth) + "1"
             + String(repeating: "}", count: depth) + "}"
         let result = try await Self.verifier().verify(body: Array(objects.utf8))
         #expect(result.status == "MALFORMED_BODY" || result.status == "VERIFICATION_FAILURE")
@@ -92,7 +93,9 @@ struct BadInputTests {
     @Test("random mutations of a valid body never crash and never verify as something else")
     func mutations() async throws {
         let fixture = try #require(Fixtures.v2Cases.first { $0.kind == "valid" })
-        let expectedUUID = try #require(try await Self.verifier().verify(body: Array(fixture.body.utf8)).v2?.payload.notificationUUID)
+        let expectedUUID = try #require(
+            try await Self.verifier().verify(body: Array(fixture.body.utf8)).v2?.payload.notificationUUID
+        )
         let original = Array(fixture.body.utf8)
         var generator = SystemRandomNumberGenerator()
         let verifier = try Self.verifier()

@@ -65,7 +65,10 @@ struct ChainCacheTests {
         let pki = try TestPKI()
         let signer = NotificationSigner(signer: try JWSSigner(pki: pki))
         let verifier = try TestVerifiers.make(roots: [pki.root])
-        #expect(await verifier.verify(body: Array(try signer.body(for: Self.event(signedDate: Self.june2026)).utf8)).status == "OK")
+        #expect(
+            await verifier.verify(body: Array(try signer.body(for: Self.event(signedDate: Self.june2026)).utf8)).status
+                == "OK"
+        )
         let early = try signer.body(for: Self.event(signedDate: 1_600_000_000_000))  // 2020, before the PKI
         #expect(await verifier.verify(body: Array(early.utf8)).status == "VERIFICATION_FAILURE")
     }
@@ -107,7 +110,9 @@ struct ChainCacheTests {
         let pki = try TestPKI()
         let chainVerifier = ChainVerifier(configuration: .init(trustedRoots: [pki.root], cacheCapacity: 0))
         let verifier = try TestVerifiers.make(roots: [], chainVerifier: chainVerifier)
-        let body = try NotificationSigner(signer: try JWSSigner(pki: pki)).body(for: Self.event(signedDate: Self.june2026))
+        let body = try NotificationSigner(signer: try JWSSigner(pki: pki)).body(
+            for: Self.event(signedDate: Self.june2026)
+        )
         #expect(await verifier.verify(body: Array(body.utf8)).status == "OK")
         #expect(chainVerifier.cacheStatistics == ChainCacheStatistics())
     }

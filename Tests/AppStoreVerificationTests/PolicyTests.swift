@@ -6,7 +6,11 @@ import Testing
 
 @Suite("App and environment policy")
 struct PolicyTests {
-    static func event(bundleId: String = "com.example.tests", appAppleId: Int64? = nil, environment: AppStoreEnvironment)
+    static func event(
+        bundleId: String = "com.example.tests",
+        appAppleId: Int64? = nil,
+        environment: AppStoreEnvironment
+    )
         -> SubscriptionEvent
     {
         SubscriptionEvent(
@@ -31,7 +35,9 @@ struct PolicyTests {
         #expect(throws: VerificationConfigurationError.self) {
             try VerificationPolicy(bundleId: "", environment: .sandbox)
         }
-        #expect(try VerificationPolicy(bundleId: "com.example", appAppleId: 1, environment: .production).checksSignatures)
+        #expect(
+            try VerificationPolicy(bundleId: "com.example", appAppleId: 1, environment: .production).checksSignatures
+        )
     }
 
     @Test("in Production the app Apple id must match; in the sandbox it is not checked")
@@ -76,7 +82,10 @@ struct PolicyTests {
                 signedDate: ChainCacheTests.june2026
             )
         )
-        #expect(try await TestVerifiers.make(roots: [pki.root]).verify(body: Array(body.utf8)).status == "INVALID_APP_IDENTIFIER")
+        #expect(
+            try await TestVerifiers.make(roots: [pki.root]).verify(body: Array(body.utf8)).status
+                == "INVALID_APP_IDENTIFIER"
+        )
     }
 
     @Test("the app transaction inside appData is verified against the app and environment")
@@ -105,8 +114,14 @@ struct PolicyTests {
         let verifier = try TestVerifiers.make(roots: [pki.root])
         let ok = await verifier.verify(body: try body(receiptType: .sandbox, bundleId: "com.example.tests"))
         #expect(ok.v2?.appTransaction?.appTransactionId == "7")
-        #expect(await verifier.verify(body: try body(receiptType: .production, bundleId: "com.example.tests")).status == "INVALID_ENVIRONMENT")
-        #expect(await verifier.verify(body: try body(receiptType: .sandbox, bundleId: "com.other")).status == "INVALID_APP_IDENTIFIER")
+        #expect(
+            await verifier.verify(body: try body(receiptType: .production, bundleId: "com.example.tests")).status
+                == "INVALID_ENVIRONMENT"
+        )
+        #expect(
+            await verifier.verify(body: try body(receiptType: .sandbox, bundleId: "com.other")).status
+                == "INVALID_APP_IDENTIFIER"
+        )
     }
 
     @Test("a subscription notification decodes to exactly what was signed")
@@ -114,7 +129,9 @@ struct PolicyTests {
         let pki = try TestPKI()
         let event = Self.event(environment: .sandbox)
         let body = try NotificationSigner(signer: try JWSSigner(pki: pki)).body(for: event)
-        let notification = try #require(try await TestVerifiers.make(roots: [pki.root]).verify(body: Array(body.utf8)).v2)
+        let notification = try #require(
+            try await TestVerifiers.make(roots: [pki.root]).verify(body: Array(body.utf8)).v2
+        )
         #expect(notification.transactionInfo == event.transaction)
         #expect(notification.renewalInfo == event.renewalInfo)
         #expect(notification.payload.notificationUUID == event.notificationUUID)
@@ -126,12 +143,19 @@ struct PolicyTests {
         let pki = try TestPKI()
         let signer = try JWSSigner(key: pki.leafKey, x5c: pki.x5c, algorithm: "ES384")
         let body = try NotificationSigner(signer: signer).body(for: Self.event(environment: .sandbox))
-        #expect(try await TestVerifiers.make(roots: [pki.root]).verify(body: Array(body.utf8)).status == "VERIFICATION_FAILURE")
+        #expect(
+            try await TestVerifiers.make(roots: [pki.root]).verify(body: Array(body.utf8)).status
+                == "VERIFICATION_FAILURE"
+        )
     }
 
     @Test("error descriptions carry the code and reason, never payload data")
     func errorDescriptions() {
-        let error = VerificationError(code: .invalidPassword, reason: "the V1 password matches no configured shared secret", context: "detail")
+        let error = VerificationError(
+            code: .invalidPassword,
+            reason: "the V1 password matches no configured shared secret",
+            context: "detail"
+        )
         #expect(error.description == "INVALID_PASSWORD: the V1 password matches no configured shared secret")
         #expect(error.debugDescription.hasSuffix("[detail]"))
         #expect(!error.isRetriable)

@@ -1,11 +1,16 @@
-@testable import AppStoreVerification
 import AppStoreModels
 import Foundation
 import Testing
 
+@testable import AppStoreVerification
+
 @Suite("V1 shared-secret notifications")
 struct V1VerificationTests {
-    static func body(password: String? = "secret-b", environment: String = "Sandbox", bid: String? = "com.example.tests") -> [UInt8] {
+    static func body(
+        password: String? = "secret-b",
+        environment: String = "Sandbox",
+        bid: String? = "com.example.tests"
+    ) -> [UInt8] {
         var object: [String: Any] = [
             "notification_type": "DID_RENEW", "environment": environment, "original_transaction_id": "9",
         ]
@@ -14,7 +19,8 @@ struct V1VerificationTests {
         return Array(try! JSONSerialization.data(withJSONObject: object))
     }
 
-    static func verifier(secrets: [String], environment: AppStoreEnvironment = .sandbox, appAppleId: Int64? = nil) throws
+    static func verifier(secrets: [String], environment: AppStoreEnvironment = .sandbox, appAppleId: Int64? = nil)
+        throws
         -> NotificationVerifier
     {
         try TestVerifiers.make(roots: [], appAppleId: appAppleId, environment: environment, sharedSecrets: secrets)
@@ -52,7 +58,10 @@ struct V1VerificationTests {
         let verifier = try Self.verifier(secrets: ["secret-b"])
         #expect(await verifier.verify(body: Self.body(), version: .v2).status == "MALFORMED_BODY")
         #expect(await verifier.verify(body: Self.body(), version: .v1).status == "OK")
-        #expect(await verifier.verify(body: Array(#"{"signedPayload":"a.b.c"}"#.utf8), version: .v1).status == "MALFORMED_BODY")
+        #expect(
+            await verifier.verify(body: Array(#"{"signedPayload":"a.b.c"}"#.utf8), version: .v1).status
+                == "MALFORMED_BODY"
+        )
     }
 
     @Test("constant-time comparison is plain equality in its answers")

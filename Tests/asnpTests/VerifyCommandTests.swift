@@ -96,7 +96,10 @@ struct VerifyCommandTests {
             input.append(try JSONSerialization.data(withJSONObject: ["id": fixture.id, "body": fixture.body]))
             input.append(UInt8(ascii: "\n"))
         }
-        let run = try ASNPProcess.run(["verify", "--jsonl", "--concurrency", "3"] + Self.fixtureApp, standardInput: input)
+        let run = try ASNPProcess.run(
+            ["verify", "--jsonl", "--concurrency", "3"] + Self.fixtureApp,
+            standardInput: input
+        )
         #expect(run.status == 0)
         #expect(run.jsonLines.map { $0["id"] as? String } == valid.map(\.id))
     }

@@ -2,7 +2,8 @@ extension StatusUpdateNotification {
     /// The original transaction identifier: from the top level, or else from the receipt information.
     public var resolvedOriginalTransactionId: String? {
         originalTransactionId
-            ?? unifiedReceipt?.latestReceiptInfo?.first(where: { $0.originalTransactionId != nil })?.originalTransactionId
+            ?? unifiedReceipt?.latestReceiptInfo?.first(where: { $0.originalTransactionId != nil })?
+            .originalTransactionId
             ?? latestReceiptInfo?.originalTransactionId
             ?? latestExpiredReceiptInfo?.originalTransactionId
     }
@@ -13,4 +14,3 @@ extension StatusUpdateNotification {
         return environment == "PROD" ? .production : AppStoreEnvironment(rawValue: environment)
     }
 }
-

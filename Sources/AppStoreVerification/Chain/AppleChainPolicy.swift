@@ -20,7 +20,9 @@ struct AppleChainPolicy: VerifierPolicy {
         let leaf = chain[0]
         let intermediate = chain[1]
         guard leaf.extensions[oid: Self.leafMarkerOID] != nil else {
-            return .failsToMeetPolicy(reason: "the leaf certificate lacks Apple's marker extension \(Self.leafMarkerOID)")
+            return .failsToMeetPolicy(
+                reason: "the leaf certificate lacks Apple's marker extension \(Self.leafMarkerOID)"
+            )
         }
         guard intermediate.extensions[oid: Self.intermediateMarkerOID] != nil else {
             return .failsToMeetPolicy(
@@ -33,7 +35,9 @@ struct AppleChainPolicy: VerifierPolicy {
             }
             for issuer in chain.dropFirst() {
                 if let usage = try issuer.extensions.keyUsage, !usage.keyCertSign {
-                    return .failsToMeetPolicy(reason: "an issuing certificate's key usage does not allow certificate signing")
+                    return .failsToMeetPolicy(
+                        reason: "an issuing certificate's key usage does not allow certificate signing"
+                    )
                 }
             }
         } catch {

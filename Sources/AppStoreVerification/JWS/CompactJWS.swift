@@ -22,7 +22,8 @@ struct CompactJWS {
     init(_ compact: String) throws(VerificationError) {
         var compact = compact
         // Work on the string's own bytes: no splitting into substrings, no copies before decoding.
-        let parts = compact.withUTF8 { bytes -> (header: [UInt8]?, payload: [UInt8]?, signature: [UInt8]?, SHA256Digest)? in
+        let parts = compact.withUTF8 {
+            bytes -> (header: [UInt8]?, payload: [UInt8]?, signature: [UInt8]?, SHA256Digest)? in
             guard let firstDot = bytes.firstIndex(of: UInt8(ascii: ".")),
                 let secondDot = bytes[(firstDot + 1)...].firstIndex(of: UInt8(ascii: ".")),
                 !bytes[(secondDot + 1)...].contains(UInt8(ascii: "."))

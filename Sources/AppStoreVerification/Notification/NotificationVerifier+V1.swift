@@ -16,7 +16,10 @@ extension NotificationVerifier {
         do {
             notification = try JSONDecoder().decode(StatusUpdateNotification.self, from: body)
         } catch {
-            throw .malformedBody("the body is not a V1 notification of the documented shape", context: String(describing: error))
+            throw .malformedBody(
+                "the body is not a V1 notification of the documented shape",
+                context: String(describing: error)
+            )
         }
         guard let notificationType = notification.notificationType, !notificationType.isEmpty else {
             throw .malformedBody("the V1 notification has no notification_type")
@@ -33,18 +36,23 @@ extension NotificationVerifier {
             matched = constantTimeEquals(password, secret) || matched
         }
         guard matched else {
-            throw VerificationError(code: .invalidPassword, reason: "the V1 password matches no configured shared secret")
+            throw VerificationError(
+                code: .invalidPassword,
+                reason: "the V1 password matches no configured shared secret"
+            )
         }
         if let bundleId = notification.bid, bundleId != configuration.policy.bundleId {
             throw VerificationError(
                 code: .invalidAppIdentifier,
-                reason: "the V1 notification is for bundle id '\(bundleId)', expected '\(configuration.policy.bundleId)'"
+                reason:
+                    "the V1 notification is for bundle id '\(bundleId)', expected '\(configuration.policy.bundleId)'"
             )
         }
         guard notification.resolvedEnvironment == configuration.policy.environment else {
             throw VerificationError(
                 code: .invalidEnvironment,
-                reason: "the V1 notification is from environment \(notification.environment.map { "'\($0)'" } ?? "(none)"), expected '\(configuration.policy.environment)'"
+                reason:
+                    "the V1 notification is from environment \(notification.environment.map { "'\($0)'" } ?? "(none)"), expected '\(configuration.policy.environment)'"
             )
         }
         return notification

@@ -57,7 +57,9 @@ public struct NotificationVerifier: Sendable {
             throw .malformedBody("the body is empty")
         }
         guard body.count <= configuration.maximumBodySize else {
-            throw .malformedBody("the body has \(body.count) bytes, more than the limit of \(configuration.maximumBodySize)")
+            throw .malformedBody(
+                "the body has \(body.count) bytes, more than the limit of \(configuration.maximumBodySize)"
+            )
         }
         let probe: NotificationBodyProbe
         do {
