@@ -17,6 +17,7 @@ public struct JWSSigner: Sendable {
 
     private let encodedHeader: String
 
+    /// Creates a signer; pass another `algorithm` only to make JWS that verifiers must reject.
     public init(key: P256.Signing.PrivateKey, x5c: [String], algorithm: String = "ES256") throws {
         self.key = key
         self.x5c = x5c

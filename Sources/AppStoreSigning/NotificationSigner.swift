@@ -11,6 +11,7 @@ public struct NotificationSigner: Sendable {
     /// Signs the outer payload and every inner value.
     public let signer: JWSSigner
 
+    /// Creates a notification signer around a JWS signer.
     public init(signer: JWSSigner) {
         self.signer = signer
     }

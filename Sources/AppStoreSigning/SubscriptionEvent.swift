@@ -3,25 +3,36 @@ import AppStoreModels
 /// One event in a subscription's life, with everything needed to sign a realistic V2 notification for it: the
 /// outer payload plus a signed transaction and signed renewal info (three JWS, as Apple sends).
 public struct SubscriptionEvent: Sendable, Hashable {
+    /// The notification type.
     public var notificationType: NotificationType
+    /// The subtype, if any.
     public var subtype: NotificationSubtype?
+    /// The notification UUID (the deduplication key).
     public var notificationUUID: String
     /// Milliseconds since 1970.
     public var signedDate: Int64
+    /// The app's bundle id, in the payload and the transaction.
     public var bundleId: String
+    /// The app Apple id (absent in the sandbox).
     public var appAppleId: Int64?
+    /// The environment in the payload, transaction and renewal info.
     public var environment: AppStoreEnvironment
+    /// The subscription's original transaction id.
     public var originalTransactionId: String
+    /// This event's transaction id.
     public var transactionId: String
+    /// The subscribed product.
     public var productId: String
     /// Milliseconds since 1970.
     public var purchaseDate: Int64
     /// Milliseconds since 1970.
     public var expiresDate: Int64
+    /// Whether the subscription renews.
     public var autoRenewStatus: AutoRenewStatus
     /// Milliseconds since 1970; set for REFUND and REVOKE.
     public var revocationDate: Int64?
 
+    /// Creates an event; purchase date defaults to the signed date, expiry to 30 days after it.
     public init(
         notificationType: NotificationType,
         subtype: NotificationSubtype? = nil,

@@ -29,6 +29,7 @@ public struct TestPKI: Sendable {
         /// A name to tell several test PKIs apart in certificate subjects.
         public var name: String
 
+        /// Creates settings; by default every certificate is valid 2024-2034 and carries Apple's markers.
         public init(
             notValidBefore: Date = Date(timeIntervalSince1970: 1_704_067_200),  // 2024-01-01
             notValidAfter: Date = Date(timeIntervalSince1970: 2_019_686_400),  // 2034-01-01

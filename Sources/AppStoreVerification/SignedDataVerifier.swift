@@ -18,6 +18,7 @@ public struct SignedDataVerifier: Sendable {
     /// Verifies certificate chains; shared.
     public let chainVerifier: ChainVerifier
 
+    /// Creates a verifier for `policy` that checks chains with the shared `chainVerifier`.
     public init(policy: VerificationPolicy, chainVerifier: ChainVerifier) {
         self.policy = policy
         self.chainVerifier = chainVerifier

@@ -3,6 +3,7 @@ public struct VerificationConfigurationError: Error, Sendable, Hashable, CustomS
     /// What is wrong, naming the setting.
     public var message: String
 
+    /// Creates an error with a message naming the setting.
     public init(_ message: String) {
         self.message = message
     }

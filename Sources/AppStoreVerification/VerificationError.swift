@@ -11,6 +11,7 @@ public struct VerificationError: Error, Sendable, Hashable, CustomStringConverti
     /// Extra detail for debugging (for example the certificate validator's own words); may name certificates.
     public var context: String?
 
+    /// Creates an error; keep payload data and secrets out of `reason`.
     public init(code: Code, reason: String, context: String? = nil) {
         self.code = code
         self.reason = reason

@@ -10,6 +10,7 @@ public struct DecodedNotificationV2: Sendable, Hashable, Codable {
     /// The decoded `appData.signedAppTransactionInfo`, when present.
     public var appTransaction: AppTransaction?
 
+    /// Creates a value; fields left out are absent, as when Apple omits them.
     public init(
         payload: ResponseBodyV2DecodedPayload,
         transactionInfo: JWSTransactionDecodedPayload? = nil,

@@ -4,24 +4,36 @@
 /// from V2's `data`, the transaction fields from the decoded transaction, the renewal status from the decoded
 /// renewal info, so a notification shape without that member reports nil rather than a guess.
 public struct NotificationFacts: Sendable, Hashable, Codable {
+    /// The V2 `notificationType` or V1 `notification_type`.
     public var notificationType: String?
+    /// The V2 `subtype`.
     public var subtype: String?
+    /// The V2 `notificationUUID`, the deduplication key.
     public var notificationUUID: String?
-    /// Milliseconds since 1970.
+    /// When the App Store signed the notification, in milliseconds since 1970.
     public var signedDate: Int64?
+    /// `data.environment` for V2; `Sandbox` or `Production` for V1.
     public var environment: String?
+    /// The original transaction id: the decoded transaction's for V2, the resolved one for V1.
     public var originalTransactionId: String?
+    /// The decoded transaction's `transactionId`.
     public var transactionId: String?
+    /// The decoded transaction's `productId`.
     public var productId: String?
-    /// Milliseconds since 1970.
+    /// The decoded transaction's `expiresDate`, in milliseconds since 1970.
     public var expiresDate: Int64?
-    /// Milliseconds since 1970.
+    /// The decoded transaction's `revocationDate`, in milliseconds since 1970.
     public var revocationDate: Int64?
+    /// The decoded renewal info's `autoRenewStatus` (0 off, 1 on).
     public var autoRenewStatus: Int?
+    /// `summary.requestIdentifier`.
     public var requestIdentifier: String?
+    /// `summary.succeededCount`.
     public var succeededCount: Int64?
+    /// `externalPurchaseToken.externalPurchaseId`.
     public var externalPurchaseId: String?
 
+    /// Creates a value; fields left out are absent, as when Apple omits them.
     public init(
         notificationType: String? = nil,
         subtype: String? = nil,

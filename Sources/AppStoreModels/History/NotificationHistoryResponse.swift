@@ -7,6 +7,7 @@ public struct NotificationHistoryResponse: Sendable, Hashable, Codable {
     /// The token to send for the next page.
     public var paginationToken: String?
 
+    /// Creates a value; fields left out are absent, as when Apple omits them.
     public init(
         notificationHistory: [NotificationHistoryResponseItem]? = nil,
         hasMore: Bool? = nil,

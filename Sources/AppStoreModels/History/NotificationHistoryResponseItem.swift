@@ -5,6 +5,7 @@ public struct NotificationHistoryResponseItem: Sendable, Hashable, Codable {
     /// Apple's delivery attempts, with their outcomes.
     public var sendAttempts: [SendAttemptItem]?
 
+    /// Creates a value; fields left out are absent, as when Apple omits them.
     public init(signedPayload: String? = nil, sendAttempts: [SendAttemptItem]? = nil) {
         self.signedPayload = signedPayload
         self.sendAttempts = sendAttempts

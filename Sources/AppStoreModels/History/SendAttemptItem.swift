@@ -5,6 +5,7 @@ public struct SendAttemptItem: Sendable, Hashable, Codable {
     /// The outcome of the attempt.
     public var sendAttemptResult: SendAttemptResult?
 
+    /// Creates a value; fields left out are absent, as when Apple omits them.
     public init(attemptDate: Int64? = nil, sendAttemptResult: SendAttemptResult? = nil) {
         self.attemptDate = attemptDate
         self.sendAttemptResult = sendAttemptResult

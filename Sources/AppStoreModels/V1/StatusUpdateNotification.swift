@@ -41,6 +41,7 @@ public struct StatusUpdateNotification: Sendable, Hashable, Codable {
     /// The app's receipt data (`unified_receipt`)
     public var unifiedReceipt: V1UnifiedReceipt?
 
+    /// Creates a value; fields left out are absent, as when Apple omits them.
     public init(
         environment: String? = nil,
         notificationType: String? = nil,

@@ -29,6 +29,7 @@ public struct V1PendingRenewalInfo: Sendable, Hashable, Codable {
     /// Whether the customer was notified of a price increase (`price_increase_status`)
     public var priceIncreaseStatus: String?
 
+    /// Creates a value; fields left out are absent, as when Apple omits them.
     public init(
         autoRenewProductId: String? = nil,
         autoRenewStatus: String? = nil,

@@ -55,6 +55,7 @@ public struct V1ReceiptInfo: Sendable, Hashable, Codable {
     /// The identifier of subscription purchase events across devices (`web_order_line_item_id`)
     public var webOrderLineItemId: String?
 
+    /// Creates a value; fields left out are absent, as when Apple omits them.
     public init(
         appAccountToken: String? = nil,
         cancellationDate: String? = nil,

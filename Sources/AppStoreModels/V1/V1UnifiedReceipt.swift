@@ -13,6 +13,7 @@ public struct V1UnifiedReceipt: Sendable, Hashable, Codable {
     /// The receipt status code; 0 when valid (`status`)
     public var status: Int?
 
+    /// Creates a value; fields left out are absent, as when Apple omits them.
     public init(
         environment: String? = nil,
         latestReceipt: String? = nil,

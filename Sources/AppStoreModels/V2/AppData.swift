@@ -9,6 +9,7 @@ public struct AppData: Sendable, Hashable, Codable {
     /// The app transaction (JWS), decoding to ``AppTransaction``.
     public var signedAppTransactionInfo: String?
 
+    /// Creates a value; fields left out are absent, as when Apple omits them.
     public init(
         appAppleId: Int64? = nil,
         bundleId: String? = nil,

@@ -29,6 +29,7 @@ public struct AppTransaction: Sendable, Hashable, Codable {
     /// When the App Store signed the app transaction, in milliseconds since 1970.
     public var signedDate: Int64?
 
+    /// Creates a value; fields left out are absent, as when Apple omits them.
     public init(
         receiptType: AppStoreEnvironment? = nil,
         appAppleId: Int64? = nil,

@@ -9,6 +9,7 @@ public struct ExternalPurchaseToken: Sendable, Hashable, Codable {
     /// The bundle identifier of the app.
     public var bundleId: String?
 
+    /// Creates a value; fields left out are absent, as when Apple omits them.
     public init(
         externalPurchaseId: String? = nil,
         tokenCreationDate: Int64? = nil,

@@ -45,6 +45,7 @@ public struct JWSRenewalInfoDecodedPayload: Sendable, Hashable, Codable {
     /// The duration of the offer applied at renewal (ISO 8601).
     public var offerPeriod: String?
 
+    /// Creates a value; fields left out are absent, as when Apple omits them.
     public init(
         expirationIntent: ExpirationIntent? = nil,
         originalTransactionId: String? = nil,

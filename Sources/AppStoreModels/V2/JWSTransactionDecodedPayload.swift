@@ -63,6 +63,7 @@ public struct JWSTransactionDecodedPayload: Sendable, Hashable, Codable {
     /// The refunded share of the price, in thousandths of a percent, for prorated refunds.
     public var revocationPercentage: Int64?
 
+    /// Creates a value; fields left out are absent, as when Apple omits them.
     public init(
         originalTransactionId: String? = nil,
         transactionId: String? = nil,

@@ -17,6 +17,7 @@ public struct NotificationData: Sendable, Hashable, Codable {
     /// The status of an auto-renewable subscription at the time of the notification.
     public var status: SubscriptionStatus?
 
+    /// Creates a value; fields left out are absent, as when Apple omits them.
     public init(
         appAppleId: Int64? = nil,
         bundleId: String? = nil,

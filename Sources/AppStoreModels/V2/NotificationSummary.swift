@@ -17,6 +17,7 @@ public struct NotificationSummary: Sendable, Hashable, Codable {
     /// How many subscriptions the App Store failed to extend.
     public var failedCount: Int64?
 
+    /// Creates a value; fields left out are absent, as when Apple omits them.
     public init(
         environment: AppStoreEnvironment? = nil,
         appAppleId: Int64? = nil,

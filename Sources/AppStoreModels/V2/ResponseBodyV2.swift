@@ -3,6 +3,7 @@ public struct ResponseBodyV2: Sendable, Hashable, Codable {
     /// The notification as a JWS, signed by the App Store; decodes to ``ResponseBodyV2DecodedPayload``.
     public var signedPayload: String
 
+    /// Creates a value; fields left out are absent, as when Apple omits them.
     public init(signedPayload: String) {
         self.signedPayload = signedPayload
     }

@@ -21,6 +21,7 @@ public struct ResponseBodyV2DecodedPayload: Sendable, Hashable, Codable {
     /// App metadata and the signed app transaction (for example `RESCIND_CONSENT`).
     public var appData: AppData?
 
+    /// Creates a value; fields left out are absent, as when Apple omits them.
     public init(
         notificationType: NotificationType? = nil,
         subtype: NotificationSubtype? = nil,

@@ -2,8 +2,10 @@
 ///
 /// Unknown future values decode without error and keep their raw value.
 public struct ProductType: AppStoreStringValue {
+    /// The value exactly as Apple sends it.
     public let rawValue: String
 
+    /// Wraps a raw value, known or not.
     public init(rawValue: String) {
         self.rawValue = rawValue
     }

@@ -2,8 +2,10 @@
 ///
 /// Unknown future values decode without error and keep their raw value.
 public struct SubscriptionStatus: AppStoreIntValue {
+    /// The value exactly as Apple sends it.
     public let rawValue: Int
 
+    /// Wraps a raw value, known or not.
     public init(rawValue: Int) {
         self.rawValue = rawValue
     }

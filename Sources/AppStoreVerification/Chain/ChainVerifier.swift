@@ -22,16 +22,19 @@ public final class ChainVerifier: Sendable {
         /// saves). Default: 64.
         public var cacheCapacity: Int
 
+        /// Creates settings; the defaults trust Apple Root CA - G3 and cache 64 chains.
         public init(trustedRoots: [Certificate] = [AppleRootCertificates.appleRootCAG3], cacheCapacity: Int = 64) {
             self.trustedRoots = trustedRoots
             self.cacheCapacity = cacheCapacity
         }
     }
 
+    /// The settings this verifier was made with.
     public let configuration: Configuration
     private let rootStore: CertificateStore
     private let cache: VerifiedChainCache?
 
+    /// Creates a chain verifier with an empty cache.
     public init(configuration: Configuration = .init()) {
         self.configuration = configuration
         self.rootStore = CertificateStore(configuration.trustedRoots)

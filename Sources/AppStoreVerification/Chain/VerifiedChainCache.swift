@@ -78,6 +78,7 @@ public struct ChainCacheStatistics: Sendable, Hashable {
     /// Lookups that needed a full chain verification.
     public var misses: Int
 
+    /// Creates statistics; all zero by default.
     public init(entries: Int = 0, hits: Int = 0, misses: Int = 0) {
         self.entries = entries
         self.hits = hits

@@ -20,6 +20,7 @@ public struct NotificationVerifier: Sendable {
         /// Bodies larger than this are rejected as malformed without parsing. Default: 1 MiB, far above Apple's.
         public var maximumBodySize: Int
 
+        /// Creates settings; V1 bodies need at least one shared secret.
         public init(policy: VerificationPolicy, sharedSecrets: [String] = [], maximumBodySize: Int = 1 << 20) {
             self.policy = policy
             self.sharedSecrets = sharedSecrets
@@ -27,10 +28,12 @@ public struct NotificationVerifier: Sendable {
         }
     }
 
+    /// The settings this verifier was made with.
     public let configuration: Configuration
     /// The V2 verifier, sharing its chain cache with whoever shares the ``ChainVerifier``.
     public let signedDataVerifier: SignedDataVerifier
 
+    /// Creates a verifier; share `chainVerifier` among apps that trust the same roots.
     public init(configuration: Configuration, chainVerifier: ChainVerifier) {
         self.configuration = configuration
         self.signedDataVerifier = SignedDataVerifier(policy: configuration.policy, chainVerifier: chainVerifier)

@@ -1,7 +1,9 @@
 /// The App Store Server Notifications format a body is in.
 public struct NotificationVersion: RawRepresentable, Hashable, Sendable, CustomStringConvertible {
+    /// The format version number.
     public let rawValue: Int
 
+    /// Wraps a version number.
     public init(rawValue: Int) {
         self.rawValue = rawValue
     }
