@@ -68,61 +68,54 @@ public struct TestPKI: Sendable {
         let intermediateName = try DistinguishedName { CommonName("\(configuration.name) WWDR CA - G6") }
         let leafName = try DistinguishedName { CommonName("\(configuration.name) Prod ECC App Store Signing") }
 
-        let root = try Certificate(
-            version: .v3,
-            serialNumber: .init(),
-            publicKey: .init(rootKey.publicKey),
+        let rootKeyID = Self.keyIdentifier(rootKey.publicKey.derRepresentation)
+        let intermediateKeyID = Self.keyIdentifier(intermediateKey.publicKey.derRepresentation)
+        let root = try Self.issue(
+            subject: rootName,
+            key: .init(rootKey.publicKey),
             notValidBefore: configuration.notValidBefore,
             notValidAfter: configuration.notValidAfter,
             issuer: rootName,
-            subject: rootName,
-            signatureAlgorithm: .ecdsaWithSHA384,
+            issuerKey: .init(rootKey),
             extensions: try Certificate.Extensions {
                 Critical(BasicConstraints.isCertificateAuthority(maxPathLength: nil))
                 Critical(KeyUsage(keyCertSign: true, cRLSign: true))
-                SubjectKeyIdentifier(keyIdentifier: Self.keyIdentifier(rootKey.publicKey.derRepresentation))
-            },
-            issuerPrivateKey: .init(rootKey)
+                SubjectKeyIdentifier(keyIdentifier: rootKeyID)
+            }
         )
-        let intermediate = try Certificate(
-            version: .v3,
-            serialNumber: .init(),
-            publicKey: .init(intermediateKey.publicKey),
+        let intermediate = try Self.issue(
+            subject: intermediateName,
+            key: .init(intermediateKey.publicKey),
             notValidBefore: configuration.notValidBefore,
             notValidAfter: configuration.notValidAfter,
             issuer: rootName,
-            subject: intermediateName,
-            signatureAlgorithm: .ecdsaWithSHA384,
+            issuerKey: .init(rootKey),
             extensions: try Certificate.Extensions {
                 Critical(BasicConstraints.isCertificateAuthority(maxPathLength: 0))
                 Critical(KeyUsage(keyCertSign: true, cRLSign: true))
-                SubjectKeyIdentifier(keyIdentifier: Self.keyIdentifier(intermediateKey.publicKey.derRepresentation))
-                AuthorityKeyIdentifier(keyIdentifier: Self.keyIdentifier(rootKey.publicKey.derRepresentation))
+                SubjectKeyIdentifier(keyIdentifier: intermediateKeyID)
+                AuthorityKeyIdentifier(keyIdentifier: rootKeyID)
                 if configuration.intermediateHasAppleMarker {
                     Self.marker(TestPKI.intermediateMarkerOID)
                 }
-            },
-            issuerPrivateKey: .init(rootKey)
+            }
         )
-        let leaf = try Certificate(
-            version: .v3,
-            serialNumber: .init(),
-            publicKey: .init(leafKey.publicKey),
+        let leaf = try Self.issue(
+            subject: leafName,
+            key: .init(leafKey.publicKey),
             notValidBefore: configuration.notValidBefore,
             notValidAfter: configuration.leafNotValidAfter,
             issuer: intermediateName,
-            subject: leafName,
-            signatureAlgorithm: .ecdsaWithSHA384,
+            issuerKey: .init(intermediateKey),
             extensions: try Certificate.Extensions {
                 Critical(BasicConstraints.notCertificateAuthority)
                 Critical(KeyUsage(digitalSignature: true))
                 SubjectKeyIdentifier(keyIdentifier: Self.keyIdentifier(leafKey.publicKey.derRepresentation))
-                AuthorityKeyIdentifier(keyIdentifier: Self.keyIdentifier(intermediateKey.publicKey.derRepresentation))
+                AuthorityKeyIdentifier(keyIdentifier: intermediateKeyID)
                 if configuration.leafHasAppleMarker {
                     Self.marker(TestPKI.leafMarkerOID)
                 }
-            },
-            issuerPrivateKey: .init(intermediateKey)
+            }
         )
         self.root = root
         self.intermediate = intermediate
@@ -138,6 +131,30 @@ public struct TestPKI: Sendable {
 
     static let leafMarkerOID: ASN1ObjectIdentifier = [1, 2, 840, 113635, 100, 6, 11, 1]
     static let intermediateMarkerOID: ASN1ObjectIdentifier = [1, 2, 840, 113635, 100, 6, 2, 1]
+
+    /// A certificate signed with ECDSA over SHA-384, as Apple's chain is.
+    private static func issue(
+        subject: DistinguishedName,
+        key: Certificate.PublicKey,
+        notValidBefore: Date,
+        notValidAfter: Date,
+        issuer: DistinguishedName,
+        issuerKey: Certificate.PrivateKey,
+        extensions: Certificate.Extensions
+    ) throws -> Certificate {
+        try Certificate(
+            version: .v3,
+            serialNumber: .init(),
+            publicKey: key,
+            notValidBefore: notValidBefore,
+            notValidAfter: notValidAfter,
+            issuer: issuer,
+            subject: subject,
+            signatureAlgorithm: .ecdsaWithSHA384,
+            extensions: extensions,
+            issuerPrivateKey: issuerKey
+        )
+    }
 
     /// Key identifiers as RFC 5280 §4.2.1.2 suggests (SHA-1 of the key); strict verifiers such as OpenSSL's, under
     /// Apple's Python library, require them.
