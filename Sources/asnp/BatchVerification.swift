@@ -45,22 +45,21 @@ struct BatchVerification {
     /// How many bodies are verified at once.
     let parallelism: Int
 
-    /// Returns whether every line verified.
-    func run(input: Data, output: StreamWriter) async -> Bool {
-        let lines = input.split(separator: UInt8(ascii: "\n"), omittingEmptySubsequences: true)
-            .filter { !$0.allSatisfy { $0 == UInt8(ascii: " ") || $0 == UInt8(ascii: "\r") } }
+    /// Verifies every line `lines` yields, at most ``parallelism`` at once; returns whether every line verified.
+    func run(lines: inout LineReader, output: StreamWriter) async -> Bool {
         var allVerified = true
         await withTaskGroup(of: (Int, VerificationReport).self) { group in
+            // Results that finished before an earlier line did, held until it is their turn to print.
             var pending: [Int: VerificationReport] = [:]
             var nextToPrint = 0
             var nextToStart = 0
             func startNext() {
-                guard nextToStart < lines.count else { return }
+                guard let line = lines.nextLine() else { return }
                 let index = nextToStart
-                let line = lines[index]
                 nextToStart += 1
+                let bytes = Data(line)
                 group.addTask {
-                    (index, await verify(line: line))
+                    (index, await verify(line: bytes))
                 }
             }
             for _ in 0..<parallelism { startNext() }

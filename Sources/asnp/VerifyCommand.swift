@@ -46,8 +46,9 @@ struct VerifyCommand: AsyncParsableCommand {
         let allVerified: Bool
         if jsonl {
             let parallelism = concurrency ?? ProcessInfo.processInfo.activeProcessorCount * 2
+            var lines = LineReader(handle: .standardInput)
             allVerified = await BatchVerification(verifier: verifier, parallelism: parallelism)
-                .run(input: FileHandle.standardInput.readDataToEndOfFile(), output: output)
+                .run(lines: &lines, output: output)
         } else {
             let body: Data
             if let file {

@@ -17,24 +17,9 @@ struct VerifyWorkload {
         pkis = try (0..<chains).map { _ in try TestPKI() }
         rootDERs = try pkis.map { try $0.rootDER() }
         let signers = try pkis.map { NotificationSigner(signer: try JWSSigner(pki: $0)) }
-        let lifecycle: [(NotificationType, NotificationSubtype?)] = [
-            (.subscribed, .initialBuy), (.didRenew, nil), (.didChangeRenewalStatus, .autoRenewDisabled),
-            (.didFailToRenew, .gracePeriod), (.didRenew, .billingRecovery), (.expired, .voluntary),
-        ]
-        let start: Int64 = 1_767_225_600_000  // 2026-01-01
-        bodies = try (0..<count).map { index in
-            let (type, subtype) = lifecycle[index % lifecycle.count]
-            let event = SubscriptionEvent(
-                notificationType: type,
-                subtype: subtype,
-                notificationUUID: UUID().uuidString.lowercased(),
-                signedDate: start + Int64(index) * 60_000,
-                bundleId: Self.bundleId,
-                originalTransactionId: String(2_000_000_000 + index / lifecycle.count),
-                transactionId: String(700_000_000_000_000 + index),
-                productId: "com.example.bench.pro.monthly"
-            )
-            return Data(try signers[index % signers.count].body(for: event).utf8)
+        let events = SubscriptionEvent.samples(count: count, bundleId: Self.bundleId)
+        bodies = try events.enumerated().map { index, event in
+            Data(try signers[index % signers.count].body(for: event).utf8)
         }
     }
 

@@ -103,4 +103,17 @@ struct VerifyCommandTests {
         #expect(run.status == 0)
         #expect(run.jsonLines.map { $0["id"] as? String } == valid.map(\.id))
     }
+
+    @Test("--jsonl skips blank lines, accepts CRLF and a last line without a line break")
+    func jsonlLineHandling() throws {
+        let valid = try #require(Fixtures.v2Cases.first { $0.kind == "valid" })
+        let line = String(
+            decoding: try JSONSerialization.data(withJSONObject: ["id": "a", "body": valid.body]),
+            as: UTF8.self
+        )
+        let input = "\n   \n" + line + "\r\n\n" + line.replacingOccurrences(of: "\"a\"", with: "\"b\"")
+        let run = try ASNPProcess.run(["verify", "--jsonl"] + Self.fixtureApp, standardInput: Data(input.utf8))
+        #expect(run.status == 0, "\(run.standardError)")
+        #expect(run.jsonLines.map { $0["id"] as? String } == ["a", "b"])
+    }
 }
