@@ -1,0 +1,33 @@
+// swift-tools-version:6.1
+// Benchmarks for AppStoreNotificationPipeline, kept in their own package so that ordo-one/benchmark and its
+// dependencies (malloc-interposer, hdrhistogram, TextTable, ...) never enter the main package's graph.
+// Run from this directory: `swift package benchmark`.
+import PackageDescription
+
+let package = Package(
+    name: "AppStoreNotificationPipelineBenchmarks",
+    platforms: [.macOS(.v15)],
+    dependencies: [
+        .package(name: "AppStoreNotificationPipeline", path: ".."),
+        .package(
+            url: "https://github.com/ordo-one/benchmark.git",
+            from: "1.38.1",
+            traits: ["MallocInterposer"]
+        ),
+    ],
+    targets: [
+        .executableTarget(
+            name: "VerifyBenchmarks",
+            dependencies: [
+                .product(name: "Benchmark", package: "benchmark"),
+                .product(name: "AppStoreModels", package: "AppStoreNotificationPipeline"),
+                .product(name: "AppStoreSigning", package: "AppStoreNotificationPipeline"),
+                .product(name: "AppStoreVerification", package: "AppStoreNotificationPipeline"),
+            ],
+            path: "Benchmarks/VerifyBenchmarks",
+            plugins: [
+                .plugin(name: "BenchmarkPlugin", package: "benchmark")
+            ]
+        )
+    ]
+)
