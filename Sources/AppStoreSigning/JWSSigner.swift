@@ -13,7 +13,7 @@ public struct JWSSigner: Sendable {
     /// The `x5c` header value (leaf first).
     public let x5c: [String]
     /// The `alg` header value; anything but ES256 makes a JWS verifiers must reject.
-    public var algorithm: String
+    public let algorithm: String
 
     private let encodedHeader: String
 

@@ -156,8 +156,8 @@ public struct TestPKI: Sendable {
         )
     }
 
-    /// Key identifiers as RFC 5280 §4.2.1.2 suggests (SHA-1 of the key); strict verifiers such as OpenSSL's, under
-    /// Apple's Python library, require them.
+    /// A key identifier: the SHA-1 of the key's DER SubjectPublicKeyInfo (RFC 5280 §4.2.1.2 allows any unique
+    /// value). Strict verifiers such as OpenSSL's, under Apple's Python library, require key identifiers.
     private static func keyIdentifier(_ publicKeyDER: Data) -> ArraySlice<UInt8> {
         ArraySlice(Insecure.SHA1.hash(data: publicKeyDER))
     }

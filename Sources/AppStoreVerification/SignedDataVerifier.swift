@@ -69,7 +69,7 @@ public struct SignedDataVerifier: Sendable {
             (bundleId, appAppleId, environment) = (token.bundleId, token.appAppleId, token.inferredEnvironment)
         case .appData(let appData):
             (bundleId, appAppleId, environment) = (appData.bundleId, appData.appAppleId, appData.environment)
-        case .none:
+        case .unknown:
             (bundleId, appAppleId, environment) = (nil, nil, nil)
         }
         try checkApp(bundleId: bundleId, appAppleId: appAppleId, checksAppAppleId: true, what: "notification")
@@ -135,31 +135,52 @@ extension SignedDataVerifier {
         what: String
     ) async throws(VerificationError) -> Payload {
         let jws = try CompactJWS(compact)
-        let payload: Payload
-        do {
-            payload = try JSONDecoder().decode(Payload.self, from: Data(jws.payload))
-        } catch {
+        let payloadData = Data(jws.payload)
+        // Apple's library needs only a JSON object with a usable signed date before it checks the chain and
+        // signature, and applies the documented shape last. Decode the shape once, but report a shape error only
+        // after the signature checks, so a bad value gets the same status as there.
+        let decoded = Result { try JSONDecoder().decode(Payload.self, from: payloadData) }
+        let signedDate: Int64?
+        switch decoded {
+        case .success(let payload):
+            signedDate = payload.effectiveSignedDate
+        case .failure:
+            do {
+                signedDate = try JSONDecoder().decode(SignedDateProbe.self, from: payloadData).effectiveSignedDate
+            } catch {
+                throw .verificationFailure(
+                    "the \(what) payload is not a JSON object with a numeric signed date",
+                    context: String(describing: error)
+                )
+            }
+        }
+
+        if policy.checksSignatures {
+            guard let x5c = jws.header.x5c, !x5c.isEmpty else {
+                throw .verificationFailure("the \(what) JWS header has no x5c certificate chain")
+            }
+            guard jws.header.alg == "ES256" else {
+                throw .verificationFailure("the \(what) JWS algorithm is not ES256")
+            }
+            // Apple's library judges validity at the signed date in whole seconds, rounded down.
+            let signedAt = signedDate.map { Date(timeIntervalSince1970: (Double($0) / 1000).rounded(.down)) } ?? Date()
+            let signingKey = try await chainVerifier.signingKey(x5c: x5c, at: signedAt)
+            guard let signature = try? P256.Signing.ECDSASignature(rawRepresentation: jws.signature),
+                signingKey.isValidSignature(signature, for: jws.signingInputDigest)
+            else {
+                throw .verificationFailure("the \(what) signature does not verify with the leaf certificate's key")
+            }
+        }
+
+        switch decoded {
+        case .success(let payload):
+            return payload
+        case .failure(let error):
             throw .verificationFailure(
-                "the \(what) payload is not JSON of the documented shape",
+                "the \(what) payload does not have the documented shape",
                 context: String(describing: error)
             )
         }
-        guard policy.checksSignatures else { return payload }
-
-        guard let x5c = jws.header.x5c, !x5c.isEmpty else {
-            throw .verificationFailure("the \(what) JWS header has no x5c certificate chain")
-        }
-        guard jws.header.alg == "ES256" else {
-            throw .verificationFailure("the \(what) JWS algorithm is not ES256")
-        }
-        let signedAt = payload.effectiveSignedDate.map { Date(timeIntervalSince1970: Double($0) / 1000) } ?? Date()
-        let signingKey = try await chainVerifier.signingKey(x5c: x5c, at: signedAt)
-        guard let signature = try? P256.Signing.ECDSASignature(rawRepresentation: jws.signature),
-            signingKey.isValidSignature(signature, for: jws.signingInputDigest)
-        else {
-            throw .verificationFailure("the \(what) signature does not verify with the leaf certificate's key")
-        }
-        return payload
     }
 
     private func checkApp(
@@ -172,7 +193,7 @@ extension SignedDataVerifier {
             throw VerificationError(
                 code: .invalidAppIdentifier,
                 reason:
-                    "the \(what) is for bundle id \(bundleId.map { "'\($0)'" } ?? "(none)"), expected '\(policy.bundleId)'"
+                    "the \(what) is for bundle id \(VerificationError.quoted(bundleId)), expected '\(policy.bundleId)'"
             )
         }
         if checksAppAppleId, policy.environment == .production, appAppleId != policy.appAppleId {
@@ -189,7 +210,7 @@ extension SignedDataVerifier {
             throw VerificationError(
                 code: .invalidEnvironment,
                 reason:
-                    "the \(what) is from environment \(environment.map { "'\($0)'" } ?? "(none)"), expected '\(policy.environment)'"
+                    "the \(what) is from environment \(VerificationError.quoted(environment?.rawValue)), expected '\(policy.environment)'"
             )
         }
     }

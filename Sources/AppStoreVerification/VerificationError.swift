@@ -63,6 +63,17 @@ extension VerificationError {
 }
 
 extension VerificationError {
+    /// A value from a payload, fit for a reason: quoted, control characters replaced, at most 64 characters, so
+    /// an unauthenticated value (Xcode, LocalTesting, V1) cannot forge or flood log lines.
+    static func quoted(_ value: String?) -> String {
+        guard let value else { return "(none)" }
+        var text = String(
+            value.unicodeScalars.prefix(64).map { $0.properties.generalCategory == .control ? "?" : Character($0) }
+        )
+        if value.unicodeScalars.count > 64 { text += "…" }
+        return "'" + text + "'"
+    }
+
     static func verificationFailure(_ reason: String, context: String? = nil) -> Self {
         Self(code: .verificationFailure, reason: reason, context: context)
     }

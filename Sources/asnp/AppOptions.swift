@@ -27,6 +27,15 @@ struct AppOptions: ParsableArguments {
     @Option(name: .customLong("shared-secret"), help: "A V1 shared secret; repeatable, for rotation.")
     var sharedSecrets: [String] = []
 
+    @Option(
+        name: .customLong("shared-secret-file"),
+        help: ArgumentHelp(
+            "A file of V1 shared secrets, one a line; repeatable. Keeps secrets out of the process list.",
+            valueName: "path"
+        )
+    )
+    var sharedSecretFiles: [String] = []
+
     func validate() throws {
         let known: [AppStoreEnvironment] = [.sandbox, .production, .xcode, .localTesting]
         guard known.contains(environment) else {
@@ -53,9 +62,24 @@ struct AppOptions: ParsableArguments {
         }
         let chainVerifier = ChainVerifier(configuration: .init(trustedRoots: try trustedRoots()))
         return NotificationVerifier(
-            configuration: .init(policy: policy, sharedSecrets: sharedSecrets),
+            configuration: .init(policy: policy, sharedSecrets: try allSharedSecrets()),
             chainVerifier: chainVerifier
         )
+    }
+}
+
+extension AppOptions {
+    /// The secrets given on the command line and in the secret files.
+    func allSharedSecrets() throws -> [String] {
+        let fromFiles = try sharedSecretFiles.flatMap { path -> [String] in
+            guard let data = FileManager.default.contents(atPath: path) else {
+                throw ValidationError("cannot read the shared secret file \(path)")
+            }
+            return String(decoding: data, as: UTF8.self).split(whereSeparator: \.isNewline)
+                .map { $0.trimmingCharacters(in: .whitespaces) }
+                .filter { !$0.isEmpty }
+        }
+        return sharedSecrets + fromFiles
     }
 }
 

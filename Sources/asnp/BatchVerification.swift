@@ -1,46 +1,21 @@
 import AppStoreVerification
 import Foundation
 
-/// The id an input line of `asnp verify --jsonl` carries, echoed back as it came.
-enum BatchInputID: Decodable {
-    case string(String)
-    case int(Int64)
+/// The id an input line of `asnp verify --jsonl` carries, echoed back as the same JSON value.
+struct BatchInputID: Sendable {
+    /// The id as JSON text.
+    let json: String
 
-    init(from decoder: any Decoder) throws {
-        let container = try decoder.singleValueContainer()
-        if let int = try? container.decode(Int64.self) {
-            self = .int(int)
-        } else {
-            self = .string(try container.decode(String.self))
+    init?(_ value: Any) {
+        guard let data = try? JSONSerialization.data(withJSONObject: value, options: [.fragmentsAllowed]) else {
+            return nil
         }
-    }
-
-    var json: OrderedJSONObject.Value {
-        switch self {
-        case .string(let string): .string(string)
-        case .int(let int): .int(int)
-        }
+        json = String(decoding: data, as: UTF8.self)
     }
 }
 
 /// Verifies JSON lines on all cores and prints the results in input order.
 struct BatchVerification {
-    private struct InputLine: Decodable {
-        var id: BatchInputID?
-        var body: String?
-
-        init(from decoder: any Decoder) throws {
-            let container = try decoder.container(keyedBy: CodingKeys.self)
-            // Lenient, so a line with a bad body still gets its id echoed.
-            id = try? container.decodeIfPresent(BatchInputID.self, forKey: .id)
-            body = try? container.decodeIfPresent(String.self, forKey: .body)
-        }
-
-        private enum CodingKeys: String, CodingKey {
-            case id, body
-        }
-    }
-
     let verifier: NotificationVerifier
     /// How many bodies are verified at once.
     let parallelism: Int
@@ -54,19 +29,22 @@ struct BatchVerification {
             var nextToPrint = 0
             var nextToStart = 0
             func startNext() {
-                guard let line = lines.nextLine() else { return }
+                guard let line = lines.nextLine(beforeRead: output.flush) else { return }
                 let index = nextToStart
                 nextToStart += 1
-                let bytes = Data(line)
-                group.addTask {
-                    (index, await verify(line: bytes))
+                switch line {
+                case .line(let bytes):
+                    let data = Data(bytes)
+                    group.addTask { (index, await verify(line: data)) }
+                case .tooLong:
+                    group.addTask { (index, Self.malformedLine(id: nil, "the input line is longer than the limit")) }
                 }
             }
             for _ in 0..<parallelism { startNext() }
             while let (index, report) = await group.next() {
                 pending[index] = report
                 while let ready = pending.removeValue(forKey: nextToPrint) {
-                    if ready.result.status != "OK" { allVerified = false }
+                    if !ready.result.isVerified { allVerified = false }
                     output.write(ready.jsonLine + "\n")
                     nextToPrint += 1
                 }
@@ -77,18 +55,15 @@ struct BatchVerification {
     }
 
     private func verify(line: Data) async -> VerificationReport {
-        let input = try? JSONDecoder().decode(InputLine.self, from: line)
-        guard let input, let body = input.body else {
-            return VerificationReport(
-                id: input?.id,
-                result: .rejected(
-                    VerificationError(
-                        code: .malformedBody,
-                        reason: "the input line is not a JSON object with a \"body\" string"
-                    )
-                )
-            )
+        let object = (try? JSONSerialization.jsonObject(with: line)) as? [String: Any]
+        let id = object?["id"].flatMap(BatchInputID.init)
+        guard let body = object?["body"] as? String else {
+            return Self.malformedLine(id: id, "the input line is not a JSON object with a \"body\" string")
         }
-        return VerificationReport(id: input.id, result: await verifier.verify(body: Data(body.utf8)))
+        return VerificationReport(id: id, result: await verifier.verify(body: Data(body.utf8)))
+    }
+
+    private static func malformedLine(id: BatchInputID?, _ reason: String) -> VerificationReport {
+        VerificationReport(id: id, result: .rejected(VerificationError(code: .malformedBody, reason: reason)))
     }
 }

@@ -4,6 +4,8 @@ struct OrderedJSONObject {
         case string(String)
         case int(Int64)
         case null
+        /// JSON text written as it is.
+        case raw(String)
 
         static func optionalString(_ value: String?) -> Value { value.map(Value.string) ?? .null }
         static func optionalInt(_ value: Int64?) -> Value { value.map(Value.int) ?? .null }
@@ -24,6 +26,7 @@ struct OrderedJSONObject {
             case .string(let string): text += Self.quoted(string)
             case .int(let int): text += String(int)
             case .null: text += "null"
+            case .raw(let json): text += json
             }
         }
         return text + "}"

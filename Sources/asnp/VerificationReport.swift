@@ -9,7 +9,7 @@ struct VerificationReport {
     /// One line of JSON, keys in a fixed order.
     var jsonLine: String {
         var object = OrderedJSONObject()
-        if let id { object.append("id", id.json) }
+        if let id { object.append("id", .raw(id.json)) }
         object.append("status", .string(result.status))
         switch result {
         case .rejected(let error):

@@ -42,7 +42,6 @@ struct VerifyCommand: AsyncParsableCommand {
     func run() async throws {
         let verifier = try app.makeVerifier()
         let output = StreamWriter(handle: .standardOutput)
-        defer { output.flush() }
         let allVerified: Bool
         if jsonl {
             let parallelism = concurrency ?? ProcessInfo.processInfo.activeProcessorCount * 2
@@ -61,7 +60,7 @@ struct VerifyCommand: AsyncParsableCommand {
             }
             let result = await verifier.verify(body: body)
             output.write(VerificationReport(result: result).jsonLine + "\n")
-            allVerified = result.status == "OK"
+            allVerified = result.isVerified
         }
         output.flush()
         if !allVerified {

@@ -12,7 +12,7 @@ struct ForwardCompatibilityTests {
         #expect(payload.notificationType?.rawValue == "SOME_FUTURE_TYPE")
         #expect(payload.subtype?.rawValue == "SOME_FUTURE_SUBTYPE")
         #expect(payload.notificationType != .subscribed)
-        #expect(payload.content == .none)
+        #expect(payload.content == .unknown)
     }
 
     @Test("unknown integer values (offer type, revocation reason, status) keep their raw integers")
@@ -69,5 +69,44 @@ struct ForwardCompatibilityTests {
         let token = ExternalPurchaseToken(externalPurchaseId: "SANDBOX_1")
         #expect(token.inferredEnvironment == .sandbox)
         #expect(ExternalPurchaseToken(externalPurchaseId: "abc").inferredEnvironment == .production)
+    }
+}
+
+@Suite("Newer members Apple documents")
+struct NewerMembersTests {
+    @Test("commitment billing and Advanced Commerce details decode; the Advanced Commerce tree round-trips verbatim")
+    func commitmentAndAdvancedCommerce() throws {
+        let json = #"""
+            {"billingPlanType":"MONTHLY","commitmentInfo":{"billingPeriodNumber":3,"totalBillingPeriods":12,
+             "commitmentPrice":119880,"commitmentExpiresDate":1800000000000},
+             "advancedCommerceInfo":{"requestReferenceId":"r-1","estimatedTax":120,"taxRate":"0.0825",
+             "items":[{"SKU":"sku.a","price":4990,"details":{"nested":[true,null,1.5]}}]}}
+            """#
+        let transaction = try JSONDecoder().decode(JWSTransactionDecodedPayload.self, from: Data(json.utf8))
+        #expect(transaction.billingPlanType == .monthly)
+        #expect(transaction.commitmentInfo?.billingPeriodNumber == 3)
+        #expect(transaction.commitmentInfo?.commitmentPrice == 119_880)
+        guard case .object(let info)? = transaction.advancedCommerceInfo else {
+            Issue.record("advancedCommerceInfo should decode as an object")
+            return
+        }
+        #expect(info["requestReferenceId"] == .string("r-1"))
+        #expect(info["estimatedTax"] == .integer(120))
+        let reencoded = try JSONDecoder().decode(
+            JWSTransactionDecodedPayload.self,
+            from: try JSONEncoder().encode(transaction)
+        )
+        #expect(reencoded == transaction)
+
+        let renewal = try JSONDecoder().decode(
+            JWSRenewalInfoDecodedPayload.self,
+            from: Data(
+                #"{"renewalBillingPlanType":"BILLED_UPFRONT","commitmentInfo":{"commitmentAutoRenewStatus":0,"commitmentRenewalBillingPlanType":"SOMETHING_NEW"}}"#
+                    .utf8
+            )
+        )
+        #expect(renewal.renewalBillingPlanType == .billedUpfront)
+        #expect(renewal.commitmentInfo?.commitmentAutoRenewStatus == .off)
+        #expect(renewal.commitmentInfo?.commitmentRenewalBillingPlanType?.rawValue == "SOMETHING_NEW")
     }
 }

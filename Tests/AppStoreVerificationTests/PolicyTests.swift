@@ -149,7 +149,7 @@ struct PolicyTests {
         )
     }
 
-    @Test("error descriptions carry the code and reason, never payload data")
+    @Test("errors print their code and reason; only the retryable status is retriable")
     func errorDescriptions() {
         let error = VerificationError(
             code: .invalidPassword,

@@ -116,4 +116,51 @@ struct VerifyCommandTests {
         #expect(run.status == 0, "\(run.standardError)")
         #expect(run.jsonLines.map { $0["id"] as? String } == ["a", "b"])
     }
+
+    @Test("--jsonl echoes any JSON id as the same value: strings, integers, fractions, booleans, objects")
+    func idsEchoed() throws {
+        let body = try #require(Fixtures.v2Cases.first { $0.kind == "valid" }).body
+        let ids: [Any] = ["x", 42, 1.5, true, ["nested": [1, 2]], NSNull()]
+        var input = Data()
+        for id in ids {
+            input.append(try JSONSerialization.data(withJSONObject: ["id": id, "body": body]))
+            input.append(UInt8(ascii: "\n"))
+        }
+        let run = try ASNPProcess.run(["verify", "--jsonl"] + Self.fixtureApp, standardInput: input)
+        #expect(run.status == 0, "\(run.standardError)")
+        let echoed = run.jsonLines.map { $0["id"] }
+        #expect(echoed.count == ids.count)
+        for (sent, received) in zip(ids, echoed) {
+            let sentJSON = try JSONSerialization.data(withJSONObject: sent, options: [.fragmentsAllowed, .sortedKeys])
+            let receivedJSON = try JSONSerialization.data(
+                withJSONObject: received ?? NSNull(),
+                options: [.fragmentsAllowed, .sortedKeys]
+            )
+            #expect(sentJSON == receivedJSON)
+        }
+    }
+
+    @Test("V1 shared secrets can come from a file, one a line, so they stay out of the process list")
+    func sharedSecretFile() throws {
+        let v1 = try #require(Fixtures.v1Cases.first { $0.kind == "valid" })
+        let file = FileManager.default.temporaryDirectory.appendingPathComponent("asnp-secrets-\(UUID().uuidString)")
+        try Data("old-rotated-secret\n\n\(Fixtures.sharedSecret)\n".utf8).write(to: file)
+        defer { try? FileManager.default.removeItem(at: file) }
+        let app = ["--bundle-id", Fixtures.bundleId, "--environment", "Sandbox"]
+
+        let withFile = try ASNPProcess.run(
+            ["verify", "--shared-secret-file", file.path] + app,
+            standardInput: Data(v1.body.utf8)
+        )
+        #expect(withFile.status == 0, "\(withFile.standardError)")
+        #expect(withFile.jsonLines.first?["status"] as? String == "OK")
+
+        let without = try ASNPProcess.run(["verify"] + app, standardInput: Data(v1.body.utf8))
+        #expect(without.status == 1)
+        #expect(without.jsonLines.first?["status"] as? String == "INVALID_PASSWORD")
+        #expect(!without.standardOutput.contains(Fixtures.sharedSecret))
+
+        let missing = try ASNPProcess.run(["verify", "--shared-secret-file", "/nonexistent/secrets"] + app)
+        #expect(missing.status == 2)
+    }
 }

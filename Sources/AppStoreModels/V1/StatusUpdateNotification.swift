@@ -6,7 +6,8 @@ public struct StatusUpdateNotification: Sendable, Hashable, Codable {
     public var environment: String?
     /// The subscription event, for example `INITIAL_BUY` or `DID_RENEW` (`notification_type`)
     public var notificationType: String?
-    /// The shared secret you configured in App Store Connect (`password`)
+    /// The shared secret you configured in App Store Connect (`password`); the verifier removes it from the
+    /// notifications it accepts, so it never travels further.
     public var password: String?
     /// The transaction identifier of the original purchase (`original_transaction_id`)
     public var originalTransactionId: String?

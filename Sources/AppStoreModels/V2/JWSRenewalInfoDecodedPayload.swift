@@ -44,6 +44,12 @@ public struct JWSRenewalInfoDecodedPayload: Sendable, Hashable, Codable {
     public var appTransactionId: String?
     /// The duration of the offer applied at renewal (ISO 8601).
     public var offerPeriod: String?
+    /// How the subscription is billed after renewal.
+    public var renewalBillingPlanType: BillingPlanType?
+    /// What happens when the subscription's commitment term ends.
+    public var commitmentInfo: RenewalCommitmentInfo?
+    /// Advanced Commerce API details, kept verbatim (a deep tree Apple extends often).
+    public var advancedCommerceInfo: JSONValue?
 
     /// Creates a value; fields left out are absent, as when Apple omits them.
     public init(
@@ -67,7 +73,10 @@ public struct JWSRenewalInfoDecodedPayload: Sendable, Hashable, Codable {
         eligibleWinBackOfferIds: [String]? = nil,
         appAccountToken: String? = nil,
         appTransactionId: String? = nil,
-        offerPeriod: String? = nil
+        offerPeriod: String? = nil,
+        renewalBillingPlanType: BillingPlanType? = nil,
+        commitmentInfo: RenewalCommitmentInfo? = nil,
+        advancedCommerceInfo: JSONValue? = nil
     ) {
         self.expirationIntent = expirationIntent
         self.originalTransactionId = originalTransactionId
@@ -90,5 +99,8 @@ public struct JWSRenewalInfoDecodedPayload: Sendable, Hashable, Codable {
         self.appAccountToken = appAccountToken
         self.appTransactionId = appTransactionId
         self.offerPeriod = offerPeriod
+        self.renewalBillingPlanType = renewalBillingPlanType
+        self.commitmentInfo = commitmentInfo
+        self.advancedCommerceInfo = advancedCommerceInfo
     }
 }

@@ -62,6 +62,12 @@ public struct JWSTransactionDecodedPayload: Sendable, Hashable, Codable {
     public var revocationType: RevocationType?
     /// The refunded share of the price, in thousandths of a percent, for prorated refunds.
     public var revocationPercentage: Int64?
+    /// How a subscription with a commitment is billed.
+    public var billingPlanType: BillingPlanType?
+    /// The commitment this transaction belongs to, for subscriptions billed monthly over a committed term.
+    public var commitmentInfo: TransactionCommitmentInfo?
+    /// Advanced Commerce API details, kept verbatim (a deep tree Apple extends often).
+    public var advancedCommerceInfo: JSONValue?
 
     /// Creates a value; fields left out are absent, as when Apple omits them.
     public init(
@@ -94,7 +100,10 @@ public struct JWSTransactionDecodedPayload: Sendable, Hashable, Codable {
         appTransactionId: String? = nil,
         offerPeriod: String? = nil,
         revocationType: RevocationType? = nil,
-        revocationPercentage: Int64? = nil
+        revocationPercentage: Int64? = nil,
+        billingPlanType: BillingPlanType? = nil,
+        commitmentInfo: TransactionCommitmentInfo? = nil,
+        advancedCommerceInfo: JSONValue? = nil
     ) {
         self.originalTransactionId = originalTransactionId
         self.transactionId = transactionId
@@ -126,5 +135,8 @@ public struct JWSTransactionDecodedPayload: Sendable, Hashable, Codable {
         self.offerPeriod = offerPeriod
         self.revocationType = revocationType
         self.revocationPercentage = revocationPercentage
+        self.billingPlanType = billingPlanType
+        self.commitmentInfo = commitmentInfo
+        self.advancedCommerceInfo = advancedCommerceInfo
     }
 }

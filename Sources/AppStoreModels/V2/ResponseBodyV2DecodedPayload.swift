@@ -53,7 +53,7 @@ extension ResponseBodyV2DecodedPayload {
         case externalPurchaseToken(ExternalPurchaseToken)
         case appData(AppData)
         /// None of the known members: a shape Apple may add in the future.
-        case none
+        case unknown
     }
 
     /// The payload member present, checked in Apple's order (data, summary, externalPurchaseToken, appData).
@@ -62,6 +62,6 @@ extension ResponseBodyV2DecodedPayload {
         if let summary { return .summary(summary) }
         if let externalPurchaseToken { return .externalPurchaseToken(externalPurchaseToken) }
         if let appData { return .appData(appData) }
-        return .none
+        return .unknown
     }
 }

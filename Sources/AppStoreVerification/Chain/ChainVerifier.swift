@@ -67,6 +67,11 @@ public final class ChainVerifier: Sendable {
         }
         let leaf = try Self.certificate(x5c[0], role: "leaf")
         let intermediate = try Self.certificate(x5c[1], role: "intermediate")
+        // X.509 times cover the years 1 to 9999; a date outside them cannot be judged (and would trap inside the
+        // certificate library), so it is a failure like any other invalid date.
+        guard Self.representableDates.contains(date) else {
+            throw .verificationFailure("the signed date is outside the years 1 to 9999")
+        }
 
         var verifier = Verifier(rootCertificates: rootStore) {
             RFC5280Policy(fixedExpiryValidationTime: date)
@@ -97,6 +102,10 @@ public final class ChainVerifier: Sendable {
         }
         return signingKey
     }
+
+    /// 0001-01-01T00:00:00Z ... 9999-12-31T23:59:59Z.
+    private static let representableDates =
+        Date(timeIntervalSince1970: -62_135_596_800)...Date(timeIntervalSince1970: 253_402_300_799)
 
     private static func certificate(_ base64: String, role: String) throws(VerificationError) -> Certificate {
         guard let der = Base64Standard.decode(base64) else {

@@ -21,3 +21,11 @@ extension JWSRenewalInfoDecodedPayload: SignedPayload {
 extension AppTransaction: SignedPayload {
     var effectiveSignedDate: Int64? { signedDate ?? receiptCreationDate }
 }
+
+/// Just the dates that decide the validation time, for a payload that does not decode to its documented shape.
+struct SignedDateProbe: SignedPayload {
+    var signedDate: Int64?
+    var receiptCreationDate: Int64?
+
+    var effectiveSignedDate: Int64? { signedDate ?? receiptCreationDate }
+}

@@ -7,6 +7,12 @@ public enum NotificationVerificationResult: Sendable, Hashable {
     case verified(DecodedNotification)
     case rejected(VerificationError)
 
+    /// Whether the body verified.
+    public var isVerified: Bool {
+        if case .verified = self { return true }
+        return false
+    }
+
     /// `OK`, or the rejection's code in Apple's vocabulary.
     public var status: String {
         switch self {

@@ -12,7 +12,7 @@ extension NotificationVerifier {
     /// V1 bodies are not signed; the shared secret in `password` is all that authenticates them, so it is
     /// compared in constant time against every configured secret.
     func verifyV1(body: Data) throws(VerificationError) -> StatusUpdateNotification {
-        let notification: StatusUpdateNotification
+        var notification: StatusUpdateNotification
         do {
             notification = try JSONDecoder().decode(StatusUpdateNotification.self, from: body)
         } catch {
@@ -45,16 +45,18 @@ extension NotificationVerifier {
             throw VerificationError(
                 code: .invalidAppIdentifier,
                 reason:
-                    "the V1 notification is for bundle id '\(bundleId)', expected '\(configuration.policy.bundleId)'"
+                    "the V1 notification is for bundle id \(VerificationError.quoted(bundleId)), expected '\(configuration.policy.bundleId)'"
             )
         }
         guard notification.resolvedEnvironment == configuration.policy.environment else {
             throw VerificationError(
                 code: .invalidEnvironment,
                 reason:
-                    "the V1 notification is from environment \(notification.environment.map { "'\($0)'" } ?? "(none)"), expected '\(configuration.policy.environment)'"
+                    "the V1 notification is from environment \(VerificationError.quoted(notification.environment)), expected '\(configuration.policy.environment)'"
             )
         }
+        // The secret has done its job; nothing downstream (store, topics, logs) should ever carry it.
+        notification.password = nil
         return notification
     }
 }

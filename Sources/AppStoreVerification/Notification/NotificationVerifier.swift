@@ -73,7 +73,7 @@ public struct NotificationVerifier: Sendable {
         switch version ?? (probe.looksLikeV1 && probe.signedPayload.isAbsent ? .v1 : .v2) {
         case .v1:
             return .v1(try verifyV1(body: body))
-        default:
+        case .v2:
             switch probe.signedPayload {
             case .absent:
                 throw .malformedBody("the body has no signedPayload")
@@ -82,6 +82,8 @@ public struct NotificationVerifier: Sendable {
             case .string(let signedPayload):
                 return .v2(try await signedDataVerifier.verifyAndDecodeNotification(signedPayload: signedPayload))
             }
+        case let unsupported:
+            throw .malformedBody("notification version \(unsupported.rawValue) is not supported")
         }
     }
 }
