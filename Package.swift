@@ -65,6 +65,7 @@ let package = Package(
         // Fixture loading shared by the test targets.
         .target(
             name: "AppStoreTestSupport",
+            dependencies: ["AppStoreModels"],
             path: "Tests/AppStoreTestSupport",
             swiftSettings: strictSettings
         ),

@@ -110,3 +110,20 @@ struct NewerMembersTests {
         #expect(renewal.commitmentInfo?.commitmentRenewalBillingPlanType?.rawValue == "SOMETHING_NEW")
     }
 }
+
+@Suite("JSONValue keeps what Apple sent")
+struct JSONValueTests {
+    @Test("numbers stay numbers (1 is not true), integers stay exact, and the value round-trips")
+    func exactValues() throws {
+        let json = #"[1, 0, true, false, 2.5, 9007199254740993, -3, "1", null, {"a": [{}]}]"#
+        let value = try JSONDecoder().decode(JSONValue.self, from: Data(json.utf8))
+        #expect(
+            value
+                == .array([
+                    .integer(1), .integer(0), .bool(true), .bool(false), .number(2.5), .integer(9_007_199_254_740_993),
+                    .integer(-3), .string("1"), .null, .object(["a": .array([.object([:])])]),
+                ])
+        )
+        #expect(try JSONDecoder().decode(JSONValue.self, from: try JSONEncoder().encode(value)) == value)
+    }
+}

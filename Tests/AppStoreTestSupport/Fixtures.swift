@@ -1,3 +1,4 @@
+import AppStoreModels
 import Foundation
 
 /// The shared notification fixtures (`../shared/fixtures` beside the project root, or `ASNP_FIXTURES`).
@@ -51,7 +52,7 @@ public struct FixtureCase: Decodable, Sendable, CustomStringConvertible {
     /// The exact HTTP body.
     public var body: String
     /// `status`, and for valid cases the decoded fields Apple's library reports.
-    public var expect: [String: FixtureValue]
+    public var expect: [String: JSONValue]
 
     public var description: String { id }
 
@@ -61,36 +62,14 @@ public struct FixtureCase: Decodable, Sendable, CustomStringConvertible {
     }
 }
 
-/// A JSON scalar in a fixture's expectation.
-public enum FixtureValue: Decodable, Sendable, Hashable, CustomStringConvertible {
-    case string(String)
-    case int(Int64)
-    case null
-
-    public init(from decoder: any Decoder) throws {
-        let container = try decoder.singleValueContainer()
-        if container.decodeNil() {
-            self = .null
-        } else if let int = try? container.decode(Int64.self) {
-            self = .int(int)
-        } else {
-            self = .string(try container.decode(String.self))
-        }
-    }
-
+extension JSONValue {
+    /// A string, or null when absent: how the fixtures write an optional string field.
     public init(_ string: String?) {
-        self = string.map(FixtureValue.string) ?? .null
+        self = string.map(JSONValue.string) ?? .null
     }
 
-    public init(_ int: Int64?) {
-        self = int.map(FixtureValue.int) ?? .null
-    }
-
-    public var description: String {
-        switch self {
-        case .string(let string): "\"\(string)\""
-        case .int(let int): String(int)
-        case .null: "null"
-        }
+    /// An integer, or null when absent: how the fixtures write an optional number field.
+    public init(_ integer: Int64?) {
+        self = integer.map(JSONValue.integer) ?? .null
     }
 }

@@ -20,7 +20,7 @@ struct FixtureCaseTests {
         if fixture.kind == "valid" {
             let notification = try #require(result.v2)
             let facts = NotificationFacts(notification)
-            let actual: [String: FixtureValue] = [
+            let actual: [String: JSONValue] = [
                 "notificationType": .init(facts.notificationType),
                 "subtype": .init(facts.subtype),
                 "notificationUUID": .init(facts.notificationUUID),
@@ -54,9 +54,9 @@ struct FixtureCaseTests {
             return
         }
         let facts = NotificationFacts(notification)
-        #expect(FixtureValue(facts.notificationType) == fixture.expect["notificationType"])
-        #expect(FixtureValue(facts.originalTransactionId) == fixture.expect["originalTransactionId"])
-        #expect(FixtureValue(facts.environment) == fixture.expect["environment"])
+        #expect(JSONValue(facts.notificationType) == fixture.expect["notificationType"])
+        #expect(JSONValue(facts.originalTransactionId) == fixture.expect["originalTransactionId"])
+        #expect(JSONValue(facts.environment) == fixture.expect["environment"])
     }
 
     @Test("no valid case verifies against an unrelated root", .tags(.fixtures))

@@ -99,17 +99,7 @@ struct PolicyTests {
                 appTransactionId: "7",
                 signedDate: ChainCacheTests.june2026
             )
-            let payload = ResponseBodyV2DecodedPayload(
-                notificationType: .rescindConsent,
-                notificationUUID: "u",
-                signedDate: ChainCacheTests.june2026,
-                appData: AppData(
-                    bundleId: "com.example.tests",
-                    environment: .sandbox,
-                    signedAppTransactionInfo: try jws.sign(appTransaction)
-                )
-            )
-            return Array(try NotificationSigner(signer: jws).body(for: payload).utf8)
+            return try TestBodies.appData(appTransaction, signer: jws)
         }
         let verifier = try TestVerifiers.make(roots: [pki.root])
         let ok = await verifier.verify(body: try body(receiptType: .sandbox, bundleId: "com.example.tests"))

@@ -39,17 +39,7 @@ struct SignedDateTests {
                 bundleId: "com.example.tests",
                 receiptCreationDate: receiptCreationDate
             )
-            let payload = ResponseBodyV2DecodedPayload(
-                notificationType: .rescindConsent,
-                notificationUUID: "u",
-                signedDate: ChainCacheTests.june2026,
-                appData: AppData(
-                    bundleId: "com.example.tests",
-                    environment: .sandbox,
-                    signedAppTransactionInfo: try jws.sign(appTransaction)
-                )
-            )
-            return Array(try NotificationSigner(signer: jws).body(for: payload).utf8)
+            return try TestBodies.appData(appTransaction, signer: jws)
         }
         let verifier = try TestVerifiers.make(roots: [pki.root])
         #expect(try await verifier.verify(body: body(receiptCreationDate: ChainCacheTests.june2026)).status == "OK")

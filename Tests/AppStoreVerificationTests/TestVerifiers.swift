@@ -1,4 +1,5 @@
 import AppStoreModels
+import AppStoreSigning
 import AppStoreTestSupport
 import AppStoreVerification
 import Foundation
@@ -56,5 +57,24 @@ extension NotificationVerificationResult {
     var error: VerificationError? {
         if case .rejected(let error) = self { return error }
         return nil
+    }
+}
+
+/// Bodies of the test suites' own making.
+enum TestBodies {
+    /// A RESCIND_CONSENT notification for com.example.tests (Sandbox) whose `appData` carries `appTransaction`,
+    /// both signed by `signer`.
+    static func appData(_ appTransaction: AppTransaction, signer: JWSSigner) throws -> [UInt8] {
+        let payload = ResponseBodyV2DecodedPayload(
+            notificationType: .rescindConsent,
+            notificationUUID: "u",
+            signedDate: ChainCacheTests.june2026,
+            appData: AppData(
+                bundleId: "com.example.tests",
+                environment: .sandbox,
+                signedAppTransactionInfo: try signer.sign(appTransaction)
+            )
+        )
+        return Array(try NotificationSigner(signer: signer).body(for: payload).utf8)
     }
 }
