@@ -27,7 +27,7 @@ struct ASNP: AsyncParsableCommand {
                 print(fullMessage(for: error))
                 Foundation.exit(0)
             }
-            FileHandle.standardErrorWriter.write("\(fullMessage(for: error))\n")
+            FileHandle.standardError.write(Data("\(fullMessage(for: error))\n".utf8))
             Foundation.exit(CLIExit.usage.rawValue)
         }
     }

@@ -1,6 +1,6 @@
 import Foundation
 
-/// Buffered writes to standard output and standard error, so thousands of result lines cost few system calls.
+/// Buffered writes to a file handle (standard output), so thousands of result lines cost few system calls.
 final class StreamWriter {
     private let handle: FileHandle
     private var buffer = [UInt8]()
@@ -22,17 +22,4 @@ final class StreamWriter {
     }
 
     deinit { flush() }
-}
-
-extension FileHandle {
-    /// A writer for standard error that flushes each message at once.
-    static var standardErrorWriter: UnbufferedWriter { UnbufferedWriter(handle: .standardError) }
-}
-
-struct UnbufferedWriter {
-    let handle: FileHandle
-
-    func write(_ text: String) {
-        handle.write(Data(text.utf8))
-    }
 }
