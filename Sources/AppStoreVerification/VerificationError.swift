@@ -1,8 +1,9 @@
 /// Why a notification or signed value was rejected.
 ///
 /// ``code`` uses the vocabulary of Apple's `VerificationStatus` (plus `MALFORMED_BODY` and `INVALID_PASSWORD`), so
-/// operators can compare verdicts with Apple's own libraries. ``description`` never contains payload data or
-/// secrets (notifications carry customer purchase data); ``debugDescription`` adds the context.
+/// operators can compare verdicts with Apple's own libraries. ``description`` never contains secrets or customer
+/// purchase data; the only payload values it names are a foreign bundle id or environment, quoted and bounded.
+/// ``debugDescription`` adds the context.
 public struct VerificationError: Error, Sendable, Hashable, CustomStringConvertible, CustomDebugStringConvertible {
     /// The machine-readable failure, in Apple's vocabulary.
     public var code: Code
