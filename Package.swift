@@ -14,6 +14,7 @@ let package = Package(
         .library(name: "AppStoreModels", targets: ["AppStoreModels"]),
         .library(name: "AppStoreVerification", targets: ["AppStoreVerification"]),
         .library(name: "AppStoreSigning", targets: ["AppStoreSigning"]),
+        .library(name: "KafkaClient", targets: ["KafkaClient"]),
     ],
     dependencies: [
         .package(url: "https://github.com/apple/swift-argument-parser.git", from: "1.5.0"),
@@ -21,6 +22,9 @@ let package = Package(
         // Minor-pinned: the verifier uses the FixedExpiryValidationTime SPI, which carries no stability promise.
         .package(url: "https://github.com/apple/swift-certificates.git", .upToNextMinor(from: "1.21.1")),
         .package(url: "https://github.com/apple/swift-asn1.git", from: "1.3.0"),
+        .package(url: "https://github.com/apple/swift-nio.git", from: "2.81.0"),
+        .package(url: "https://github.com/apple/swift-log.git", from: "1.6.0"),
+        .package(url: "https://github.com/swift-server/swift-service-lifecycle.git", from: "2.6.0"),
     ],
     targets: [
         // Decoded shapes of everything Apple sends; depends on nothing of ours.
@@ -50,13 +54,34 @@ let package = Package(
             ],
             swiftSettings: strictSettings
         ),
+        // librdkafka (Debian's librdkafka-dev) and its mock cluster, as a C module; only KafkaClient imports it.
+        .systemLibrary(
+            name: "CRDKafka",
+            pkgConfig: "rdkafka",
+            providers: [.apt(["librdkafka-dev"])]
+        ),
+        // A thin Swift layer over librdkafka: producer, consumer group, admin, mock cluster. Knows no App Store.
+        .target(
+            name: "KafkaClient",
+            dependencies: [
+                "CRDKafka",
+                .product(name: "NIOCore", package: "swift-nio"),
+                .product(name: "Logging", package: "swift-log"),
+                .product(name: "ServiceLifecycle", package: "swift-service-lifecycle"),
+            ],
+            swiftSettings: strictSettings
+        ),
         .executableTarget(
             name: "asnp",
             dependencies: [
                 "AppStoreModels",
                 "AppStoreVerification",
                 "AppStoreSigning",
+                "KafkaClient",
                 .product(name: "ArgumentParser", package: "swift-argument-parser"),
+                .product(name: "NIOCore", package: "swift-nio"),
+                .product(name: "Logging", package: "swift-log"),
+                .product(name: "ServiceLifecycle", package: "swift-service-lifecycle"),
                 .product(name: "X509", package: "swift-certificates"),
                 .product(name: "SwiftASN1", package: "swift-asn1"),
             ],
@@ -88,8 +113,25 @@ let package = Package(
             swiftSettings: strictSettings
         ),
         .testTarget(
+            name: "KafkaClientTests",
+            dependencies: [
+                "KafkaClient",
+                .product(name: "NIOCore", package: "swift-nio"),
+                .product(name: "Logging", package: "swift-log"),
+                .product(name: "ServiceLifecycle", package: "swift-service-lifecycle"),
+            ],
+            swiftSettings: strictSettings
+        ),
+        .testTarget(
             name: "asnpTests",
-            dependencies: ["asnp", "AppStoreTestSupport"],
+            dependencies: [
+                "asnp",
+                "AppStoreTestSupport",
+                "KafkaClient",
+                .product(name: "NIOCore", package: "swift-nio"),
+                .product(name: "Logging", package: "swift-log"),
+                .product(name: "ServiceLifecycle", package: "swift-service-lifecycle"),
+            ],
             swiftSettings: strictSettings
         ),
     ]

@@ -1,0 +1,23 @@
+/// How far a consumer group is behind on one partition.
+public struct KafkaPartitionLag: Sendable, Hashable {
+    public var topicPartition: KafkaTopicPartition
+    /// The group's committed offset (the next message it will read), nil if it never committed one.
+    public var committedOffset: Int64?
+    /// The oldest offset the partition still holds.
+    public var lowWatermark: Int64
+    /// The offset the next produced message will get.
+    public var highWatermark: Int64
+
+    public init(topicPartition: KafkaTopicPartition, committedOffset: Int64?, lowWatermark: Int64, highWatermark: Int64) {
+        self.topicPartition = topicPartition
+        self.committedOffset = committedOffset
+        self.lowWatermark = lowWatermark
+        self.highWatermark = highWatermark
+    }
+
+    /// Messages the group has yet to commit: from its committed offset (or, with none, the oldest message kept) to the
+    /// high watermark.
+    public var lag: Int64 {
+        max(0, highWatermark - max(committedOffset ?? lowWatermark, lowWatermark))
+    }
+}

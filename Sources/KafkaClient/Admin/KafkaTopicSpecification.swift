@@ -1,0 +1,17 @@
+/// A topic to create: name, partition count, replication factor and topic-level settings.
+public struct KafkaTopicSpecification: Sendable, Hashable {
+    public var name: String
+    /// Partitions: the ceiling of consumer parallelism, since one partition is consumed by one member at a time.
+    public var partitions: Int
+    /// Copies of each partition; production clusters use 3.
+    public var replicationFactor: Int
+    /// Topic settings such as `cleanup.policy=compact` or `retention.ms`.
+    public var configuration: [String: String]
+
+    public init(name: String, partitions: Int, replicationFactor: Int = 1, configuration: [String: String] = [:]) {
+        self.name = name
+        self.partitions = partitions
+        self.replicationFactor = replicationFactor
+        self.configuration = configuration
+    }
+}

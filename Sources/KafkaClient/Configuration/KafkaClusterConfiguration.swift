@@ -1,0 +1,58 @@
+/// How to reach and authenticate to a Kafka cluster; shared by producers, consumers and the admin client.
+public struct KafkaClusterConfiguration: Sendable, Hashable {
+    /// `host:port` of one or more brokers to bootstrap from (`bootstrap.servers`).
+    public var bootstrapServers: [String]
+    /// Identifies this process in broker logs and quotas (`client.id`).
+    public var clientID: String = "asnp"
+    /// Transport security and authentication. Default: plaintext (the mock cluster, a local broker).
+    public var security: KafkaSecurity = .plaintext
+    /// Any further librdkafka property, passed through as is (for example `socket.keepalive.enable=true`).
+    /// Properties this layer manages itself for correctness (offset handling, idempotence) are refused with an
+    /// ``KafkaError/Code/invalidConfiguration`` error naming them.
+    public var additionalProperties: [String: String] = [:]
+
+    /// A configuration for the given brokers.
+    public init(bootstrapServers: [String]) {
+        self.bootstrapServers = bootstrapServers
+    }
+
+    /// A configuration from a comma-separated `bootstrap.servers` string.
+    public init(bootstrapServers: String) {
+        self.init(bootstrapServers: bootstrapServers.split(separator: ",").map { $0.trimmingSpaces })
+    }
+
+    /// The librdkafka properties, checked; `managed` names properties callers may not override.
+    func properties(managed: Set<String>) throws(KafkaError) -> [String: String] {
+        guard !bootstrapServers.isEmpty else {
+            throw .invalidConfiguration("bootstrap.servers is empty: name at least one broker as host:port")
+        }
+        for server in bootstrapServers {
+            guard let colon = server.lastIndex(of: ":"), colon != server.startIndex,
+                let port = Int(server[server.index(after: colon)...]), (1...65_535).contains(port)
+            else {
+                throw .invalidConfiguration("bootstrap server '\(server)' is not host:port")
+            }
+        }
+        guard !clientID.isEmpty else { throw .invalidConfiguration("client.id is empty") }
+        var properties = [
+            "bootstrap.servers": bootstrapServers.joined(separator: ","),
+            "client.id": clientID,
+        ]
+        properties.merge(try security.properties(), uniquingKeysWith: { _, new in new })
+        for (key, value) in additionalProperties {
+            if managed.contains(key) || key == "bootstrap.servers" {
+                throw .invalidConfiguration(
+                    "\(key) is set by KafkaClient itself and cannot be overridden in additionalProperties"
+                )
+            }
+            properties[key] = value
+        }
+        return properties
+    }
+}
+
+extension Substring {
+    var trimmingSpaces: String {
+        String(drop(while: { $0 == " " }).reversed().drop(while: { $0 == " " }).reversed())
+    }
+}

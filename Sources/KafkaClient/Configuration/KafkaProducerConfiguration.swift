@@ -1,0 +1,60 @@
+/// Settings of a ``KafkaProducer``.
+///
+/// The producer is always idempotent with `acks=all` (`enable.idempotence=true`): a message acknowledged to the
+/// caller is on every in-sync replica, and librdkafka's retries never duplicate or reorder it within a partition.
+public struct KafkaProducerConfiguration: Sendable, Hashable {
+    /// The cluster to produce to.
+    public var cluster: KafkaClusterConfiguration
+    /// How long librdkafka keeps trying to deliver a message (queueing, retries, broker outages) before
+    /// ``KafkaProducer/send(_:)`` fails with ``KafkaError/Code/messageTimedOut`` (`message.timeout.ms`). The ingress
+    /// wants this well below Apple's patience. Default 10 s.
+    public var deliveryTimeout: Duration = .seconds(10)
+    /// How long librdkafka waits to fill a batch (`linger.ms`). Default 2 ms: low latency with good batches.
+    public var linger: Duration = .milliseconds(2)
+    /// Messages queued locally (not yet acknowledged) before ``KafkaProducer/send(_:)`` waits for room
+    /// (`queue.buffering.max.messages`). Default 100,000.
+    public var maxQueuedMessages = 100_000
+    /// Compression of produced batches (`compression.codec`): `none`, `gzip`, `snappy`, `lz4`, `zstd`. Default lz4.
+    public var compression = "lz4"
+    /// How long a shutdown waits for queued messages to be acknowledged before failing them. Default 30 s.
+    public var shutdownFlushTimeout: Duration = .seconds(30)
+
+    /// A producer configuration for the given cluster, with the defaults above.
+    public init(cluster: KafkaClusterConfiguration) {
+        self.cluster = cluster
+    }
+
+    /// Properties the producer sets for its guarantees; refused in `additionalProperties`.
+    static let managedProperties: Set<String> = [
+        "enable.idempotence", "acks", "request.required.acks", "max.in.flight.requests.per.connection",
+        "message.timeout.ms", "delivery.timeout.ms", "dr_msg_cb", "dr_cb",
+    ]
+
+    func properties() throws(KafkaError) -> [String: String] {
+        guard deliveryTimeout > .zero, linger >= .zero, shutdownFlushTimeout >= .zero else {
+            throw .invalidConfiguration("deliveryTimeout must be positive; linger and shutdownFlushTimeout not negative")
+        }
+        guard maxQueuedMessages > 0 else { throw .invalidConfiguration("maxQueuedMessages must be positive") }
+        var properties = try cluster.properties(managed: Self.managedProperties)
+        properties["enable.idempotence"] = "true"
+        properties["acks"] = "all"
+        properties["message.timeout.ms"] = String(deliveryTimeout.wholeMilliseconds)
+        properties["linger.ms"] = properties["linger.ms"] ?? String(linger.wholeMilliseconds)
+        properties["queue.buffering.max.messages"] =
+            properties["queue.buffering.max.messages"] ?? String(maxQueuedMessages)
+        properties["compression.codec"] = properties["compression.codec"] ?? compression
+        // Java's partitioner, so keys land on the same partitions as with any JVM producer of the same topic.
+        properties["partitioner"] = properties["partitioner"] ?? "murmur2_random"
+        return properties
+    }
+}
+
+extension Duration {
+    /// Whole milliseconds, rounded up so a short positive duration never becomes 0 ("no wait" in librdkafka).
+    var wholeMilliseconds: Int {
+        let (seconds, attoseconds) = components
+        let milliseconds = seconds * 1_000 + attoseconds / 1_000_000_000_000_000
+        let remainder = attoseconds % 1_000_000_000_000_000
+        return Int(clamping: milliseconds + (remainder > 0 ? 1 : 0))
+    }
+}

@@ -1,0 +1,109 @@
+/// Transport security and authentication for a Kafka cluster (`security.protocol`, `sasl.*`, `ssl.*`).
+///
+/// Secrets (SASL password, TLS key password) are never printed by ``KafkaError``; pass them from the environment or
+/// a file, never from a checked-in configuration.
+public struct KafkaSecurity: Sendable, Hashable {
+    /// `security.protocol`.
+    public var securityProtocol: SecurityProtocol
+    /// SASL mechanism and credentials, for `sasl_plaintext` and `sasl_ssl`.
+    public var sasl: SASL?
+    /// TLS settings, for `ssl` and `sasl_ssl`.
+    public var tls: TLS?
+
+    /// No encryption, no authentication.
+    public static let plaintext = KafkaSecurity(securityProtocol: .plaintext)
+
+    /// Security with the given protocol and settings.
+    public init(securityProtocol: SecurityProtocol, sasl: SASL? = nil, tls: TLS? = nil) {
+        self.securityProtocol = securityProtocol
+        self.sasl = sasl
+        self.tls = tls
+    }
+
+    /// A `security.protocol` value.
+    public struct SecurityProtocol: RawRepresentable, Sendable, Hashable {
+        public let rawValue: String
+        public init(rawValue: String) { self.rawValue = rawValue }
+
+        public static let plaintext = SecurityProtocol(rawValue: "plaintext")
+        public static let ssl = SecurityProtocol(rawValue: "ssl")
+        public static let saslPlaintext = SecurityProtocol(rawValue: "sasl_plaintext")
+        public static let saslSSL = SecurityProtocol(rawValue: "sasl_ssl")
+    }
+
+    /// SASL authentication (`sasl.mechanism`, `sasl.username`, `sasl.password`).
+    public struct SASL: Sendable, Hashable {
+        /// `PLAIN`, `SCRAM-SHA-256`, `SCRAM-SHA-512` (or `OAUTHBEARER` with additional properties).
+        public var mechanism: String
+        public var username: String?
+        public var password: String?
+
+        public init(mechanism: String, username: String? = nil, password: String? = nil) {
+            self.mechanism = mechanism
+            self.username = username
+            self.password = password
+        }
+    }
+
+    /// TLS trust and client certificate (`ssl.*`), as file paths.
+    public struct TLS: Sendable, Hashable {
+        /// CA bundle to trust (`ssl.ca.location`); nil uses the system's.
+        public var caLocation: String?
+        /// Client certificate for mutual TLS (`ssl.certificate.location`).
+        public var certificateLocation: String?
+        /// Client private key (`ssl.key.location`).
+        public var keyLocation: String?
+        /// Password of the client private key (`ssl.key.password`).
+        public var keyPassword: String?
+        /// Verify the broker's host name against its certificate (`ssl.endpoint.identification.algorithm`).
+        public var verifyHostname = true
+
+        public init(
+            caLocation: String? = nil,
+            certificateLocation: String? = nil,
+            keyLocation: String? = nil,
+            keyPassword: String? = nil
+        ) {
+            self.caLocation = caLocation
+            self.certificateLocation = certificateLocation
+            self.keyLocation = keyLocation
+            self.keyPassword = keyPassword
+        }
+    }
+
+    func properties() throws(KafkaError) -> [String: String] {
+        let known: Set<SecurityProtocol> = [.plaintext, .ssl, .saslPlaintext, .saslSSL]
+        guard known.contains(securityProtocol) else {
+            throw .invalidConfiguration(
+                "security.protocol '\(securityProtocol.rawValue)' is not one of plaintext, ssl, sasl_plaintext, sasl_ssl"
+            )
+        }
+        var properties = ["security.protocol": securityProtocol.rawValue]
+        let usesSASL = securityProtocol == .saslPlaintext || securityProtocol == .saslSSL
+        if usesSASL {
+            guard let sasl else {
+                throw .invalidConfiguration("security.protocol \(securityProtocol.rawValue) needs SASL settings")
+            }
+            properties["sasl.mechanism"] = sasl.mechanism
+            if let username = sasl.username { properties["sasl.username"] = username }
+            if let password = sasl.password { properties["sasl.password"] = password }
+        } else if sasl != nil {
+            throw .invalidConfiguration(
+                "SASL settings given but security.protocol is \(securityProtocol.rawValue); use sasl_plaintext or sasl_ssl"
+            )
+        }
+        if let tls {
+            guard securityProtocol == .ssl || securityProtocol == .saslSSL else {
+                throw .invalidConfiguration(
+                    "TLS settings given but security.protocol is \(securityProtocol.rawValue); use ssl or sasl_ssl"
+                )
+            }
+            if let value = tls.caLocation { properties["ssl.ca.location"] = value }
+            if let value = tls.certificateLocation { properties["ssl.certificate.location"] = value }
+            if let value = tls.keyLocation { properties["ssl.key.location"] = value }
+            if let value = tls.keyPassword { properties["ssl.key.password"] = value }
+            properties["ssl.endpoint.identification.algorithm"] = tls.verifyHostname ? "https" : "none"
+        }
+        return properties
+    }
+}

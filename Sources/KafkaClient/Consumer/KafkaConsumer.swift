@@ -1,0 +1,271 @@
+import CRDKafka
+import Logging
+
+/// A member of a Kafka consumer group that hands out messages in batches and leaves every offset decision to the
+/// application.
+///
+/// - Nothing is committed automatically: the application commits explicit offsets with ``commit(_:)`` (waits for
+///   the coordinator) or ``commitInBackground(_:)``, after its work is durable.
+/// - ``poll(maxMessages:maxWait:)`` (or iterating ``events()``) returns many messages per call, with the group's
+///   rebalances in order between them (``KafkaConsumerEvent``).
+/// - A revocation reaches the application **before** the partitions are taken away: they stay assigned until the
+///   next poll, so in-flight work can be finished and committed, or abandoned. Both eager and cooperative-sticky
+///   protocols work this way.
+/// - ``pause(_:)`` and ``resume(_:)`` stop and restart fetching per partition; a resumed partition continues right
+///   after the last message handed out, nothing skipped.
+///
+/// Polls, pause, resume and close run one at a time on a thread of the consumer's own, never on the cooperative
+/// pool. Poll from one task; commit from any. Call ``close()`` when done: it leaves the group at once, so the
+/// partitions move to other members without waiting for the session timeout. (Releasing an open consumer closes it
+/// too, blocking the releasing thread.)
+public final class KafkaConsumer: Sendable {
+    /// The settings the consumer was created with.
+    public let configuration: KafkaConsumerConfiguration
+    let client: RDKafkaClient
+    let state: Locked<StateMachine>
+    let commits: Locked<CommitRegistry>
+    let logger: Logger
+    private let executor = BlockingExecutor(label: "asnp.kafka.consumer")
+    /// Set when a test simulates a crash: the release then skips every orderly step.
+    private let abandoned = Locked(false)
+
+    /// Creates the consumer and subscribes it to ``KafkaConsumerConfiguration/topics``; it joins the group on its
+    /// first poll. Fails with ``KafkaError/Code/invalidConfiguration`` for invalid settings.
+    public init(configuration: KafkaConsumerConfiguration, logger: Logger) throws(KafkaError) {
+        let state = Locked(StateMachine())
+        let commits = Locked(CommitRegistry())
+        self.configuration = configuration
+        self.state = state
+        self.commits = commits
+        self.logger = logger
+        let client = try RDKafkaClient.make(
+            kind: .consumer,
+            properties: configuration.properties(),
+            callbacks: RDKafkaCallbacks(
+                logger: logger,
+                rebalance: Self.rebalanceHandler(state: state, logger: logger),
+                commit: Self.commitHandler(commits: commits, logger: logger)
+            )
+        )
+        self.client = client
+        let subscribeError = RDKafkaTopicPartitionList.with(
+            configuration.topics.map { KafkaTopicPartition(topic: $0, partition: RD_KAFKA_PARTITION_UA) }
+        ) { list in rd_kafka_subscribe(client.handle, list) }
+        if subscribeError != RD_KAFKA_RESP_ERR_NO_ERROR {
+            state.withLock { $0.beginClosing() }
+            throw .rdKafka(subscribeError, "could not subscribe to \(configuration.topics.joined(separator: ", "))")
+        }
+    }
+
+    deinit {
+        guard !abandoned.withLock({ $0 }) else { return }
+        // Destroying the handle closes the consumer; rebalances announced during that close must be applied at once,
+        // and a revocation handed out earlier first.
+        let handedOut = state.withLock { state -> [KafkaTopicPartition]? in
+            let partitions = state.takeHandedOut()
+            state.beginClosing()
+            return partitions
+        }
+        if let handedOut { _ = Self.apply(.revoke(handedOut, isLost: false), on: client.handle) }
+    }
+
+    /// The partitions this member owns, as of its last poll.
+    public var assignment: Set<KafkaTopicPartition> { state.withLock { $0.assignment } }
+
+    /// The owned partitions that are paused.
+    public var pausedPartitions: Set<KafkaTopicPartition> { state.withLock { $0.paused } }
+
+    /// The events of this consumer as an asynchronous sequence, each step one ``poll(maxMessages:maxWait:)`` with
+    /// the configured ``KafkaConsumerConfiguration/pollBatchSize`` and ``KafkaConsumerConfiguration/pollMaxWait``.
+    /// It ends when the consumer is closed or the iterating task is cancelled.
+    public func events() -> KafkaConsumerEvents {
+        KafkaConsumerEvents(
+            consumer: self,
+            maxMessages: configuration.pollBatchSize,
+            maxWait: configuration.pollMaxWait
+        )
+    }
+
+    /// Waits up to `maxWait` for the first message, then returns it with every further message already fetched, up
+    /// to `maxMessages`, and the rebalances that happened meanwhile (see ``KafkaConsumerEvent``). An empty array
+    /// means nothing happened within `maxWait`.
+    ///
+    /// A revocation returned by the previous poll is carried out first. Throws ``KafkaError/Code/shutDown`` once
+    /// closed, ``KafkaError/Code/fatal`` if librdkafka raised a fatal error.
+    public func poll(maxMessages: Int, maxWait: Duration) async throws(KafkaError) -> [KafkaConsumerEvent] {
+        let maxMessages = max(1, maxMessages)
+        let waitMilliseconds = Int32(clamping: maxWait.wholeMilliseconds)
+        return try await executor.run { () throws(KafkaError) -> [KafkaConsumerEvent] in
+            try self.pollNow(maxMessages: maxMessages, waitMilliseconds: waitMilliseconds)
+        }
+    }
+
+    /// ``poll(maxMessages:maxWait:)``, or nil once the consumer is closed.
+    func pollUnlessClosed(maxMessages: Int, maxWait: Duration) async throws(KafkaError) -> [KafkaConsumerEvent]? {
+        do {
+            return try await poll(maxMessages: maxMessages, maxWait: maxWait)
+        } catch where error.code == .shutDown {
+            return nil
+        }
+    }
+
+    /// Stops fetching `partitions` until ``resume(_:)``; messages of theirs already fetched but not yet handed out
+    /// are dropped by librdkafka and fetched again after resuming. Throws ``KafkaError/Code/invalidState`` for a
+    /// partition this member does not own.
+    public func pause(_ partitions: [KafkaTopicPartition]) async throws(KafkaError) {
+        try await changePause(partitions, pause: true)
+    }
+
+    /// Restarts fetching `partitions` right after the last message handed out for each.
+    public func resume(_ partitions: [KafkaTopicPartition]) async throws(KafkaError) {
+        try await changePause(partitions, pause: false)
+    }
+
+    /// Leaves the group: carries out a revocation handed out by the last poll, gives up every partition and tells
+    /// the coordinator, so other members take over at once. Finish or abandon in-flight work first; commits made
+    /// before `close()` returns are kept. Idempotent.
+    public func close() async throws(KafkaError) {
+        let client = client
+        let state = state
+        try await executor.run { () throws(KafkaError) in
+            let handedOut = state.withLock { state -> [KafkaTopicPartition]?? in
+                guard state.phase == .running else { return .none }
+                let partitions = state.takeHandedOut()
+                state.beginClosing()
+                return .some(partitions)
+            }
+            guard let handedOut else { return }
+            var failure: KafkaError?
+            if let handedOut { failure = Self.apply(.revoke(handedOut, isLost: false), on: client.handle) }
+            let result = rd_kafka_consumer_close(client.handle)
+            state.withLock { $0.closed() }
+            if result != RD_KAFKA_RESP_ERR_NO_ERROR {
+                failure = failure ?? .rdKafka(result, "the consumer did not leave its group cleanly")
+            }
+            if let failure { throw failure }
+        }
+    }
+
+    /// Simulates a crash, for tests: once released, the consumer is destroyed without leaving the group or giving
+    /// up its partitions, so the group only notices when its session times out.
+    func abandonOnRelease() {
+        abandoned.withLock { $0 = true }
+        client.destroyWithoutConsumerClose()
+    }
+
+    /// librdkafka's own view of the assignment (`rd_kafka_assignment`), for tests of the rebalance hand-over.
+    func librdkafkaAssignment() async throws(KafkaError) -> Set<KafkaTopicPartition> {
+        let client = client
+        return try await executor.run { () throws(KafkaError) -> Set<KafkaTopicPartition> in
+            var list: UnsafeMutablePointer<rd_kafka_topic_partition_list_t>?
+            let result = rd_kafka_assignment(client.handle, &list)
+            defer { list.map { rd_kafka_topic_partition_list_destroy($0) } }
+            guard result == RD_KAFKA_RESP_ERR_NO_ERROR else {
+                throw .rdKafka(result, "could not read the assignment")
+            }
+            return Set(list.map { RDKafkaTopicPartitionList.partitions(of: $0) } ?? [])
+        }
+    }
+
+    // MARK: - On the executor's thread
+
+    private func pollNow(maxMessages: Int, waitMilliseconds: Int32) throws(KafkaError) -> [KafkaConsumerEvent] {
+        switch state.withLock({ $0.startPoll() }) {
+        case .closed:
+            throw .shutDown("the consumer is closed")
+        case .completeRevocation(let partitions):
+            if let error = Self.apply(.revoke(partitions, isLost: false), on: client.handle) { throw error }
+        case .poll:
+            break
+        }
+        // Messages announced in this batch belong to partitions owned before it: rebalances announced meanwhile are
+        // applied only afterwards.
+        let owned = state.withLock { $0.assignment }
+        var messages: [KafkaMessage] = []
+        try consumeBatch(into: &messages, owned: owned, maxMessages: 1, waitMilliseconds: waitMilliseconds)
+        if maxMessages > 1 {
+            try consumeBatch(into: &messages, owned: owned, maxMessages: maxMessages - 1, waitMilliseconds: 0)
+        }
+
+        var events: [KafkaConsumerEvent] = messages.isEmpty ? [] : [.messages(messages)]
+        for rebalance in state.withLock({ $0.takeAnnounced() }) {
+            switch rebalance {
+            case .assign(let partitions):
+                if let error = Self.apply(rebalance, on: client.handle) { throw error }
+                // Cooperative rebalances that move nothing still need the (empty) assign call, but no event.
+                if !partitions.isEmpty { events.append(.partitionsAssigned(partitions.sorted())) }
+            case .revoke(let partitions, let isLost):
+                events.append(.partitionsRevoked(.init(partitions: partitions.sorted(), isLost: isLost)))
+            }
+        }
+        return events
+    }
+
+    /// One `rd_kafka_consume_batch_queue` call; copies the messages out and destroys the C messages.
+    private func consumeBatch(
+        into messages: inout [KafkaMessage],
+        owned: Set<KafkaTopicPartition>,
+        maxMessages: Int,
+        waitMilliseconds: Int32
+    ) throws(KafkaError) {
+        let batch = UnsafeMutablePointer<UnsafeMutablePointer<rd_kafka_message_t>?>.allocate(capacity: maxMessages)
+        defer { batch.deallocate() }
+        let count = rd_kafka_consume_batch_queue(client.consumerQueue, waitMilliseconds, batch, maxMessages)
+        guard count >= 0 else { throw .rdKafka(rd_kafka_last_error(), "the batch poll failed") }
+
+        var fatal = false
+        var topicNames: [OpaquePointer: String] = [:]
+        messages.reserveCapacity(messages.count + count)
+        for index in 0..<count {
+            guard let message = batch[index] else { continue }
+            defer { rd_kafka_message_destroy(message) }
+            let topic = RDKafkaMessage.topicName(of: message, cache: &topicNames)
+            let partition = KafkaTopicPartition(topic: topic, partition: message.pointee.partition)
+            switch message.pointee.err {
+            case RD_KAFKA_RESP_ERR_NO_ERROR:
+                if owned.contains(partition) {
+                    messages.append(RDKafkaMessage.copy(message, topic: topic))
+                } else {
+                    // Cannot happen while the assignment is tracked right; the message is fetched again by the owner.
+                    logger.warning("Kafka consumer dropped a message of a partition it does not own: \(partition)")
+                }
+            case RD_KAFKA_RESP_ERR__PARTITION_EOF:
+                break
+            case RD_KAFKA_RESP_ERR__FATAL:
+                fatal = true
+            case let error:
+                // Consumer errors (a subscribed topic missing, a fetch failing) are retried by librdkafka.
+                logger.warning(
+                    "Kafka consumer error: \(String(cString: rd_kafka_err2str(error)))",
+                    metadata: [
+                        "rdkafka.error": "\(String(cString: rd_kafka_err2name(error)))",
+                        "kafka.partition": "\(partition)",
+                    ]
+                )
+            }
+        }
+        if fatal {
+            throw client.fatalError() ?? KafkaError(code: .fatal, reason: "librdkafka raised a fatal consumer error")
+        }
+    }
+
+    private func changePause(_ partitions: [KafkaTopicPartition], pause: Bool) async throws(KafkaError) {
+        guard !partitions.isEmpty else { return }
+        let client = client
+        let state = state
+        try await executor.run { () throws(KafkaError) in
+            let failure = RDKafkaTopicPartitionList.with(partitions) { list -> KafkaError? in
+                let result = pause ? rd_kafka_pause_partitions(client.handle, list) : rd_kafka_resume_partitions(client.handle, list)
+                if result != RD_KAFKA_RESP_ERR_NO_ERROR {
+                    return .rdKafka(result, pause ? "could not pause partitions" : "could not resume partitions")
+                }
+                return RDKafkaTopicPartitionList.firstError(
+                    in: list,
+                    pause ? "could not pause a partition" : "could not resume a partition"
+                )
+            }
+            if let failure { throw failure }
+            state.withLock { pause ? $0.paused(partitions) : $0.resumed(partitions) }
+        }
+    }
+}

@@ -1,0 +1,48 @@
+import NIOCore
+
+/// A message to produce: topic, optional key (which picks the partition), value and headers.
+public struct KafkaProducerMessage: Sendable {
+    public var topic: String
+    /// The partition key; messages with equal keys go to the same partition, in order.
+    public var key: ByteBuffer?
+    public var value: ByteBuffer
+    public var headers: [KafkaHeader]
+    /// A fixed partition, overriding the key's; nil lets the partitioner choose from the key.
+    public var partition: Int32?
+
+    public init(
+        topic: String,
+        key: ByteBuffer? = nil,
+        value: ByteBuffer,
+        headers: [KafkaHeader] = [],
+        partition: Int32? = nil
+    ) {
+        self.topic = topic
+        self.key = key
+        self.value = value
+        self.headers = headers
+        self.partition = partition
+    }
+
+    /// A message with a UTF-8 string key.
+    public init(
+        topic: String,
+        key: String?,
+        value: ByteBuffer,
+        headers: [KafkaHeader] = [],
+        partition: Int32? = nil
+    ) {
+        self.init(topic: topic, key: key.map { ByteBuffer(string: $0) }, value: value, headers: headers, partition: partition)
+    }
+}
+
+/// Where the cluster stored an acknowledged message.
+public struct KafkaDeliveryReport: Sendable, Hashable {
+    public var topicPartition: KafkaTopicPartition
+    public var offset: Int64
+
+    public init(topicPartition: KafkaTopicPartition, offset: Int64) {
+        self.topicPartition = topicPartition
+        self.offset = offset
+    }
+}

@@ -1,0 +1,123 @@
+import CRDKafka
+import Logging
+
+/// librdkafka's in-process mock Kafka cluster: real brokers speaking the Kafka protocol on loopback, for `asnp dev`
+/// and tests. Any Kafka client (ours, kcat) can connect to ``bootstrapServers``.
+///
+/// Faults can be injected while clients run: brokers going down and up
+/// (``setBrokerDown(_:)``), errors answered to requests (``injectErrors(_:into:)``), added round-trip time
+/// (``setRoundTripTime(_:broker:)``).
+///
+/// Limits of librdkafka 2.0.2's mock, which production Kafka does not have:
+/// - It keeps only about **5 MB per partition** and silently deletes older messages (about 4,900 messages of
+///   1 KiB); this cannot be configured. Give dev and test topics enough partitions and never let a consumer fall
+///   further behind than that.
+/// - It does not implement topic creation through the admin API: use ``createTopic(_:partitions:replicationFactor:)``.
+///   Topics a client names without creating them are created with 4 partitions.
+/// - Everything is in memory and ends with the object.
+///
+/// The mock's functions hand an operation to its own thread and wait for it (microseconds), so they are synchronous.
+public final class KafkaMockCluster: Sendable {
+    /// `host:port,...` of the brokers, for `bootstrap.servers`.
+    public let bootstrapServers: String
+    /// The broker ids, 1 through the number of brokers.
+    public let brokerIDs: ClosedRange<Int32>
+
+    /// The client handle the cluster lives in; released after the cluster is destroyed.
+    private let owner: RDKafkaClient
+    /// `@unchecked Sendable` by way of this wrapper: the mock cluster's functions are thread-safe (they pass an
+    /// operation to the mock's thread and wait for its answer).
+    private let cluster: MockClusterHandle
+
+    /// Starts a cluster with `brokers` brokers on 127.0.0.1, each on a free port.
+    public init(brokers: Int = 3, logger: Logger) throws(KafkaError) {
+        guard (1...32).contains(brokers) else {
+            throw .invalidConfiguration("a mock cluster has 1 to 32 brokers, not \(brokers)")
+        }
+        owner = try RDKafkaClient.make(
+            kind: .producer,
+            properties: ["client.id": "asnp-kafka-mock"],
+            callbacks: RDKafkaCallbacks(logger: logger)
+        )
+        guard let cluster = rd_kafka_mock_cluster_new(owner.handle, Int32(brokers)) else {
+            throw KafkaError(code: .mockCluster, reason: "librdkafka could not start a mock cluster (no free ports?)")
+        }
+        self.cluster = MockClusterHandle(pointer: cluster)
+        bootstrapServers = String(cString: rd_kafka_mock_cluster_bootstraps(cluster))
+        brokerIDs = 1...Int32(brokers)
+    }
+
+    deinit {
+        rd_kafka_mock_cluster_destroy(cluster.pointer)
+    }
+
+    /// A configuration for clients of this cluster.
+    public var clusterConfiguration: KafkaClusterConfiguration {
+        KafkaClusterConfiguration(bootstrapServers: bootstrapServers)
+    }
+
+    /// Creates a topic with `partitions` partitions, each replicated on `replicationFactor` brokers.
+    public func createTopic(_ name: String, partitions: Int, replicationFactor: Int = 1) throws(KafkaError) {
+        guard !name.isEmpty, partitions > 0, (1...brokerIDs.count).contains(replicationFactor) else {
+            throw .invalidConfiguration(
+                "a topic needs a name, at least one partition and a replication factor of 1 to \(brokerIDs.count)"
+            )
+        }
+        try check(
+            rd_kafka_mock_topic_create(cluster.pointer, name, Int32(partitions), Int32(replicationFactor)),
+            "could not create topic '\(name)'"
+        )
+    }
+
+    /// Takes a broker down: its connections close and it refuses new ones until ``setBrokerUp(_:)``.
+    public func setBrokerDown(_ broker: Int32) throws(KafkaError) {
+        try check(rd_kafka_mock_broker_set_down(cluster.pointer, try known(broker)), "could not stop broker \(broker)")
+    }
+
+    /// Brings a broker back up.
+    public func setBrokerUp(_ broker: Int32) throws(KafkaError) {
+        try check(rd_kafka_mock_broker_set_up(cluster.pointer, try known(broker)), "could not start broker \(broker)")
+    }
+
+    /// Adds `roundTripTime` to every answer of `broker` (zero removes it).
+    public func setRoundTripTime(_ roundTripTime: Duration, broker: Int32) throws(KafkaError) {
+        try check(
+            rd_kafka_mock_broker_set_rtt(cluster.pointer, try known(broker), Int32(clamping: roundTripTime.wholeMilliseconds)),
+            "could not set the round-trip time of broker \(broker)"
+        )
+    }
+
+    /// Makes the next requests of kind `api`, on any broker, fail with `errors`, one error per request in order.
+    public func injectErrors(_ errors: [BrokerError], into api: API) {
+        let codes = errors.map { rd_kafka_resp_err_t($0.rawValue) }
+        codes.withUnsafeBufferPointer {
+            rd_kafka_mock_push_request_errors_array(cluster.pointer, api.rawValue, $0.count, $0.baseAddress)
+        }
+    }
+
+    /// Removes errors injected for `api` that have not been answered yet.
+    public func clearInjectedErrors(for api: API) {
+        rd_kafka_mock_clear_request_errors(cluster.pointer, api.rawValue)
+    }
+
+    private func known(_ broker: Int32) throws(KafkaError) -> Int32 {
+        guard brokerIDs.contains(broker) else {
+            throw .invalidConfiguration("the mock cluster has brokers \(brokerIDs.lowerBound)...\(brokerIDs.upperBound), not \(broker)")
+        }
+        return broker
+    }
+
+    private func check(_ result: rd_kafka_resp_err_t, _ reason: String) throws(KafkaError) {
+        guard result == RD_KAFKA_RESP_ERR_NO_ERROR else {
+            var error = KafkaError.rdKafka(result, reason)
+            error.code = .mockCluster
+            throw error
+        }
+    }
+}
+
+/// The mock cluster's C handle. `@unchecked Sendable`: librdkafka's mock functions are thread-safe, and the owner
+/// destroys it once, in its `deinit`.
+private struct MockClusterHandle: @unchecked Sendable {
+    let pointer: OpaquePointer
+}

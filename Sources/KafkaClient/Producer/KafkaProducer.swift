@@ -1,0 +1,244 @@
+import CRDKafka
+import Logging
+import NIOCore
+import ServiceLifecycle
+import Synchronization
+
+/// An idempotent Kafka producer whose ``send(_:)`` returns only once the cluster acknowledged the message.
+///
+/// Run it as a `Service` (in a `ServiceGroup`, or by calling ``run()``): `run()` serves delivery reports on a
+/// thread of its own and, on graceful shutdown or cancellation, stops taking messages, waits up to
+/// ``KafkaProducerConfiguration/shutdownFlushTimeout`` for every outstanding one, and fails whatever is left with
+/// ``KafkaError/Code/shutDown``. A caller is never told a message was delivered unless the cluster acknowledged it
+/// (`acks=all`); a failed send may still have reached the cluster (an acknowledgement lost on the way), which is
+/// why consumers deduplicate.
+///
+/// Many sends may be in flight at once, from any number of tasks, and ``send(contentsOf:)`` hands over a whole
+/// batch at once. When librdkafka's local queue is full, sends wait for room rather than failing.
+public final class KafkaProducer: Service, Sendable {
+    typealias RoomWaiter = CheckedContinuation<Void, Never>
+
+    /// The settings the producer was created with.
+    public let configuration: KafkaProducerConfiguration
+    private let client: RDKafkaClient
+    private let state: Locked<StateMachine<PendingDelivery, RoomWaiter>>
+    /// Serves delivery reports (`rd_kafka_poll`) for as long as `run()` runs.
+    private let pollExecutor = BlockingExecutor(label: "asnp.kafka.producer.poll")
+    /// `rd_kafka_flush`, which must not wait behind the poll loop.
+    private let flushExecutor = BlockingExecutor(label: "asnp.kafka.producer.flush")
+    private let stopPolling: Locked<Bool>
+    private let logger: Logger
+
+    /// Creates the producer; fails with ``KafkaError/Code/invalidConfiguration`` for invalid settings.
+    public init(configuration: KafkaProducerConfiguration, logger: Logger) throws(KafkaError) {
+        let state = Locked(StateMachine<PendingDelivery, RoomWaiter>())
+        let stopPolling = Locked(false)
+        self.state = state
+        self.stopPolling = stopPolling
+        self.configuration = configuration
+        self.logger = logger
+        let callbacks = RDKafkaCallbacks(
+            logger: logger,
+            deliveryReport: { id, error, partition, offset in
+                // On the polling thread: complete the waiting send and wake a sender waiting for room.
+                let (delivery, wake) = state.withLock { $0.complete(id: id) }
+                for waiter in wake { waiter.resume() }
+                guard let delivery else { return }
+                if error == RD_KAFKA_RESP_ERR_NO_ERROR {
+                    delivery.succeed(partition: partition, offset: offset)
+                } else {
+                    delivery.fail(.rdKafka(error, "the cluster did not acknowledge the message"))
+                }
+            },
+            error: { error, _ in
+                // A fatal error (an idempotence guarantee that can no longer be kept) ends the poll loop; run()
+                // then fails, so the service group stops and the process is restarted with a new producer.
+                if error == RD_KAFKA_RESP_ERR__FATAL { stopPolling.withLock { $0 = true } }
+            }
+        )
+        self.client = try RDKafkaClient.make(
+            kind: .producer,
+            properties: configuration.properties(),
+            callbacks: callbacks
+        )
+    }
+
+    /// Messages handed to librdkafka and not yet acknowledged or failed (`rd_kafka_outq_len`).
+    public var queuedMessages: Int { Int(rd_kafka_outq_len(client.handle)) }
+
+    /// Produces `message` and returns once the cluster acknowledged it (all in-sync replicas).
+    ///
+    /// Throws when it was not acknowledged: ``KafkaError/Code/messageTimedOut`` after the delivery timeout (a broker
+    /// down, no leader), ``KafkaError/Code/brokerError`` or ``KafkaError/Code/refused`` when the cluster did not
+    /// take it, ``KafkaError/Code/queueFull`` when the local queue stayed full for the whole delivery timeout,
+    /// ``KafkaError/Code/shutDown`` once the producer is shutting down. Once handed to librdkafka a message cannot be
+    /// taken back, so cancelling the calling task does not end the wait for its report.
+    @discardableResult
+    public func send(_ message: KafkaProducerMessage) async throws(KafkaError) -> KafkaDeliveryReport {
+        let group = DeliveryGroup(count: 1)
+        await enqueue(message, as: PendingDelivery(group: group, index: 0, topic: message.topic), deadline: deadline())
+        return try await group.results()[0].get()
+    }
+
+    /// Produces every message and returns once each was acknowledged or failed: one result per message, in order.
+    ///
+    /// Messages with the same key keep their order on the partition. The same guarantees and errors as
+    /// ``send(_:)`` apply to each message.
+    public func send(contentsOf messages: [KafkaProducerMessage]) async -> [Result<KafkaDeliveryReport, KafkaError>] {
+        guard !messages.isEmpty else { return [] }
+        let group = DeliveryGroup(count: messages.count)
+        let deadline = deadline()
+        for (index, message) in messages.enumerated() {
+            await enqueue(message, as: PendingDelivery(group: group, index: index, topic: message.topic), deadline: deadline)
+        }
+        return await group.results()
+    }
+
+    /// Waits until every message handed over so far is acknowledged or failed, or `timeout` passed (then throws
+    /// ``KafkaError/Code/timedOut``).
+    public func flush(timeout: Duration) async throws(KafkaError) {
+        let client = client
+        let milliseconds = Int32(clamping: timeout.wholeMilliseconds)
+        let result = await flushExecutor.run { rd_kafka_flush(client.handle, milliseconds) }
+        if result != RD_KAFKA_RESP_ERR_NO_ERROR {
+            throw KafkaError.rdKafka(result, "\(queuedMessages) message(s) still unacknowledged after the flush timeout")
+        }
+    }
+
+    /// Serves delivery reports until graceful shutdown or cancellation, then drains (see the type's summary).
+    /// Throws ``KafkaError/Code/fatal`` if librdkafka raised a fatal error.
+    public func run() async throws {
+        let client = client
+        let stopPolling = stopPolling
+        await withTaskCancellationOrGracefulShutdownHandler {
+            await pollExecutor.run {
+                while !stopPolling.withLock({ $0 }) {
+                    rd_kafka_poll(client.handle, 100)
+                }
+            }
+        } onCancelOrGracefulShutdown: {
+            stopPolling.withLock { $0 = true }
+        }
+        let fatal = client.fatalError()
+        await drain(failingWith: fatal)
+        if let fatal { throw fatal }
+    }
+
+    // MARK: - Internals
+
+    private func deadline() -> ContinuousClock.Instant {
+        .now.advanced(by: configuration.deliveryTimeout)
+    }
+
+    /// Hands `message` to librdkafka, waiting for room while its queue is full. Every outcome goes to `pending`:
+    /// a delivery report later, or a failure now.
+    private func enqueue(_ message: KafkaProducerMessage, as pending: PendingDelivery, deadline: ContinuousClock.Instant) async {
+        while true {
+            let id: UInt
+            switch state.withLock({ $0.register(pending) }) {
+            case .fail(let pending):
+                pending.fail(.shutDown("the producer is shutting down"))
+                return
+            case .enqueue(let registered):
+                id = registered
+            }
+            guard let error = produce(message, id: id) else { return }
+            // librdkafka did not take it, so no report will come: complete it here.
+            let (delivery, wake) = state.withLock { $0.complete(id: id) }
+            for waiter in wake { waiter.resume() }
+            guard error.code == .queueFull, ContinuousClock.now < deadline else {
+                delivery?.fail(
+                    error.code == .queueFull
+                        ? KafkaError(
+                            code: .queueFull,
+                            reason: "librdkafka's queue stayed full for the whole delivery timeout",
+                            rdKafkaError: error.rdKafkaError
+                        ) : error
+                )
+                return
+            }
+            await waitForRoom()
+        }
+    }
+
+    /// Waits until a delivery report frees a place in librdkafka's queue (or at once if none is coming).
+    private func waitForRoom() async {
+        await withCheckedContinuation { (waiter: RoomWaiter) in
+            if case .retryNow(let waiter) = state.withLock({ $0.waitForRoom(waiter) }) {
+                waiter.resume()
+            }
+        }
+    }
+
+    /// Stops taking messages, waits for the outstanding ones, fails what is left.
+    private func drain(failingWith fatal: KafkaError?) async {
+        for waiter in state.withLock({ $0.beginDraining() }) { waiter.resume() }
+        let client = client
+        let outstanding = queuedMessages
+        if outstanding > 0 {
+            logger.info(
+                "Kafka producer shutting down: waiting for messages to be acknowledged",
+                metadata: ["kafka.outstanding": "\(outstanding)"]
+            )
+        }
+        do {
+            if fatal == nil { try await flush(timeout: configuration.shutdownFlushTimeout) }
+        } catch {
+            logger.error("Kafka producer shutdown: \(error); failing the unacknowledged messages")
+        }
+        // Purged messages get a delivery report with a purge error, served by this last flush.
+        await flushExecutor.run {
+            rd_kafka_purge(client.handle, Int32(RD_KAFKA_PURGE_F_QUEUE | RD_KAFKA_PURGE_F_INFLIGHT))
+            rd_kafka_flush(client.handle, 1_000)
+        }
+        let error = fatal ?? .shutDown("the producer shut down before the message was acknowledged")
+        for delivery in state.withLock({ $0.finish() }) {
+            delivery.fail(error)
+        }
+    }
+
+    /// Hands the message to librdkafka (which copies it); nil when it took it and a delivery report will follow.
+    private func produce(_ message: KafkaProducerMessage, id: UInt) -> KafkaError? {
+        // librdkafka takes ownership of the header list only when it accepts the message.
+        let headers = rd_kafka_headers_new(message.headers.count)!
+        for header in message.headers {
+            if let value = header.value {
+                value.withUnsafeReadableBytes { bytes in
+                    _ = rd_kafka_header_add(headers, header.key, -1, bytes.baseAddress, bytes.count)
+                }
+            } else {
+                _ = rd_kafka_header_add(headers, header.key, -1, nil, 0)
+            }
+        }
+        let error: OpaquePointer? = message.topic.withCString { topic in
+            message.value.withUnsafeReadableBytes { value in
+                Self.withOptionalBytes(message.key) { key in
+                    var values = [rd_kafka_vu_t](repeating: rd_kafka_vu_t(), count: 7)
+                    values[0].vtype = RD_KAFKA_VTYPE_TOPIC
+                    values[0].u.cstr = topic
+                    values[1].vtype = RD_KAFKA_VTYPE_VALUE
+                    values[1].u.mem = .init(ptr: UnsafeMutableRawPointer(mutating: value.baseAddress), size: value.count)
+                    values[2].vtype = RD_KAFKA_VTYPE_KEY
+                    values[2].u.mem = .init(ptr: UnsafeMutableRawPointer(mutating: key?.baseAddress), size: key?.count ?? 0)
+                    values[3].vtype = RD_KAFKA_VTYPE_HEADERS
+                    values[3].u.headers = headers
+                    values[4].vtype = RD_KAFKA_VTYPE_OPAQUE
+                    values[4].u.ptr = UnsafeMutableRawPointer(bitPattern: id)
+                    values[5].vtype = RD_KAFKA_VTYPE_MSGFLAGS
+                    values[5].u.i = RD_KAFKA_MSG_F_COPY
+                    values[6].vtype = RD_KAFKA_VTYPE_PARTITION
+                    values[6].u.i32 = message.partition ?? RD_KAFKA_PARTITION_UA
+                    return rd_kafka_produceva(client.handle, values, values.count)
+                }
+            }
+        }
+        guard let error else { return nil }
+        rd_kafka_headers_destroy(headers)
+        return KafkaError.rdKafka(consuming: error, "librdkafka did not take the message")
+    }
+
+    private static func withOptionalBytes<T>(_ buffer: ByteBuffer?, _ body: (UnsafeRawBufferPointer?) -> T) -> T {
+        guard let buffer else { return body(nil) }
+        return buffer.withUnsafeReadableBytes { body($0) }
+    }
+}

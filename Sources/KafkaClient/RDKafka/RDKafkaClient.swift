@@ -1,0 +1,113 @@
+import CRDKafka
+import Logging
+import Synchronization
+
+/// The owner of one librdkafka client handle (`rd_kafka_t`), of the queues taken from it, and of the context its C
+/// callbacks reach.
+///
+/// `@unchecked Sendable`: librdkafka documents `rd_kafka_t` and `rd_kafka_queue_t` as thread-safe. Calls that
+/// must not overlap one another (librdkafka 2.0.2's batch consume against pause, resume and (un)assign) are kept
+/// in order by the owner (``KafkaConsumer``) on one ``BlockingExecutor``.
+final class RDKafkaClient: @unchecked Sendable {
+    /// The client type.
+    enum Kind {
+        case producer
+        case consumer
+    }
+
+    let handle: OpaquePointer
+    let callbacks: RDKafkaCallbacks
+    /// Consumers only: the queue messages, rebalances and errors arrive on (the main queue is forwarded to it).
+    let consumerQueue: OpaquePointer?
+    /// Consumers only: served by librdkafka's background thread; offset-commit results arrive here, so a commit
+    /// completes even while nobody polls.
+    let backgroundQueue: OpaquePointer?
+    /// Retained for as long as the handle exists: librdkafka may call back (logs, a final rebalance during close)
+    /// until `rd_kafka_destroy` returns, so the context is released only after it.
+    private let context: Unmanaged<RDKafkaCallbacks>
+    /// `rd_kafka_destroy_flags` flags for `deinit`; tests set `RD_KAFKA_DESTROY_F_NO_CONSUMER_CLOSE` to simulate a
+    /// crashed member (no LeaveGroup, no final rebalance).
+    private let destroyFlags = Atomic<Int32>(0)
+
+    private init(
+        handle: OpaquePointer,
+        context: Unmanaged<RDKafkaCallbacks>,
+        consumerQueue: OpaquePointer?,
+        backgroundQueue: OpaquePointer?
+    ) {
+        self.handle = handle
+        self.context = context
+        self.callbacks = context.takeUnretainedValue()
+        self.consumerQueue = consumerQueue
+        self.backgroundQueue = backgroundQueue
+    }
+
+    /// Creates a client with the given properties; `callbacks` decides which C callbacks are installed.
+    static func make(
+        kind: Kind,
+        properties: [String: String],
+        callbacks: RDKafkaCallbacks
+    ) throws(KafkaError) -> RDKafkaClient {
+        let conf = try RDKafkaConfig.make(properties)
+        let context = Unmanaged.passRetained(callbacks)
+        callbacks.install(on: conf, opaque: context.toOpaque())
+
+        let (created, detail) = RDKafkaErrorText.with { text, size in
+            rd_kafka_new(kind == .producer ? RD_KAFKA_PRODUCER : RD_KAFKA_CONSUMER, conf, text, size)
+        }
+        guard let handle = created else {
+            rd_kafka_conf_destroy(conf)
+            context.release()
+            throw .invalidConfiguration("librdkafka refused the configuration", context: detail)
+        }
+        guard kind == .consumer else {
+            return RDKafkaClient(handle: handle, context: context, consumerQueue: nil, backgroundQueue: nil)
+        }
+        // One queue for everything the application serves (messages, rebalances, errors), so a batch poll serves
+        // the rebalance callback in order with the messages.
+        rd_kafka_poll_set_consumer(handle)
+        let consumerQueue = rd_kafka_queue_get_consumer(handle)
+        let backgroundQueue = rd_kafka_queue_get_background(handle)
+        guard let consumerQueue, let backgroundQueue else {
+            consumerQueue.map { rd_kafka_queue_destroy($0) }
+            backgroundQueue.map { rd_kafka_queue_destroy($0) }
+            rd_kafka_destroy_flags(handle, Int32(RD_KAFKA_DESTROY_F_NO_CONSUMER_CLOSE))
+            context.release()
+            throw .invalidConfiguration("librdkafka could not create the consumer's queues")
+        }
+        return RDKafkaClient(
+            handle: handle,
+            context: context,
+            consumerQueue: consumerQueue,
+            backgroundQueue: backgroundQueue
+        )
+    }
+
+    /// Makes `deinit` skip the consumer close, as a crashed process would.
+    func destroyWithoutConsumerClose() {
+        destroyFlags.store(Int32(RD_KAFKA_DESTROY_F_NO_CONSUMER_CLOSE), ordering: .relaxed)
+    }
+
+    deinit {
+        // Queues before the handle, the callbacks' context after it.
+        consumerQueue.map { rd_kafka_queue_destroy($0) }
+        backgroundQueue.map { rd_kafka_queue_destroy($0) }
+        rd_kafka_destroy_flags(handle, destroyFlags.load(ordering: .relaxed))
+        context.release()
+    }
+
+    /// The fatal error librdkafka raised, if any: the client can no longer keep its guarantees.
+    func fatalError() -> KafkaError? {
+        let (code, detail) = RDKafkaErrorText.with { rd_kafka_fatal_error(handle, $0, $1) }
+        guard code != RD_KAFKA_RESP_ERR_NO_ERROR else { return nil }
+        var error = KafkaError.rdKafka(code, "librdkafka raised a fatal error; the client must be recreated")
+        error.code = .fatal
+        error.context = detail
+        return error
+    }
+
+    /// Serves the main queue without waiting (logs and errors of clients that have no poll loop of their own).
+    func servePending() {
+        rd_kafka_poll(handle, 0)
+    }
+}

@@ -1,0 +1,34 @@
+import Dispatch
+
+/// Runs blocking librdkafka calls (timed polls, flush, close, metadata requests) off Swift's cooperative thread pool,
+/// one at a time and in submission order.
+///
+/// A serial `DispatchQueue` targets an overcommitting global queue, so a call that blocks for its timeout holds one
+/// thread of its own and never starves the cooperative pool. Order matters: librdkafka 2.0.2's batch consume must
+/// not run concurrently with pause, resume or (un)assign (see ``KafkaConsumer``).
+struct BlockingExecutor: Sendable {
+    private let queue: DispatchQueue
+
+    init(label: String) {
+        queue = DispatchQueue(label: label)
+    }
+
+    /// Runs `body` on the executor's thread and returns its result. Not cancellable: librdkafka calls end by their
+    /// own timeouts, which callers keep short.
+    func run<Value: Sendable, Failure: Error>(
+        _ body: @escaping @Sendable () throws(Failure) -> Value
+    ) async throws(Failure) -> Value {
+        let result: Result<Value, Failure> = await withCheckedContinuation { continuation in
+            queue.async {
+                continuation.resume(returning: Result(catching: body))
+            }
+        }
+        return try result.get()
+    }
+
+    /// Runs `body` on the executor's thread and waits for it, from a thread that is not part of the cooperative pool
+    /// (deinitialisers).
+    func runAndWait(_ body: () -> Void) {
+        queue.sync(execute: body)
+    }
+}
