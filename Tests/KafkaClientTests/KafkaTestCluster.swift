@@ -38,6 +38,9 @@ struct KafkaTestCluster {
         configuration.heartbeatInterval = .milliseconds(500)
         configuration.maxPollInterval = .seconds(30)
         configuration.pollMaxWait = .milliseconds(50)
+        if let debug = ProcessInfo.processInfo.environment["ASNP_TEST_RDKAFKA_DEBUG"] {
+            configuration.cluster.additionalProperties["debug"] = debug
+        }
         return configuration
     }
 

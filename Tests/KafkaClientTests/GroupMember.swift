@@ -1,0 +1,77 @@
+import KafkaClient
+import Synchronization
+
+/// A consumer-group member as the worker will be: it polls, records what it received, and commits after each batch.
+final class GroupMember: Sendable {
+    struct Delivery: Hashable, Sendable {
+        var partition: KafkaTopicPartition
+        var offset: Int64
+        var member: String
+    }
+
+    let name: String
+    let consumer: KafkaConsumer
+    private let log = Mutex<(deliveries: [Delivery], events: [KafkaConsumerEvent], committed: [KafkaTopicPartition: Int64])>(
+        ([], [], [:])
+    )
+
+    init(name: String, consumer: KafkaConsumer) {
+        self.name = name
+        self.consumer = consumer
+    }
+
+    var deliveries: [Delivery] { log.withLock { $0.deliveries } }
+    var events: [KafkaConsumerEvent] { log.withLock { $0.events } }
+    var committed: [KafkaTopicPartition: Int64] { log.withLock { $0.committed } }
+
+    /// One poll: records the events; commits what it received when `commit` is set.
+    @discardableResult
+    func pollOnce(commit: Bool = true) async throws -> [KafkaConsumerEvent] {
+        let events = try await consumer.poll(maxMessages: 300, maxWait: .milliseconds(50))
+        let messages = events.messages
+        log.withLock {
+            $0.events += events
+            $0.deliveries += messages.map { Delivery(partition: $0.topicPartition, offset: $0.offset, member: name) }
+        }
+        if commit, !messages.isEmpty {
+            let next = Dictionary(messages.map { ($0.topicPartition, $0.offset + 1) }, uniquingKeysWith: max)
+            do {
+                try await consumer.commit(next.map { KafkaTopicPartitionOffset($0.key, offset: $0.value) })
+                log.withLock { $0.committed.merge(next, uniquingKeysWith: max) }
+            } catch {
+                // The group moved on while the commit was under way (the worker's case too): the messages stay
+                // uncommitted and are delivered again to whoever owns the partition next.
+                guard error.code == .rebalanced else { throw error }
+            }
+        }
+        return events
+    }
+
+    /// Polls until the task is cancelled, committing after each batch when `commit` is set.
+    func pollUntilCancelled(commit: Bool = true) async throws {
+        while !Task.isCancelled {
+            try await pollOnce(commit: commit)
+        }
+    }
+}
+
+/// Waits until `condition` holds, checking every 50 ms, for at most `timeout`; returns whether it held.
+func eventually(timeout: Duration = .seconds(60), _ condition: () async throws -> Bool) async rethrows -> Bool {
+    let deadline = ContinuousClock.now.advanced(by: timeout)
+    while ContinuousClock.now < deadline {
+        if try await condition() { return true }
+        try? await Task.sleep(for: .milliseconds(50))
+    }
+    return try await condition()
+}
+
+/// A flag tasks can share.
+final class Flag: Sendable {
+    private let value = Mutex(false)
+
+    var isSet: Bool { value.withLock { $0 } }
+
+    func set() {
+        value.withLock { $0 = true }
+    }
+}

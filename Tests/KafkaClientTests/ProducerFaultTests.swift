@@ -1,0 +1,185 @@
+import KafkaClient
+import NIOCore
+import ServiceLifecycle
+import ServiceLifecycleTestKit
+import Testing
+
+@Suite("Producer under faults: broker down, refused requests, full queue, shutdown")
+struct ProducerFaultTests {
+    /// Every message in `topic`, read back by a fresh consumer group.
+    static func readBack(_ cluster: KafkaTestCluster, topic: String, atLeast count: Int) async throws -> [String] {
+        let consumer = try KafkaConsumer(
+            configuration: cluster.consumerConfiguration(group: "read-back-\(topic)", topics: [topic]),
+            logger: cluster.logger
+        )
+        // Past the group join, keep polling briefly so that anything beyond `count` would show up too.
+        var events = try await consumer.collect { $0.messages.count >= count }
+        events += try await consumer.collect(timeout: .milliseconds(500)) { _ in false }
+        try await consumer.close()
+        return events.messages.map { String(buffer: $0.value) }
+    }
+
+    @Test("While the only broker is down, send waits; it succeeds once the broker is back, and the message is stored once")
+    func brokerDownThenUp() async throws {
+        let cluster = try KafkaTestCluster(topics: ["raw": 1])
+        try await cluster.withProducer(cluster.producerConfiguration(deliveryTimeout: .seconds(30))) { producer in
+            try await producer.send(KafkaProducerMessage(topic: "raw", key: "k", value: ByteBuffer(string: "before")))
+            try cluster.mock.setBrokerDown(1)
+            let finished = Flag()
+            try await withThrowingTaskGroup(of: KafkaDeliveryReport.self) { group in
+                group.addTask {
+                    defer { finished.set() }
+                    return try await producer.send(KafkaProducerMessage(topic: "raw", key: "k", value: ByteBuffer(string: "during")))
+                }
+                try await Task.sleep(for: .seconds(2))
+                #expect(!finished.isSet, "no acknowledgement can come from a broker that is down")
+                try cluster.mock.setBrokerUp(1)
+                let report = try #require(try await group.next())
+                #expect(report.topicPartition == KafkaTopicPartition(topic: "raw", partition: 0))
+                #expect(report.offset == 1)
+            }
+        }
+        #expect(try await Self.readBack(cluster, topic: "raw", atLeast: 2) == ["before", "during"])
+    }
+
+    @Test("When the broker stays down past the delivery timeout, send fails with MESSAGE_TIMED_OUT and nothing is stored")
+    func brokerDownPastTimeout() async throws {
+        let cluster = try KafkaTestCluster(topics: ["raw": 1])
+        try await cluster.withProducer(cluster.producerConfiguration(deliveryTimeout: .seconds(2))) { producer in
+            try await producer.send(KafkaProducerMessage(topic: "raw", key: "k", value: ByteBuffer(string: "stored")))
+            try cluster.mock.setBrokerDown(1)
+            let error = await #expect(throws: KafkaError.self) {
+                try await producer.send(KafkaProducerMessage(topic: "raw", key: "k", value: ByteBuffer(string: "lost")))
+            }
+            #expect(error?.code == .messageTimedOut)
+            #expect(error?.isRetriable == true)
+            #expect(error?.rdKafkaError == "_MSG_TIMED_OUT")
+            try cluster.mock.setBrokerUp(1)
+        }
+        #expect(try await Self.readBack(cluster, topic: "raw", atLeast: 1) == ["stored"])
+    }
+
+    @Test("Transient broker errors are retried without duplicates (idempotent producer)")
+    func transientErrorsRetried() async throws {
+        let cluster = try KafkaTestCluster(topics: ["raw": 1])
+        let values = (0..<20).map { "message-\($0)" }
+        try await cluster.withProducer { producer in
+            try await producer.send(KafkaProducerMessage(topic: "raw", key: "k", value: ByteBuffer(string: values[0])))
+            cluster.mock.injectErrors([.notEnoughReplicas, .notLeaderForPartition, .requestTimedOut], into: .produce)
+            let reports = await producer.send(
+                contentsOf: values.dropFirst().map { KafkaProducerMessage(topic: "raw", key: "k", value: ByteBuffer(string: $0)) }
+            )
+            #expect(reports.allSatisfy { (try? $0.get()) != nil })
+        }
+        #expect(try await Self.readBack(cluster, topic: "raw", atLeast: values.count) == values)
+    }
+
+    @Test("A permanent refusal fails the send with a clear error and never counts as delivered")
+    func permanentRefusal() async throws {
+        let cluster = try KafkaTestCluster(topics: ["raw": 1])
+        try await cluster.withProducer { producer in
+            try await producer.send(KafkaProducerMessage(topic: "raw", key: "k", value: ByteBuffer(string: "accepted")))
+            cluster.mock.injectErrors([.topicAuthorizationFailed], into: .produce)
+            let error = await #expect(throws: KafkaError.self) {
+                try await producer.send(KafkaProducerMessage(topic: "raw", key: "k", value: ByteBuffer(string: "refused")))
+            }
+            #expect(error?.code == .refused)
+            #expect(error?.isRetriable == false)
+            #expect(error?.rdKafkaError == "TOPIC_AUTHORIZATION_FAILED")
+        }
+        #expect(try await Self.readBack(cluster, topic: "raw", atLeast: 1) == ["accepted"])
+    }
+
+    @Test("A full local queue makes senders wait instead of failing")
+    func backPressure() async throws {
+        let cluster = try KafkaTestCluster(topics: ["raw": 4])
+        try cluster.mock.setRoundTripTime(.milliseconds(20), broker: 1)
+        var configuration = cluster.producerConfiguration(deliveryTimeout: .seconds(60))
+        configuration.maxQueuedMessages = 16
+        let messages = SequencedMessage.make(count: 2_000, keys: 50)
+        let outcomes = try await cluster.withProducer(configuration) { producer in
+            // Many tasks at once, and batches larger than the queue.
+            await withTaskGroup(of: [Result<KafkaDeliveryReport, KafkaError>].self) { group in
+                for chunk in stride(from: 0, to: messages.count, by: 100) {
+                    group.addTask {
+                        await producer.send(contentsOf: messages[chunk..<chunk + 100].map { $0.producerMessage(topic: "raw") })
+                    }
+                }
+                return await group.reduce(into: []) { $0 += $1 }
+            }
+        }
+        let failures = outcomes.compactMap { outcome -> KafkaError? in
+            if case .failure(let error) = outcome { return error }
+            return nil
+        }
+        #expect(failures.isEmpty, "\(failures.first.map(String.init(describing:)) ?? "")")
+        #expect(outcomes.count == messages.count)
+    }
+
+    @Test("Graceful shutdown waits for every outstanding message; sends after it fail with SHUT_DOWN")
+    func gracefulShutdownDrains() async throws {
+        let cluster = try KafkaTestCluster(topics: ["raw": 4])
+        try cluster.mock.setRoundTripTime(.milliseconds(300), broker: 1)
+        let producer = try KafkaProducer(configuration: cluster.producerConfiguration(), logger: cluster.logger)
+        let messages = SequencedMessage.make(count: 500, keys: 20)
+        let outcomes = try await testGracefulShutdown { trigger in
+            try await withThrowingTaskGroup(of: [Result<KafkaDeliveryReport, KafkaError>]?.self) { group in
+                group.addTask {
+                    try await producer.run()
+                    return nil
+                }
+                group.addTask {
+                    await producer.send(contentsOf: messages.map { $0.producerMessage(topic: "raw") })
+                }
+                // Shut down while the messages are in flight (each round trip takes 300 ms).
+                try await Task.sleep(for: .milliseconds(100))
+                trigger.triggerGracefulShutdown()
+                var outcomes: [Result<KafkaDeliveryReport, KafkaError>] = []
+                while let result = try await group.next() {
+                    if let result { outcomes = result }
+                }
+                return outcomes
+            }
+        }
+        #expect(outcomes.count == messages.count)
+        #expect(outcomes.allSatisfy { (try? $0.get()) != nil }, "the drain waits for acknowledgements")
+        let late = await #expect(throws: KafkaError.self) {
+            try await producer.send(KafkaProducerMessage(topic: "raw", key: "late", value: ByteBuffer(string: "late")))
+        }
+        #expect(late?.code == .shutDown)
+        #expect(try await Self.readBack(cluster, topic: "raw", atLeast: messages.count).count == messages.count)
+    }
+
+    @Test("If the cluster is gone at shutdown, the drain gives up after its timeout and fails, never acknowledges, what is left")
+    func shutdownWithBrokerDown() async throws {
+        let cluster = try KafkaTestCluster(topics: ["raw": 1])
+        var configuration = cluster.producerConfiguration(deliveryTimeout: .seconds(60))
+        configuration.shutdownFlushTimeout = .seconds(1)
+        let producer = try KafkaProducer(configuration: configuration, logger: cluster.logger)
+        let outcome = try await testGracefulShutdown { trigger in
+            try await withThrowingTaskGroup(of: Result<KafkaDeliveryReport, KafkaError>?.self) { group in
+                group.addTask {
+                    try await producer.run()
+                    return nil
+                }
+                try await producer.send(KafkaProducerMessage(topic: "raw", key: "k", value: ByteBuffer(string: "first")))
+                try cluster.mock.setBrokerDown(1)
+                group.addTask {
+                    await producer.send(contentsOf: [KafkaProducerMessage(topic: "raw", key: "k", value: ByteBuffer(string: "stuck"))])[0]
+                }
+                try await Task.sleep(for: .milliseconds(200))
+                trigger.triggerGracefulShutdown()
+                var outcome: Result<KafkaDeliveryReport, KafkaError>?
+                while let result = try await group.next() {
+                    if let result { outcome = result }
+                }
+                return outcome
+            }
+        }
+        guard case .failure(let error) = try #require(outcome) else {
+            Issue.record("a message the cluster never saw must not be reported delivered")
+            return
+        }
+        #expect(error.code == .shutDown)
+    }
+}
