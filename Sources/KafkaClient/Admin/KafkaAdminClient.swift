@@ -20,8 +20,8 @@ public final class KafkaAdminClient: Sendable {
     /// Creates the topics; a topic that already exists counts as created (its settings are not compared).
     ///
     /// Throws ``KafkaError/Code/refused`` naming the topic when the cluster refuses one (invalid settings, not
-    /// authorised), or when the cluster does not support topic creation: librdkafka's mock cluster does not, use
-    /// ``KafkaMockCluster/createTopic(_:partitions:replicationFactor:)`` there.
+    /// authorised). librdkafka's mock cluster cannot create topics this way (it has no controller, so the request
+    /// ends with ``KafkaError/Code/timedOut``); use ``KafkaMockCluster/createTopic(_:partitions:replicationFactor:)``.
     public func createTopics(_ topics: [KafkaTopicSpecification], timeout: Duration = .seconds(30)) async throws(KafkaError) {
         guard !topics.isEmpty else { return }
         let client = client

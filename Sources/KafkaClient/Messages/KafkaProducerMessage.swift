@@ -27,12 +27,12 @@ public struct KafkaProducerMessage: Sendable {
     /// A message with a UTF-8 string key.
     public init(
         topic: String,
-        key: String?,
+        key: String,
         value: ByteBuffer,
         headers: [KafkaHeader] = [],
         partition: Int32? = nil
     ) {
-        self.init(topic: topic, key: key.map { ByteBuffer(string: $0) }, value: value, headers: headers, partition: partition)
+        self.init(topic: topic, key: ByteBuffer(string: key), value: value, headers: headers, partition: partition)
     }
 }
 

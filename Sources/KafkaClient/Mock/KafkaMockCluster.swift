@@ -12,8 +12,10 @@ import Logging
 /// - It keeps only about **5 MB per partition** and silently deletes older messages (about 4,900 messages of
 ///   1 KiB); this cannot be configured. Give dev and test topics enough partitions and never let a consumer fall
 ///   further behind than that.
-/// - It does not implement topic creation through the admin API: use ``createTopic(_:partitions:replicationFactor:)``.
-///   Topics a client names without creating them are created with 4 partitions.
+/// - It does not implement topic creation through the admin API (it reports no controller, so the request times out):
+///   use ``createTopic(_:partitions:replicationFactor:)``. It creates any topic a client merely names (in metadata
+///   requests, also a consumer's subscription) with 4 partitions, whatever the client's `allow.auto.create.topics`:
+///   create topics before clients start.
 /// - Everything is in memory and ends with the object.
 ///
 /// The mock's functions hand an operation to its own thread and wait for it (microseconds), so they are synchronous.
@@ -93,6 +95,12 @@ public final class KafkaMockCluster: Sendable {
         codes.withUnsafeBufferPointer {
             rd_kafka_mock_push_request_errors_array(cluster.pointer, api.rawValue, $0.count, $0.baseAddress)
         }
+    }
+
+    /// Makes every request about `topic` fail with `error` (nil clears it), as a topic deleted or not authorised
+    /// would.
+    public func setTopicError(_ error: BrokerError?, topic: String) {
+        rd_kafka_mock_topic_set_error(cluster.pointer, topic, rd_kafka_resp_err_t(error?.rawValue ?? 0))
     }
 
     /// Removes errors injected for `api` that have not been answered yet.
