@@ -32,12 +32,14 @@ public struct KafkaError: Error, Sendable, Hashable, CustomStringConvertible, Cu
         }
     }
 
+    /// `CODE: reason (librdkafka error name)`; safe to log, never contains payloads or secrets.
     public var description: String {
         var text = "\(code.rawValue): \(reason)"
         if let rdKafkaError { text += " (\(rdKafkaError))" }
         return text
     }
 
+    /// The ``description`` followed by ``context`` in brackets, when there is one.
     public var debugDescription: String {
         guard let context else { return description }
         return "\(description) [\(context)]"
@@ -47,12 +49,15 @@ public struct KafkaError: Error, Sendable, Hashable, CustomStringConvertible, Cu
 extension KafkaError {
     /// A Kafka-layer failure code.
     public struct Code: RawRepresentable, Hashable, Sendable, CustomStringConvertible {
+        /// The code's name, for example `MESSAGE_TIMED_OUT`.
         public let rawValue: String
 
+        /// A code from its name.
         public init(rawValue: String) {
             self.rawValue = rawValue
         }
 
+        /// The code's name.
         public var description: String { rawValue }
 
         /// A setting is missing, malformed, unknown to librdkafka, or one this layer manages itself.

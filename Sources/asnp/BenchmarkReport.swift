@@ -53,21 +53,24 @@ struct BenchmarkReport {
             return
         }
         Swift.print(title)
+        let widths = [28, 7, 17, 10, 0]
         Swift.print(
-            pad("implementation", 28) + pad("cores", 7) + pad("notifications/s", 17) + pad("per core", 10)
-                + "vs \(reference.implementation)"
+            TextColumns.line(
+                ["implementation", "cores", "notifications/s", "per core", "vs \(reference.implementation)"],
+                widths: widths
+            )
         )
         for row in rows {
             Swift.print(
-                pad(row.implementation, 28) + pad(String(row.cores), 7)
-                    + pad(String(format: "%.0f", row.perSecond), 17)
-                    + pad(String(format: "%.0f", row.perSecond / Double(row.cores)), 10)
-                    + String(format: "%.1f×", row.perSecond / reference.perSecond)
+                TextColumns.line(
+                    [
+                        row.implementation, String(row.cores), String(format: "%.0f", row.perSecond),
+                        String(format: "%.0f", row.perSecond / Double(row.cores)),
+                        String(format: "%.1f×", row.perSecond / reference.perSecond),
+                    ],
+                    widths: widths
+                )
             )
         }
-    }
-
-    private func pad(_ text: String, _ width: Int) -> String {
-        text.count >= width ? text + " " : text + String(repeating: " ", count: width - text.count)
     }
 }

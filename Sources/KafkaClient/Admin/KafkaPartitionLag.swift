@@ -1,5 +1,6 @@
 /// How far a consumer group is behind on one partition.
 public struct KafkaPartitionLag: Sendable, Hashable {
+    /// The partition this lag is for.
     public var topicPartition: KafkaTopicPartition
     /// The group's committed offset (the next message it will read), nil if it never committed one.
     public var committedOffset: Int64?
@@ -8,6 +9,7 @@ public struct KafkaPartitionLag: Sendable, Hashable {
     /// The offset the next produced message will get.
     public var highWatermark: Int64
 
+    /// The lag of one partition from the group's committed offset and the partition's watermarks.
     public init(topicPartition: KafkaTopicPartition, committedOffset: Int64?, lowWatermark: Int64, highWatermark: Int64) {
         self.topicPartition = topicPartition
         self.committedOffset = committedOffset

@@ -55,7 +55,9 @@ public struct KafkaConsumerConfiguration: Sendable, Hashable {
 
     /// `auto.offset.reset`.
     public struct StartOffset: RawRepresentable, Sendable, Hashable {
+        /// The `auto.offset.reset` value.
         public let rawValue: String
+        /// A start offset from an `auto.offset.reset` value.
         public init(rawValue: String) { self.rawValue = rawValue }
 
         /// The oldest message the partition still holds.

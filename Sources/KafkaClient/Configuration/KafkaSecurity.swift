@@ -22,12 +22,18 @@ public struct KafkaSecurity: Sendable, Hashable {
 
     /// A `security.protocol` value.
     public struct SecurityProtocol: RawRepresentable, Sendable, Hashable {
+        /// The `security.protocol` value.
         public let rawValue: String
+        /// A security protocol from a `security.protocol` value.
         public init(rawValue: String) { self.rawValue = rawValue }
 
+        /// `plaintext`: no encryption, no authentication.
         public static let plaintext = SecurityProtocol(rawValue: "plaintext")
+        /// `ssl`: TLS encryption, optionally with a client certificate.
         public static let ssl = SecurityProtocol(rawValue: "ssl")
+        /// `sasl_plaintext`: SASL authentication without encryption.
         public static let saslPlaintext = SecurityProtocol(rawValue: "sasl_plaintext")
+        /// `sasl_ssl`: SASL authentication over TLS.
         public static let saslSSL = SecurityProtocol(rawValue: "sasl_ssl")
     }
 
@@ -35,9 +41,12 @@ public struct KafkaSecurity: Sendable, Hashable {
     public struct SASL: Sendable, Hashable {
         /// `PLAIN`, `SCRAM-SHA-256`, `SCRAM-SHA-512` (or `OAUTHBEARER` with additional properties).
         public var mechanism: String
+        /// The user name (`sasl.username`).
         public var username: String?
+        /// The password (`sasl.password`); a secret, keep it out of checked-in configuration.
         public var password: String?
 
+        /// SASL settings with the given mechanism and credentials.
         public init(mechanism: String, username: String? = nil, password: String? = nil) {
             self.mechanism = mechanism
             self.username = username
@@ -58,6 +67,7 @@ public struct KafkaSecurity: Sendable, Hashable {
         /// Verify the broker's host name against its certificate (`ssl.endpoint.identification.algorithm`).
         public var verifyHostname = true
 
+        /// TLS settings from file paths (nil: not set) and the key's password; host name verification stays on.
         public init(
             caLocation: String? = nil,
             certificateLocation: String? = nil,

@@ -1,5 +1,6 @@
 import CRDKafka
 import Logging
+import NIOCore
 
 /// A member of a Kafka consumer group that hands out messages in batches and leaves every offset decision to the
 /// application.
@@ -215,7 +216,13 @@ public final class KafkaConsumer: Sendable {
 
         var fatal = false
         var topicNames: [OpaquePointer: String] = [:]
-        messages.reserveCapacity(messages.count + count)
+        var byteCount = 0
+        for index in 0..<count where batch[index]?.pointee.err == RD_KAFKA_RESP_ERR_NO_ERROR {
+            byteCount += RDKafkaMessage.byteCount(of: batch[index]!)
+        }
+        var slab = ByteBufferAllocator().buffer(capacity: byteCount)
+        var copied: [RDKafkaMessage.Copied] = []
+        copied.reserveCapacity(count)
         for index in 0..<count {
             guard let message = batch[index] else { continue }
             defer { rd_kafka_message_destroy(message) }
@@ -224,7 +231,7 @@ public final class KafkaConsumer: Sendable {
             switch message.pointee.err {
             case RD_KAFKA_RESP_ERR_NO_ERROR:
                 if owned.contains(partition) {
-                    messages.append(RDKafkaMessage.copy(message, topic: topic))
+                    copied.append(RDKafkaMessage.copy(message, topic: topic, into: &slab))
                 } else {
                     // Cannot happen while the assignment is tracked right; the message is fetched again by the owner.
                     logger.warning("Kafka consumer dropped a message of a partition it does not own: \(partition)")
@@ -243,6 +250,10 @@ public final class KafkaConsumer: Sendable {
                     ]
                 )
             }
+        }
+        messages.reserveCapacity(messages.count + copied.count)
+        for message in copied {
+            messages.append(message.message(in: slab))
         }
         if fatal {
             throw client.fatalError() ?? KafkaError(code: .fatal, reason: "librdkafka raised a fatal consumer error")

@@ -1,12 +1,14 @@
 /// A ``KafkaConsumer``'s events as an asynchronous sequence: each step is one poll, whose events are handed out one
 /// by one. Asking for the next event is what lets a revocation proceed (see ``KafkaConsumerEvent/partitionsRevoked(_:)``).
 public struct KafkaConsumerEvents: AsyncSequence, Sendable {
+    /// The events are ``KafkaConsumerEvent``s.
     public typealias Element = KafkaConsumerEvent
 
     let consumer: KafkaConsumer
     let maxMessages: Int
     let maxWait: Duration
 
+    /// An iterator that polls the consumer as its events are used up.
     public func makeAsyncIterator() -> AsyncIterator {
         AsyncIterator(consumer: consumer, maxMessages: maxMessages, maxWait: maxWait)
     }
@@ -24,6 +26,7 @@ public struct KafkaConsumerEvents: AsyncSequence, Sendable {
             self.maxWait = maxWait
         }
 
+        /// The next event, polling when none is pending; nil once the consumer is closed or the task cancelled.
         public mutating func next() async throws -> KafkaConsumerEvent? {
             while pending.isEmpty {
                 guard !Task.isCancelled, consumer.state.withLock({ $0.phase }) == .running else { return nil }

@@ -2,9 +2,12 @@ import NIOCore
 
 /// A Kafka record header: a key and an optional binary value.
 public struct KafkaHeader: Sendable, Hashable {
+    /// The header key.
     public var key: String
+    /// The header value; nil for a header without one (distinct from an empty value).
     public var value: ByteBuffer?
 
+    /// A header with a binary value, or none.
     public init(key: String, value: ByteBuffer?) {
         self.key = key
         self.value = value
