@@ -73,7 +73,9 @@ struct BenchKafkaCommand: AsyncParsableCommand {
         logger.logLevel = .critical
         let workload = KafkaBenchWorkload(messages: messages, messageSize: messageSize, keys: keys)
         // Fresh topics every round, so no partition nears the mock's limit.
-        let topics = (1...rounds).flatMap { ["--topic", "asnp-produced-\($0):\(partitions)", "--topic", "kcat-produced-\($0):\(partitions)"] }
+        let topics = (1...rounds).flatMap {
+            ["--topic", "asnp-produced-\($0):\(partitions)", "--topic", "kcat-produced-\($0):\(partitions)"]
+        }
         let mock = try KafkaMockChild(
             executable: Bundle.main.executableURL ?? URL(fileURLWithPath: CommandLine.arguments[0]),
             arguments: topics
@@ -104,7 +106,12 @@ struct BenchKafkaCommand: AsyncParsableCommand {
 
     // MARK: - KafkaClient
 
-    private func produce(_ workload: KafkaBenchWorkload, topic: String, cluster: KafkaClusterConfiguration, logger: Logger) async throws
+    private func produce(
+        _ workload: KafkaBenchWorkload,
+        topic: String,
+        cluster: KafkaClusterConfiguration,
+        logger: Logger
+    ) async throws
         -> KafkaBenchRow
     {
         let producer = try KafkaProducer(configuration: KafkaProducerConfiguration(cluster: cluster), logger: logger)
@@ -114,7 +121,9 @@ struct BenchKafkaCommand: AsyncParsableCommand {
                 return nil
             }
             // Connection, metadata and the idempotent producer id are set up before the clock starts.
-            try await producer.send(KafkaProducerMessage(topic: topic, key: "warm-up", value: ByteBuffer(string: "warm-up")))
+            try await producer.send(
+                KafkaProducerMessage(topic: topic, key: "warm-up", value: ByteBuffer(string: "warm-up"))
+            )
             let measurement = KafkaBenchMeasurement.start()
             // A few batches in flight at once, as several ingress requests would be.
             let failures = await withTaskGroup(of: Int.self) { batches in
@@ -122,13 +131,19 @@ struct BenchKafkaCommand: AsyncParsableCommand {
                 for start in stride(from: 0, to: workload.messages, by: batchSize) {
                     batches.addTask {
                         let range = start..<min(start + batchSize, workload.messages)
-                        let results = await producer.send(contentsOf: range.map { workload.message(topic: topic, index: $0) })
+                        let results = await producer.send(
+                            contentsOf: range.map { workload.message(topic: topic, index: $0) }
+                        )
                         return results.filter { (try? $0.get()) == nil }.count
                     }
                 }
                 return await batches.reduce(0, +)
             }
-            let row = measurement.finish(operation: "produce, acknowledged", client: "asnp KafkaClient", messages: workload.messages)
+            let row = measurement.finish(
+                operation: "produce, acknowledged",
+                client: "asnp KafkaClient",
+                messages: workload.messages
+            )
             group.cancelAll()
             guard failures == 0 else {
                 throw ValidationError("\(failures) messages were not acknowledged; the figure would be wrong")
@@ -137,7 +152,12 @@ struct BenchKafkaCommand: AsyncParsableCommand {
         }
     }
 
-    private func consume(_ workload: KafkaBenchWorkload, topic: String, cluster: KafkaClusterConfiguration, logger: Logger) async throws
+    private func consume(
+        _ workload: KafkaBenchWorkload,
+        topic: String,
+        cluster: KafkaClusterConfiguration,
+        logger: Logger
+    ) async throws
         -> KafkaBenchRow
     {
         var configuration = KafkaConsumerConfiguration(cluster: cluster, groupID: "bench-\(UUID())", topics: [topic])
@@ -155,7 +175,11 @@ struct BenchKafkaCommand: AsyncParsableCommand {
                 received += batch.count
             }
         }
-        let row = (measurement ?? .start()).finish(operation: "consume, batch poll", client: "asnp KafkaClient", messages: received - 1)
+        let row = (measurement ?? .start()).finish(
+            operation: "consume, batch poll",
+            client: "asnp KafkaClient",
+            messages: received - 1
+        )
         try await consumer.close()
         guard received == expected else {
             throw ValidationError("consumed \(received) of \(expected) messages; the figure would be wrong")
@@ -176,7 +200,12 @@ struct BenchKafkaCommand: AsyncParsableCommand {
         let measurement = KafkaBenchMeasurement.start()
         let status = try runChild(kcat, ["-P", "-b", bootstrap, "-t", topic, "-K", "\t", "-l", file.path] + settings)
         guard status == 0 else { throw ValidationError("kcat -P failed (exit \(status)); is kcat installed?") }
-        return measurement.finish(operation: "produce, acknowledged", client: "kcat -P", messages: workload.messages, child: true)
+        return measurement.finish(
+            operation: "produce, acknowledged",
+            client: "kcat -P",
+            messages: workload.messages,
+            child: true
+        )
     }
 
     private func kcatConsume(_ workload: KafkaBenchWorkload, topic: String, bootstrap: String) throws -> KafkaBenchRow {
@@ -184,7 +213,12 @@ struct BenchKafkaCommand: AsyncParsableCommand {
         // -e: exit at the end of every partition; -f '': print nothing, so output costs nothing.
         let status = try runChild(kcat, ["-C", "-b", bootstrap, "-t", topic, "-o", "beginning", "-e", "-q", "-f", ""])
         guard status == 0 else { throw ValidationError("kcat -C failed (exit \(status))") }
-        return measurement.finish(operation: "consume, batch poll", client: "kcat -C", messages: workload.messages, child: true)
+        return measurement.finish(
+            operation: "consume, batch poll",
+            client: "kcat -C",
+            messages: workload.messages,
+            child: true
+        )
     }
 
     private func runChild(_ executable: String, _ arguments: [String]) throws -> Int32 {

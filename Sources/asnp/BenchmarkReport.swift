@@ -47,9 +47,7 @@ struct BenchmarkReport {
                     )
                 }
             )
-            let encoder = JSONEncoder()
-            encoder.outputFormatting = [.sortedKeys]
-            Swift.print(String(decoding: (try? encoder.encode(output)) ?? Data(), as: UTF8.self))
+            TextColumns.printJSON(output)
             return
         }
         Swift.print(title)

@@ -44,9 +44,7 @@ struct KafkaBenchReport {
                     )
                 }
             )
-            let encoder = JSONEncoder()
-            encoder.outputFormatting = [.sortedKeys]
-            Swift.print(String(decoding: (try? encoder.encode(output)) ?? Data(), as: UTF8.self))
+            TextColumns.printJSON(output)
             return
         }
         Swift.print(title)

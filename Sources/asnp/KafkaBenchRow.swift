@@ -24,7 +24,8 @@ extension KafkaBenchRow {
         }
         func median(_ values: [Double]) -> Double {
             let sorted = values.sorted()
-            return sorted.count % 2 == 1 ? sorted[sorted.count / 2] : (sorted[sorted.count / 2 - 1] + sorted[sorted.count / 2]) / 2
+            return sorted.count % 2 == 1
+                ? sorted[sorted.count / 2] : (sorted[sorted.count / 2 - 1] + sorted[sorted.count / 2]) / 2
         }
         return order.map { key in
             let group = rounds[key]!

@@ -16,7 +16,9 @@ struct KafkaBenchWorkload: Sendable {
         let alphabet = Array("ABCDEFGHIJKLMNOPQRSTUVWXYZabcdefghijklmnopqrstuvwxyz0123456789-_".utf8)
         var generator = SystemRandomNumberGenerator()
         values = (0..<1_000).map { _ in
-            ByteBuffer(bytes: (0..<messageSize).map { _ in alphabet[Int.random(in: 0..<alphabet.count, using: &generator)] })
+            ByteBuffer(
+                bytes: (0..<messageSize).map { _ in alphabet[Int.random(in: 0..<alphabet.count, using: &generator)] }
+            )
         }
     }
 

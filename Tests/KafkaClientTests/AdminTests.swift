@@ -4,7 +4,9 @@ import Testing
 
 @Suite("Admin: partitions, watermarks, committed offsets, lag")
 struct AdminTests {
-    static func partition(_ index: Int32) -> KafkaTopicPartition { KafkaTopicPartition(topic: "tracked", partition: index) }
+    static func partition(_ index: Int32) -> KafkaTopicPartition {
+        KafkaTopicPartition(topic: "tracked", partition: index)
+    }
 
     @Test("Lag is the high watermark minus the group's committed offset, per partition; commits are read back as made")
     func lagFollowsCommits() async throws {
@@ -16,7 +18,9 @@ struct AdminTests {
         _ = try await cluster.withProducer { producer in
             await producer.send(
                 contentsOf: counts.flatMap { partition, count in
-                    (0..<count).map { KafkaProducerMessage(topic: "tracked", value: ByteBuffer(string: "\($0)"), partition: partition) }
+                    (0..<count).map {
+                        KafkaProducerMessage(topic: "tracked", value: ByteBuffer(string: "\($0)"), partition: partition)
+                    }
                 }
             )
         }
@@ -35,13 +39,15 @@ struct AdminTests {
         )
         _ = try await consumer.collect { $0.messages.count >= 23 }
         try await consumer.commit([
-            KafkaTopicPartitionOffset(Self.partition(0), offset: 5), KafkaTopicPartitionOffset(Self.partition(1), offset: 3),
+            KafkaTopicPartitionOffset(Self.partition(0), offset: 5),
+            KafkaTopicPartitionOffset(Self.partition(1), offset: 3),
         ])
         consumer.commitInBackground([KafkaTopicPartitionOffset(Self.partition(2), offset: 11)])
 
         #expect(
             try await eventually {
-                try await admin.committedOffsets(group: "auditors", partitions: [Self.partition(2)])[Self.partition(2)] == 11
+                try await admin.committedOffsets(group: "auditors", partitions: [Self.partition(2)])[Self.partition(2)]
+                    == 11
             },
             "the background commit lands"
         )
@@ -73,7 +79,9 @@ struct AdminTests {
         #expect(try await admin.partitionCount(of: "gone") == 2)
     }
 
-    @Test("Topic creation through the admin API fails with a clear error where the cluster cannot do it (the mock has no controller)")
+    @Test(
+        "Topic creation through the admin API fails with a clear error where the cluster cannot do it (the mock has no controller)"
+    )
     func createTopicsOnMock() async throws {
         let cluster = try KafkaTestCluster()
         let admin = try KafkaAdminClient(cluster: cluster.mock.clusterConfiguration, logger: cluster.logger)

@@ -20,7 +20,8 @@ struct ConfigurationTests {
 
     @Test("The consumer never commits or stores offsets by itself")
     func consumerManualOffsets() throws {
-        let properties = try KafkaConsumerConfiguration(cluster: cluster, groupID: "workers", topics: ["raw"]).properties()
+        let properties = try KafkaConsumerConfiguration(cluster: cluster, groupID: "workers", topics: ["raw"])
+            .properties()
         #expect(properties["enable.auto.commit"] == "false")
         #expect(properties["enable.auto.offset.store"] == "false")
         #expect(properties["partition.assignment.strategy"] == "cooperative-sticky")
@@ -49,7 +50,8 @@ struct ConfigurationTests {
     func bootstrapServers() {
         for servers in ["", "broker", "broker:", ":9092", "broker:99999"] {
             let error = #expect(throws: KafkaError.self) {
-                _ = try KafkaProducerConfiguration(cluster: KafkaClusterConfiguration(bootstrapServers: servers)).properties()
+                _ = try KafkaProducerConfiguration(cluster: KafkaClusterConfiguration(bootstrapServers: servers))
+                    .properties()
             }
             #expect(error?.code == .invalidConfiguration, "\(servers)")
         }
@@ -60,14 +62,20 @@ struct ConfigurationTests {
         var unknown = cluster
         unknown.additionalProperties["no.such.property"] = "1"
         let unknownError = #expect(throws: KafkaError.self) {
-            _ = try KafkaProducer(configuration: KafkaProducerConfiguration(cluster: unknown), logger: Logger(label: "test"))
+            _ = try KafkaProducer(
+                configuration: KafkaProducerConfiguration(cluster: unknown),
+                logger: Logger(label: "test")
+            )
         }
         #expect(unknownError?.description.contains("no.such.property") == true)
 
         var invalid = cluster
         invalid.additionalProperties["socket.timeout.ms"] = "-5"
         let invalidError = #expect(throws: KafkaError.self) {
-            _ = try KafkaProducer(configuration: KafkaProducerConfiguration(cluster: invalid), logger: Logger(label: "test"))
+            _ = try KafkaProducer(
+                configuration: KafkaProducerConfiguration(cluster: invalid),
+                logger: Logger(label: "test")
+            )
         }
         #expect(invalidError?.description.contains("socket.timeout.ms") == true)
         #expect(invalidError?.debugDescription.contains("-5") == true, "librdkafka's detail helps with ordinary values")
@@ -83,7 +91,9 @@ struct ConfigurationTests {
     func securityProtocol() {
         var cluster = cluster
         cluster.security = KafkaSecurity(securityProtocol: .plaintext, tls: .init(caLocation: "/etc/ca.pem"))
-        let error = #expect(throws: KafkaError.self) { _ = try KafkaProducerConfiguration(cluster: cluster).properties() }
+        let error = #expect(throws: KafkaError.self) {
+            _ = try KafkaProducerConfiguration(cluster: cluster).properties()
+        }
         #expect(error?.description.contains("ssl") == true)
     }
 

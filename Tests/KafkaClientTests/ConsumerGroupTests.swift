@@ -15,10 +15,20 @@ struct ConsumerGroupTests {
     func takeoverAfterCrash(rebalanceProtocol: KafkaConsumerConfiguration.RebalanceProtocol) async throws {
         let cluster = try KafkaTestCluster(topics: [Self.topic: 8])
         let admin = try KafkaAdminClient(cluster: cluster.mock.clusterConfiguration, logger: cluster.logger)
-        let configuration = cluster.consumerConfiguration(group: "workers", topics: [Self.topic], rebalanceProtocol: rebalanceProtocol)
+        let configuration = cluster.consumerConfiguration(
+            group: "workers",
+            topics: [Self.topic],
+            rebalanceProtocol: rebalanceProtocol
+        )
         // The only strong reference to A, so releasing it really destroys the consumer.
-        var a: GroupMember? = GroupMember(name: "A", consumer: try KafkaConsumer(configuration: configuration, logger: cluster.logger))
-        let b = GroupMember(name: "B", consumer: try KafkaConsumer(configuration: configuration, logger: cluster.logger))
+        var a: GroupMember? = GroupMember(
+            name: "A",
+            consumer: try KafkaConsumer(configuration: configuration, logger: cluster.logger)
+        )
+        let b = GroupMember(
+            name: "B",
+            consumer: try KafkaConsumer(configuration: configuration, logger: cluster.logger)
+        )
 
         try await withThrowingTaskGroup(of: Void.self) { group in
             group.addTask { try await b.pollUntilCancelled() }
@@ -56,7 +66,10 @@ struct ConsumerGroupTests {
             a!.consumer.abandonOnRelease()
             a = nil
             // Dispatch releases the executor's last block a moment after it ran.
-            #expect(await eventually(timeout: .seconds(5)) { crashed == nil }, "the crashed consumer is gone: no heartbeats, no LeaveGroup")
+            #expect(
+                await eventually(timeout: .seconds(5)) { crashed == nil },
+                "the crashed consumer is gone: no heartbeats, no LeaveGroup"
+            )
 
             let total = firstHalf.count + secondHalf.count
             let tookOver = await eventually(timeout: .seconds(90)) {
@@ -99,8 +112,15 @@ struct ConsumerGroupTests {
         _ = try await cluster.withProducer { producer in
             await producer.send(contentsOf: messages.map { $0.producerMessage(topic: Self.topic) })
         }
-        let configuration = cluster.consumerConfiguration(group: "handover", topics: [Self.topic], rebalanceProtocol: rebalanceProtocol)
-        let a = GroupMember(name: "A", consumer: try KafkaConsumer(configuration: configuration, logger: cluster.logger))
+        let configuration = cluster.consumerConfiguration(
+            group: "handover",
+            topics: [Self.topic],
+            rebalanceProtocol: rebalanceProtocol
+        )
+        let a = GroupMember(
+            name: "A",
+            consumer: try KafkaConsumer(configuration: configuration, logger: cluster.logger)
+        )
         // A owns everything and has consumed everything, committing nothing yet.
         #expect(
             try await eventually {
@@ -109,7 +129,10 @@ struct ConsumerGroupTests {
             }
         )
 
-        let b = GroupMember(name: "B", consumer: try KafkaConsumer(configuration: configuration, logger: cluster.logger))
+        let b = GroupMember(
+            name: "B",
+            consumer: try KafkaConsumer(configuration: configuration, logger: cluster.logger)
+        )
         try await withThrowingTaskGroup(of: Void.self) { group in
             group.addTask { try await b.pollUntilCancelled() }
             // A polls until the group announces the revocation, then holds on to it.
@@ -138,7 +161,9 @@ struct ConsumerGroupTests {
             // mock refuses commits while members rejoin, unlike Kafka, so only the cooperative case commits here.)
             if rebalanceProtocol.isCooperative {
                 let done = Dictionary(
-                    a.deliveries.filter { revoked.partitions.contains($0.partition) }.map { ($0.partition, $0.offset + 1) },
+                    a.deliveries.filter { revoked.partitions.contains($0.partition) }.map {
+                        ($0.partition, $0.offset + 1)
+                    },
                     uniquingKeysWith: max
                 )
                 try await a.consumer.commit(done.map { KafkaTopicPartitionOffset($0.key, offset: $0.value) })
@@ -174,8 +199,14 @@ struct ConsumerGroupTests {
     func takeoverAfterClose() async throws {
         let cluster = try KafkaTestCluster(topics: [Self.topic: 8])
         let configuration = cluster.consumerConfiguration(group: "leavers", topics: [Self.topic])
-        let a = GroupMember(name: "A", consumer: try KafkaConsumer(configuration: configuration, logger: cluster.logger))
-        let b = GroupMember(name: "B", consumer: try KafkaConsumer(configuration: configuration, logger: cluster.logger))
+        let a = GroupMember(
+            name: "A",
+            consumer: try KafkaConsumer(configuration: configuration, logger: cluster.logger)
+        )
+        let b = GroupMember(
+            name: "B",
+            consumer: try KafkaConsumer(configuration: configuration, logger: cluster.logger)
+        )
         let messages = SequencedMessage.make(count: 2_000, keys: 200)
         let half = messages.count / 2
 
@@ -196,7 +227,9 @@ struct ConsumerGroupTests {
             let partitionsOfA = a.consumer.assignment
             try await a.consumer.close()
             _ = try await cluster.withProducer { producer in
-                await producer.send(contentsOf: messages.suffix(from: half).map { $0.producerMessage(topic: Self.topic) })
+                await producer.send(
+                    contentsOf: messages.suffix(from: half).map { $0.producerMessage(topic: Self.topic) }
+                )
             }
             // Well within the 6 s session timeout: the member left, it did not have to be timed out.
             let tookOver = await eventually(timeout: .seconds(5)) {

@@ -11,7 +11,9 @@ final class GroupMember: Sendable {
 
     let name: String
     let consumer: KafkaConsumer
-    private let log = Mutex<(deliveries: [Delivery], events: [KafkaConsumerEvent], committed: [KafkaTopicPartition: Int64])>(
+    private let log = Mutex<
+        (deliveries: [Delivery], events: [KafkaConsumerEvent], committed: [KafkaTopicPartition: Int64])
+    >(
         ([], [], [:])
     )
 

@@ -13,7 +13,8 @@ struct KafkaTestCluster {
 
     init(brokers: Int = 1, topics: [String: Int] = [:], label: String = #function) throws {
         var logger = Logger(label: "test.kafka.\(label)")
-        logger.logLevel = ProcessInfo.processInfo.environment["ASNP_TEST_LOG"].flatMap { Logger.Level(rawValue: $0) } ?? .critical
+        logger.logLevel =
+            ProcessInfo.processInfo.environment["ASNP_TEST_LOG"].flatMap { Logger.Level(rawValue: $0) } ?? .critical
         self.logger = logger
         mock = try KafkaMockCluster(brokers: brokers, logger: logger)
         for (topic, partitions) in topics {
@@ -32,7 +33,11 @@ struct KafkaTestCluster {
         topics: [String],
         rebalanceProtocol: KafkaConsumerConfiguration.RebalanceProtocol = .cooperativeSticky
     ) -> KafkaConsumerConfiguration {
-        var configuration = KafkaConsumerConfiguration(cluster: mock.clusterConfiguration, groupID: group, topics: topics)
+        var configuration = KafkaConsumerConfiguration(
+            cluster: mock.clusterConfiguration,
+            groupID: group,
+            topics: topics
+        )
         configuration.rebalanceProtocol = rebalanceProtocol
         configuration.sessionTimeout = .seconds(6)
         configuration.heartbeatInterval = .milliseconds(500)

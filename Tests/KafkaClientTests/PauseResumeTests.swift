@@ -4,7 +4,9 @@ import Testing
 
 @Suite("Per-partition pause and resume")
 struct PauseResumeTests {
-    @Test("A paused partition yields nothing while others go on; after resume it continues right after the last message handed out")
+    @Test(
+        "A paused partition yields nothing while others go on; after resume it continues right after the last message handed out"
+    )
     func pauseAndResume() async throws {
         let cluster = try KafkaTestCluster(topics: ["work": 2])
         let paused = KafkaTopicPartition(topic: "work", partition: 0)
@@ -27,9 +29,12 @@ struct PauseResumeTests {
         let handedOutBeforePause = received.filter { $0.topicPartition == paused }.count
         #expect(handedOutBeforePause < 300)
 
-        _ = try await cluster.withProducer { producer in await producer.send(contentsOf: Self.messages(running, 300..<400)) }
+        _ = try await cluster.withProducer { producer in
+            await producer.send(contentsOf: Self.messages(running, 300..<400))
+        }
         let whilePaused = try await consumer.collect(timeout: .seconds(3)) {
-            $0.messages.filter { $0.topicPartition == running }.count + received.filter { $0.topicPartition == running }.count >= 400
+            $0.messages.filter { $0.topicPartition == running }.count
+                + received.filter { $0.topicPartition == running }.count >= 400
         }.messages
         #expect(!whilePaused.contains { $0.topicPartition == paused }, "nothing of a paused partition")
         #expect(whilePaused.contains { $0.topicPartition == running }, "the other partition goes on")
@@ -48,7 +53,9 @@ struct PauseResumeTests {
     }
 
     static func messages(_ partition: KafkaTopicPartition, _ range: Range<Int>) -> [KafkaProducerMessage] {
-        range.map { KafkaProducerMessage(topic: "work", value: ByteBuffer(string: "\($0)"), partition: partition.partition) }
+        range.map {
+            KafkaProducerMessage(topic: "work", value: ByteBuffer(string: "\($0)"), partition: partition.partition)
+        }
     }
 
     @Test("Pausing a partition the member does not own fails with INVALID_STATE")

@@ -34,7 +34,10 @@ struct ProduceConsumeTests {
         #expect(Set(events.assigned) == Set((0..<8).map { KafkaTopicPartition(topic: "orders", partition: $0) }))
         // Headers and coordinates come with every message.
         let first = try #require(events.messages.first)
-        #expect(first.headers.first(named: "sequence") == String(buffer: first.value).split(separator: "|").first.map(String.init))
+        #expect(
+            first.headers.first(named: "sequence")
+                == String(buffer: first.value).split(separator: "|").first.map(String.init)
+        )
         #expect(first.timestamp != nil)
         #expect(first.offset >= 0)
     }

@@ -19,7 +19,9 @@ struct ProducerFaultTests {
         return events.messages.map { String(buffer: $0.value) }
     }
 
-    @Test("While the only broker is down, send waits; it succeeds once the broker is back, and the message is stored once")
+    @Test(
+        "While the only broker is down, send waits; it succeeds once the broker is back, and the message is stored once"
+    )
     func brokerDownThenUp() async throws {
         let cluster = try KafkaTestCluster(topics: ["raw": 1])
         try await cluster.withProducer(cluster.producerConfiguration(deliveryTimeout: .seconds(30))) { producer in
@@ -29,7 +31,9 @@ struct ProducerFaultTests {
             try await withThrowingTaskGroup(of: KafkaDeliveryReport.self) { group in
                 group.addTask {
                     defer { finished.set() }
-                    return try await producer.send(KafkaProducerMessage(topic: "raw", key: "k", value: ByteBuffer(string: "during")))
+                    return try await producer.send(
+                        KafkaProducerMessage(topic: "raw", key: "k", value: ByteBuffer(string: "during"))
+                    )
                 }
                 try await Task.sleep(for: .seconds(2))
                 #expect(!finished.isSet, "no acknowledgement can come from a broker that is down")
@@ -42,7 +46,9 @@ struct ProducerFaultTests {
         #expect(try await Self.readBack(cluster, topic: "raw", atLeast: 2) == ["before", "during"])
     }
 
-    @Test("When the broker stays down past the delivery timeout, send fails with MESSAGE_TIMED_OUT and nothing is stored")
+    @Test(
+        "When the broker stays down past the delivery timeout, send fails with MESSAGE_TIMED_OUT and nothing is stored"
+    )
     func brokerDownPastTimeout() async throws {
         let cluster = try KafkaTestCluster(topics: ["raw": 1])
         try await cluster.withProducer(cluster.producerConfiguration(deliveryTimeout: .seconds(2))) { producer in
@@ -67,7 +73,9 @@ struct ProducerFaultTests {
             try await producer.send(KafkaProducerMessage(topic: "raw", key: "k", value: ByteBuffer(string: values[0])))
             cluster.mock.injectErrors([.notEnoughReplicas, .notLeaderForPartition, .requestTimedOut], into: .produce)
             let reports = await producer.send(
-                contentsOf: values.dropFirst().map { KafkaProducerMessage(topic: "raw", key: "k", value: ByteBuffer(string: $0)) }
+                contentsOf: values.dropFirst().map {
+                    KafkaProducerMessage(topic: "raw", key: "k", value: ByteBuffer(string: $0))
+                }
             )
             #expect(reports.allSatisfy { (try? $0.get()) != nil })
         }
@@ -81,7 +89,9 @@ struct ProducerFaultTests {
             try await producer.send(KafkaProducerMessage(topic: "raw", key: "k", value: ByteBuffer(string: "accepted")))
             cluster.mock.injectErrors([.topicAuthorizationFailed], into: .produce)
             let error = await #expect(throws: KafkaError.self) {
-                try await producer.send(KafkaProducerMessage(topic: "raw", key: "k", value: ByteBuffer(string: "refused")))
+                try await producer.send(
+                    KafkaProducerMessage(topic: "raw", key: "k", value: ByteBuffer(string: "refused"))
+                )
             }
             #expect(error?.code == .refused)
             #expect(error?.isRetriable == false)
@@ -102,7 +112,9 @@ struct ProducerFaultTests {
             await withTaskGroup(of: [Result<KafkaDeliveryReport, KafkaError>].self) { group in
                 for chunk in stride(from: 0, to: messages.count, by: 100) {
                     group.addTask {
-                        await producer.send(contentsOf: messages[chunk..<chunk + 100].map { $0.producerMessage(topic: "raw") })
+                        await producer.send(
+                            contentsOf: messages[chunk..<chunk + 100].map { $0.producerMessage(topic: "raw") }
+                        )
                     }
                 }
                 return await group.reduce(into: []) { $0 += $1 }
@@ -150,7 +162,9 @@ struct ProducerFaultTests {
         #expect(try await Self.readBack(cluster, topic: "raw", atLeast: messages.count).count == messages.count)
     }
 
-    @Test("If the cluster is gone at shutdown, the drain gives up after its timeout and fails, never acknowledges, what is left")
+    @Test(
+        "If the cluster is gone at shutdown, the drain gives up after its timeout and fails, never acknowledges, what is left"
+    )
     func shutdownWithBrokerDown() async throws {
         let cluster = try KafkaTestCluster(topics: ["raw": 1])
         var configuration = cluster.producerConfiguration(deliveryTimeout: .seconds(60))
@@ -162,10 +176,14 @@ struct ProducerFaultTests {
                     try await producer.run()
                     return nil
                 }
-                try await producer.send(KafkaProducerMessage(topic: "raw", key: "k", value: ByteBuffer(string: "first")))
+                try await producer.send(
+                    KafkaProducerMessage(topic: "raw", key: "k", value: ByteBuffer(string: "first"))
+                )
                 try cluster.mock.setBrokerDown(1)
                 group.addTask {
-                    await producer.send(contentsOf: [KafkaProducerMessage(topic: "raw", key: "k", value: ByteBuffer(string: "stuck"))])[0]
+                    await producer.send(contentsOf: [
+                        KafkaProducerMessage(topic: "raw", key: "k", value: ByteBuffer(string: "stuck"))
+                    ])[0]
                 }
                 try await Task.sleep(for: .milliseconds(200))
                 trigger.triggerGracefulShutdown()

@@ -4,6 +4,8 @@ import Logging
 import NIOCore
 import Testing
 
+@testable import asnp
+
 /// `asnp kafka-mock` with an independent client: kcat (Debian's `kcat`, installed by scripts/bootstrap) must read
 /// what our producer wrote, and our consumer what kcat wrote.
 @Suite("asnp kafka-mock with kcat")
@@ -19,7 +21,10 @@ struct KafkaMockCommandTests {
         let kcat = try runProgram("sh", ["-c", "command -v kcat"])
         try #require(kcat.status == 0, "kcat is not installed: run scripts/bootstrap (apt-get install kcat)")
 
-        let mock = try KafkaMockProcess(["--brokers", "2", "--topic", "interop:4", "--topic", "back:3"])
+        let mock = try KafkaMockChild(
+            executable: ASNPProcess.executable,
+            arguments: ["--brokers", "2", "--topic", "interop:4", "--topic", "back:3"]
+        )
         let bootstrap = mock.bootstrapServers
         #expect(bootstrap.split(separator: ",").count == 2)
 
@@ -54,7 +59,9 @@ struct KafkaMockCommandTests {
             ["-C", "-b", bootstrap, "-t", "interop", "-o", "beginning", "-e", "-q", "-f", "%k\t%s\t%p\t%o\t%h\n"]
         )
         #expect(read.status == 0)
-        let lines = String(decoding: read.output, as: UTF8.self).split(separator: "\n").map { $0.split(separator: "\t", omittingEmptySubsequences: false) }
+        let lines = String(decoding: read.output, as: UTF8.self).split(separator: "\n").map {
+            $0.split(separator: "\t", omittingEmptySubsequences: false)
+        }
         #expect(lines.count == sent.count)
         for (key, records) in Dictionary(grouping: lines, by: { String($0[0]) }) {
             #expect(records.map { String($0[1]) } == sent.filter { $0.key == key }.map(\.value), "order of \(key)")
@@ -67,7 +74,9 @@ struct KafkaMockCommandTests {
 
         // kcat → our consumer.
         let back = (0..<60).map { "k\($0 % 6):v\($0 / 6)" }.joined(separator: "\n") + "\n"
-        #expect(try runProgram("kcat", ["-P", "-b", bootstrap, "-t", "back", "-K:"], input: Data(back.utf8)).status == 0)
+        #expect(
+            try runProgram("kcat", ["-P", "-b", bootstrap, "-t", "back", "-K:"], input: Data(back.utf8)).status == 0
+        )
         var configuration = KafkaConsumerConfiguration(
             cluster: KafkaClusterConfiguration(bootstrapServers: bootstrap),
             groupID: "interop",

@@ -14,7 +14,11 @@ public final class KafkaAdminClient: Sendable {
         var properties = try cluster.properties(managed: [])
         // Asking about a topic must never create it (librdkafka lets producer-type handles do so by default).
         properties["allow.auto.create.topics"] = "false"
-        client = try RDKafkaClient.make(kind: .producer, properties: properties, callbacks: RDKafkaCallbacks(logger: logger))
+        client = try RDKafkaClient.make(
+            kind: .producer,
+            properties: properties,
+            callbacks: RDKafkaCallbacks(logger: logger)
+        )
     }
 
     /// Creates the topics; a topic that already exists counts as created (its settings are not compared).
@@ -22,7 +26,9 @@ public final class KafkaAdminClient: Sendable {
     /// Throws ``KafkaError/Code/refused`` naming the topic when the cluster refuses one (invalid settings, not
     /// authorised). librdkafka's mock cluster cannot create topics this way (it has no controller, so the request
     /// ends with ``KafkaError/Code/timedOut``); use ``KafkaMockCluster/createTopic(_:partitions:replicationFactor:)``.
-    public func createTopics(_ topics: [KafkaTopicSpecification], timeout: Duration = .seconds(30)) async throws(KafkaError) {
+    public func createTopics(_ topics: [KafkaTopicSpecification], timeout: Duration = .seconds(30))
+        async throws(KafkaError)
+    {
         guard !topics.isEmpty else { return }
         let client = client
         let milliseconds = Int32(clamping: timeout.wholeMilliseconds)
@@ -32,7 +38,13 @@ public final class KafkaAdminClient: Sendable {
             defer { newTopics.forEach { $0.map { rd_kafka_NewTopic_destroy($0) } } }
             for topic in topics {
                 let (created, detail) = RDKafkaErrorText.with { text, size in
-                    rd_kafka_NewTopic_new(topic.name, Int32(clamping: topic.partitions), Int32(clamping: topic.replicationFactor), text, size)
+                    rd_kafka_NewTopic_new(
+                        topic.name,
+                        Int32(clamping: topic.partitions),
+                        Int32(clamping: topic.replicationFactor),
+                        text,
+                        size
+                    )
                 }
                 guard let created else { throw .invalidConfiguration("invalid topic '\(topic.name)'", context: detail) }
                 newTopics.append(created)
@@ -43,8 +55,15 @@ public final class KafkaAdminClient: Sendable {
                     }
                 }
             }
-            try Self.request(client, RD_KAFKA_ADMIN_OP_CREATETOPICS, timeoutMilliseconds: milliseconds, what: "create topics") { options, queue in
-                newTopics.withUnsafeMutableBufferPointer { rd_kafka_CreateTopics(client.handle, $0.baseAddress, $0.count, options, queue) }
+            try Self.request(
+                client,
+                RD_KAFKA_ADMIN_OP_CREATETOPICS,
+                timeoutMilliseconds: milliseconds,
+                what: "create topics"
+            ) { options, queue in
+                newTopics.withUnsafeMutableBufferPointer {
+                    rd_kafka_CreateTopics(client.handle, $0.baseAddress, $0.count, options, queue)
+                }
             } result: { event throws(KafkaError) in
                 var count = 0
                 guard let result = rd_kafka_event_CreateTopics_result(event),
@@ -53,9 +72,16 @@ public final class KafkaAdminClient: Sendable {
                 for index in 0..<count {
                     guard let topicResult = results[index] else { continue }
                     let error = rd_kafka_topic_result_error(topicResult)
-                    guard error != RD_KAFKA_RESP_ERR_NO_ERROR, error != RD_KAFKA_RESP_ERR_TOPIC_ALREADY_EXISTS else { continue }
-                    var failure = KafkaError.rdKafka(error, "could not create topic '\(String(cString: rd_kafka_topic_result_name(topicResult)))'")
-                    if let text = rd_kafka_topic_result_error_string(topicResult) { failure.context = String(cString: text) }
+                    guard error != RD_KAFKA_RESP_ERR_NO_ERROR, error != RD_KAFKA_RESP_ERR_TOPIC_ALREADY_EXISTS else {
+                        continue
+                    }
+                    var failure = KafkaError.rdKafka(
+                        error,
+                        "could not create topic '\(String(cString: rd_kafka_topic_result_name(topicResult)))'"
+                    )
+                    if let text = rd_kafka_topic_result_error_string(topicResult) {
+                        failure.context = String(cString: text)
+                    }
                     throw failure
                 }
             }
@@ -99,7 +125,14 @@ public final class KafkaAdminClient: Sendable {
             for partition in 0..<Int32(partitions) {
                 var low: Int64 = 0
                 var high: Int64 = 0
-                let result = rd_kafka_query_watermark_offsets(client.handle, topic, partition, &low, &high, milliseconds)
+                let result = rd_kafka_query_watermark_offsets(
+                    client.handle,
+                    topic,
+                    partition,
+                    &low,
+                    &high,
+                    milliseconds
+                )
                 guard result == RD_KAFKA_RESP_ERR_NO_ERROR else {
                     throw .rdKafka(result, "could not read the watermarks of \(topic)[\(partition)]")
                 }
@@ -121,7 +154,9 @@ public final class KafkaAdminClient: Sendable {
         return try await executor.run { () throws(KafkaError) -> [KafkaTopicPartition: Int64?] in
             client.servePending()
             var committed: [KafkaTopicPartition: Int64?] = [:]
-            let request = RDKafkaTopicPartitionList.with(partitions) { rd_kafka_ListConsumerGroupOffsets_new(group, $0) }
+            let request = RDKafkaTopicPartitionList.with(partitions) {
+                rd_kafka_ListConsumerGroupOffsets_new(group, $0)
+            }
             var requests: [OpaquePointer?] = [request]
             defer { request.map { rd_kafka_ListConsumerGroupOffsets_destroy($0) } }
             try Self.request(
@@ -138,7 +173,9 @@ public final class KafkaAdminClient: Sendable {
                 guard let result = rd_kafka_event_ListConsumerGroupOffsets_result(event),
                     let groups = rd_kafka_ListConsumerGroupOffsets_result_groups(result, &count), count == 1,
                     let groupResult = groups[0]
-                else { throw KafkaError(code: .brokerError, reason: "the cluster sent no committed offsets for '\(group)'") }
+                else {
+                    throw KafkaError(code: .brokerError, reason: "the cluster sent no committed offsets for '\(group)'")
+                }
                 if let error = rd_kafka_group_result_error(groupResult) {
                     throw KafkaError.rdKafka(copying: error, "could not read the committed offsets of group '\(group)'")
                 }

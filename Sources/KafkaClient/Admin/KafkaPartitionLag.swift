@@ -10,7 +10,8 @@ public struct KafkaPartitionLag: Sendable, Hashable {
     public var highWatermark: Int64
 
     /// The lag of one partition from the group's committed offset and the partition's watermarks.
-    public init(topicPartition: KafkaTopicPartition, committedOffset: Int64?, lowWatermark: Int64, highWatermark: Int64) {
+    public init(topicPartition: KafkaTopicPartition, committedOffset: Int64?, lowWatermark: Int64, highWatermark: Int64)
+    {
         self.topicPartition = topicPartition
         self.committedOffset = committedOffset
         self.lowWatermark = lowWatermark

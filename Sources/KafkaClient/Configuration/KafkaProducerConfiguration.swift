@@ -32,7 +32,9 @@ public struct KafkaProducerConfiguration: Sendable, Hashable {
 
     func properties() throws(KafkaError) -> [String: String] {
         guard deliveryTimeout > .zero, linger >= .zero, shutdownFlushTimeout >= .zero else {
-            throw .invalidConfiguration("deliveryTimeout must be positive; linger and shutdownFlushTimeout not negative")
+            throw .invalidConfiguration(
+                "deliveryTimeout must be positive; linger and shutdownFlushTimeout not negative"
+            )
         }
         guard maxQueuedMessages > 0 else { throw .invalidConfiguration("maxQueuedMessages must be positive") }
         var properties = try cluster.properties(managed: Self.managedProperties)

@@ -105,7 +105,7 @@ public final class KafkaConsumer: Sendable {
     func pollUnlessClosed(maxMessages: Int, maxWait: Duration) async throws(KafkaError) -> [KafkaConsumerEvent]? {
         do {
             return try await poll(maxMessages: maxMessages, maxWait: maxWait)
-        } catch where error.code == .shutDown {
+        } catch  where error.code == .shutDown {
             return nil
         }
     }
@@ -266,7 +266,9 @@ public final class KafkaConsumer: Sendable {
         let state = state
         try await executor.run { () throws(KafkaError) in
             let failure = RDKafkaTopicPartitionList.with(partitions) { list -> KafkaError? in
-                let result = pause ? rd_kafka_pause_partitions(client.handle, list) : rd_kafka_resume_partitions(client.handle, list)
+                let result =
+                    pause
+                    ? rd_kafka_pause_partitions(client.handle, list) : rd_kafka_resume_partitions(client.handle, list)
                 if result != RD_KAFKA_RESP_ERR_NO_ERROR {
                     return .rdKafka(result, pause ? "could not pause partitions" : "could not resume partitions")
                 }

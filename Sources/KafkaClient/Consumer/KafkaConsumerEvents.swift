@@ -30,7 +30,8 @@ public struct KafkaConsumerEvents: AsyncSequence, Sendable {
         public mutating func next() async throws -> KafkaConsumerEvent? {
             while pending.isEmpty {
                 guard !Task.isCancelled, consumer.state.withLock({ $0.phase }) == .running else { return nil }
-                guard let events = try await consumer.pollUnlessClosed(maxMessages: maxMessages, maxWait: maxWait) else {
+                guard let events = try await consumer.pollUnlessClosed(maxMessages: maxMessages, maxWait: maxWait)
+                else {
                     return nil
                 }
                 pending = events

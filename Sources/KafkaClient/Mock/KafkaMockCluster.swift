@@ -84,7 +84,11 @@ public final class KafkaMockCluster: Sendable {
     /// Adds `roundTripTime` to every answer of `broker` (zero removes it).
     public func setRoundTripTime(_ roundTripTime: Duration, broker: Int32) throws(KafkaError) {
         try check(
-            rd_kafka_mock_broker_set_rtt(cluster.pointer, try known(broker), Int32(clamping: roundTripTime.wholeMilliseconds)),
+            rd_kafka_mock_broker_set_rtt(
+                cluster.pointer,
+                try known(broker),
+                Int32(clamping: roundTripTime.wholeMilliseconds)
+            ),
             "could not set the round-trip time of broker \(broker)"
         )
     }
@@ -110,7 +114,9 @@ public final class KafkaMockCluster: Sendable {
 
     private func known(_ broker: Int32) throws(KafkaError) -> Int32 {
         guard brokerIDs.contains(broker) else {
-            throw .invalidConfiguration("the mock cluster has brokers \(brokerIDs.lowerBound)...\(brokerIDs.upperBound), not \(broker)")
+            throw .invalidConfiguration(
+                "the mock cluster has brokers \(brokerIDs.lowerBound)...\(brokerIDs.upperBound), not \(broker)"
+            )
         }
         return broker
     }

@@ -18,7 +18,11 @@ extension KafkaProducer {
 
         /// Records the outcome of message `index`; the first outcome of a message wins.
         func resolve(_ index: Int, _ result: Result<KafkaDeliveryReport, KafkaError>) {
-            let finished = state.withLock { state -> (CheckedContinuation<[Result<KafkaDeliveryReport, KafkaError>], Never>, [Result<KafkaDeliveryReport, KafkaError>])? in
+            let finished = state.withLock {
+                state -> (
+                    CheckedContinuation<[Result<KafkaDeliveryReport, KafkaError>], Never>,
+                    [Result<KafkaDeliveryReport, KafkaError>]
+                )? in
                 guard state.results[index] == nil else { return nil }
                 state.results[index] = result
                 state.remaining -= 1

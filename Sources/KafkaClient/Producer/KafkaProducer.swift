@@ -89,7 +89,11 @@ public final class KafkaProducer: Service, Sendable {
         let group = DeliveryGroup(count: messages.count)
         let deadline = deadline()
         for (index, message) in messages.enumerated() {
-            await enqueue(message, as: PendingDelivery(group: group, index: index, topic: message.topic), deadline: deadline)
+            await enqueue(
+                message,
+                as: PendingDelivery(group: group, index: index, topic: message.topic),
+                deadline: deadline
+            )
         }
         return await group.results()
     }
@@ -101,7 +105,10 @@ public final class KafkaProducer: Service, Sendable {
         let milliseconds = Int32(clamping: timeout.wholeMilliseconds)
         let result = await flushExecutor.run { rd_kafka_flush(client.handle, milliseconds) }
         if result != RD_KAFKA_RESP_ERR_NO_ERROR {
-            throw KafkaError.rdKafka(result, "\(queuedMessages) message(s) still unacknowledged after the flush timeout")
+            throw KafkaError.rdKafka(
+                result,
+                "\(queuedMessages) message(s) still unacknowledged after the flush timeout"
+            )
         }
     }
 
@@ -132,7 +139,11 @@ public final class KafkaProducer: Service, Sendable {
 
     /// Hands `message` to librdkafka, waiting for room while its queue is full. Every outcome goes to `pending`:
     /// a delivery report later, or a failure now.
-    private func enqueue(_ message: KafkaProducerMessage, as pending: PendingDelivery, deadline: ContinuousClock.Instant) async {
+    private func enqueue(
+        _ message: KafkaProducerMessage,
+        as pending: PendingDelivery,
+        deadline: ContinuousClock.Instant
+    ) async {
         while true {
             let id: UInt
             switch state.withLock({ $0.register(pending) }) {
@@ -217,9 +228,15 @@ public final class KafkaProducer: Service, Sendable {
                     values[0].vtype = RD_KAFKA_VTYPE_TOPIC
                     values[0].u.cstr = topic
                     values[1].vtype = RD_KAFKA_VTYPE_VALUE
-                    values[1].u.mem = .init(ptr: UnsafeMutableRawPointer(mutating: value.baseAddress), size: value.count)
+                    values[1].u.mem = .init(
+                        ptr: UnsafeMutableRawPointer(mutating: value.baseAddress),
+                        size: value.count
+                    )
                     values[2].vtype = RD_KAFKA_VTYPE_KEY
-                    values[2].u.mem = .init(ptr: UnsafeMutableRawPointer(mutating: key?.baseAddress), size: key?.count ?? 0)
+                    values[2].u.mem = .init(
+                        ptr: UnsafeMutableRawPointer(mutating: key?.baseAddress),
+                        size: key?.count ?? 0
+                    )
                     values[3].vtype = RD_KAFKA_VTYPE_HEADERS
                     values[3].u.headers = headers
                     values[4].vtype = RD_KAFKA_VTYPE_OPAQUE

@@ -56,7 +56,10 @@ final class RDKafkaCallbacks: Sendable {
 
 private let rdKafkaLogCallback:
     @convention(c) (OpaquePointer?, Int32, UnsafePointer<CChar>?, UnsafePointer<CChar>?) -> Void = {
-        handle, level, facility, text in
+        handle,
+        level,
+        facility,
+        text in
         guard let handle, let callbacks = RDKafkaCallbacks.from(rd_kafka_opaque(handle)) else { return }
         // syslog levels: 0-3 error, 4 warning, 5-6 notice/info, 7 debug.
         let logLevel: Logger.Level =
@@ -76,7 +79,10 @@ private let rdKafkaLogCallback:
 
 private let rdKafkaErrorCallback:
     @convention(c) (OpaquePointer?, Int32, UnsafePointer<CChar>?, UnsafeMutableRawPointer?) -> Void = {
-        _, code, reason, opaque in
+        _,
+        code,
+        reason,
+        opaque in
         guard let callbacks = RDKafkaCallbacks.from(opaque) else { return }
         let error = rd_kafka_resp_err_t(code)
         let text = reason.map { String(cString: $0) } ?? ""
@@ -90,7 +96,9 @@ private let rdKafkaErrorCallback:
 
 private let rdKafkaDeliveryReportCallback:
     @convention(c) (OpaquePointer?, UnsafePointer<rd_kafka_message_t>?, UnsafeMutableRawPointer?) -> Void = {
-        _, message, opaque in
+        _,
+        message,
+        opaque in
         guard let message, let callbacks = RDKafkaCallbacks.from(opaque) else { return }
         let id = UInt(bitPattern: message.pointee._private)
         callbacks.deliveryReport?(id, message.pointee.err, message.pointee.partition, message.pointee.offset)

@@ -8,7 +8,10 @@ enum RDKafkaTopicPartitionList {
         _ partitions: some Collection<KafkaTopicPartition>,
         _ body: (UnsafeMutablePointer<rd_kafka_topic_partition_list_t>) throws -> T
     ) rethrows -> T {
-        try with(offsets: partitions.map { KafkaTopicPartitionOffset($0, offset: Int64(RD_KAFKA_OFFSET_INVALID)) }, body)
+        try with(
+            offsets: partitions.map { KafkaTopicPartitionOffset($0, offset: Int64(RD_KAFKA_OFFSET_INVALID)) },
+            body
+        )
     }
 
     /// Runs `body` with a new list of the given partitions and offsets.
