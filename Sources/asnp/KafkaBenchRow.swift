@@ -5,6 +5,8 @@ struct KafkaBenchRow: Encodable {
     var messages: Int
     var seconds: Double
     var cpuSeconds: Double
+    /// The wall-clock time includes a consumer group's join (kcat -G), so only the CPU figure compares.
+    var wallIncludesGroupJoin = false
 
     var perSecond: Double { Double(messages) / seconds }
     /// Messages per CPU-second of the client process: throughput per core used.

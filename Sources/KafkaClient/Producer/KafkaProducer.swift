@@ -210,8 +210,9 @@ public final class KafkaProducer: Service, Sendable {
 
     /// Hands the message to librdkafka (which copies it); nil when it took it and a delivery report will follow.
     private func produce(_ message: KafkaProducerMessage, id: UInt) -> KafkaError? {
-        // librdkafka takes ownership of the header list only when it accepts the message.
-        let headers = rd_kafka_headers_new(message.headers.count)!
+        // librdkafka takes ownership of the header list only when it accepts the message; none is made without
+        // headers.
+        let headers = message.headers.isEmpty ? nil : rd_kafka_headers_new(message.headers.count)
         for header in message.headers {
             if let value = header.value {
                 value.withUnsafeReadableBytes { bytes in
@@ -224,33 +225,43 @@ public final class KafkaProducer: Service, Sendable {
         let error: OpaquePointer? = message.topic.withCString { topic in
             message.value.withUnsafeReadableBytes { value in
                 Self.withOptionalBytes(message.key) { key in
-                    var values = [rd_kafka_vu_t](repeating: rd_kafka_vu_t(), count: 7)
-                    values[0].vtype = RD_KAFKA_VTYPE_TOPIC
-                    values[0].u.cstr = topic
-                    values[1].vtype = RD_KAFKA_VTYPE_VALUE
-                    values[1].u.mem = .init(
-                        ptr: UnsafeMutableRawPointer(mutating: value.baseAddress),
-                        size: value.count
-                    )
-                    values[2].vtype = RD_KAFKA_VTYPE_KEY
-                    values[2].u.mem = .init(
-                        ptr: UnsafeMutableRawPointer(mutating: key?.baseAddress),
-                        size: key?.count ?? 0
-                    )
-                    values[3].vtype = RD_KAFKA_VTYPE_HEADERS
-                    values[3].u.headers = headers
-                    values[4].vtype = RD_KAFKA_VTYPE_OPAQUE
-                    values[4].u.ptr = UnsafeMutableRawPointer(bitPattern: id)
-                    values[5].vtype = RD_KAFKA_VTYPE_MSGFLAGS
-                    values[5].u.i = RD_KAFKA_MSG_F_COPY
-                    values[6].vtype = RD_KAFKA_VTYPE_PARTITION
-                    values[6].u.i32 = message.partition ?? RD_KAFKA_PARTITION_UA
-                    return rd_kafka_produceva(client.handle, values, values.count)
+                    // On the stack: this runs once per message.
+                    withUnsafeTemporaryAllocation(of: rd_kafka_vu_t.self, capacity: 7) { values in
+                        var count = 0
+                        func add(_ type: rd_kafka_vtype_t, _ set: (inout rd_kafka_vu_t) -> Void) {
+                            var entry = rd_kafka_vu_t()
+                            entry.vtype = type
+                            set(&entry)
+                            values.initializeElement(at: count, to: entry)
+                            count += 1
+                        }
+                        add(RD_KAFKA_VTYPE_TOPIC) { $0.u.cstr = topic }
+                        add(RD_KAFKA_VTYPE_VALUE) {
+                            $0.u.mem = .init(
+                                ptr: UnsafeMutableRawPointer(mutating: value.baseAddress),
+                                size: value.count
+                            )
+                        }
+                        if let key {
+                            add(RD_KAFKA_VTYPE_KEY) {
+                                $0.u.mem = .init(
+                                    ptr: UnsafeMutableRawPointer(mutating: key.baseAddress),
+                                    size: key.count
+                                )
+                            }
+                        }
+                        if let headers { add(RD_KAFKA_VTYPE_HEADERS) { $0.u.headers = headers } }
+                        add(RD_KAFKA_VTYPE_OPAQUE) { $0.u.ptr = UnsafeMutableRawPointer(bitPattern: id) }
+                        add(RD_KAFKA_VTYPE_MSGFLAGS) { $0.u.i = RD_KAFKA_MSG_F_COPY }
+                        add(RD_KAFKA_VTYPE_PARTITION) { $0.u.i32 = message.partition ?? RD_KAFKA_PARTITION_UA }
+                        defer { values.baseAddress!.deinitialize(count: count) }
+                        return rd_kafka_produceva(client.handle, values.baseAddress, count)
+                    }
                 }
             }
         }
         guard let error else { return nil }
-        rd_kafka_headers_destroy(headers)
+        headers.map { rd_kafka_headers_destroy($0) }
         return KafkaError.rdKafka(consuming: error, "librdkafka did not take the message")
     }
 
