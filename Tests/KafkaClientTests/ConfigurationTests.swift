@@ -113,4 +113,24 @@ struct ConfigurationTests {
         #expect(Duration.seconds(3).wholeMilliseconds == 3_000)
         #expect(Duration.zero.wholeMilliseconds == 0)
     }
+
+    @Test("Printing a configuration never prints its secrets")
+    func descriptionsRedactSecrets() {
+        var cluster = cluster
+        cluster.security = KafkaSecurity(
+            securityProtocol: .saslSSL,
+            sasl: .init(mechanism: "SCRAM-SHA-512", username: "pipeline", password: "hunter2"),
+            tls: .init(caLocation: "/etc/kafka/ca.pem", keyPassword: "hunter3")
+        )
+        cluster.additionalProperties = ["sasl.oauthbearer.client.secret": "hunter4", "socket.timeout.ms": "5000"]
+        for text in [
+            String(describing: cluster), String(reflecting: cluster), "\(KafkaProducerConfiguration(cluster: cluster))",
+        ] {
+            #expect(!text.contains("hunter"), "\(text)")
+            #expect(
+                text.contains("pipeline") && text.contains("socket.timeout.ms=5000")
+                    && text.contains("/etc/kafka/ca.pem")
+            )
+        }
+    }
 }

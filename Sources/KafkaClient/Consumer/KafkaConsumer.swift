@@ -194,8 +194,17 @@ public final class KafkaConsumer: Sendable {
             case .assign(let partitions):
                 if let error = Self.apply(rebalance, on: client.handle) { throw error }
                 // Cooperative rebalances that move nothing still need the (empty) assign call, but no event.
-                if !partitions.isEmpty { events.append(.partitionsAssigned(partitions.sorted())) }
+                guard !partitions.isEmpty else { continue }
+                logger.info(
+                    "Kafka consumer assigned partitions",
+                    metadata: ["kafka.group": "\(configuration.groupID)", "kafka.partitions": "\(partitions.sorted())"]
+                )
+                events.append(.partitionsAssigned(partitions.sorted()))
             case .revoke(let partitions, let isLost):
+                logger.info(
+                    isLost ? "Kafka consumer lost partitions" : "Kafka consumer giving up partitions",
+                    metadata: ["kafka.group": "\(configuration.groupID)", "kafka.partitions": "\(partitions.sorted())"]
+                )
                 events.append(.partitionsRevoked(.init(partitions: partitions.sorted(), isLost: isLost)))
             }
         }

@@ -86,8 +86,16 @@ private let rdKafkaErrorCallback:
         guard let callbacks = RDKafkaCallbacks.from(opaque) else { return }
         let error = rd_kafka_resp_err_t(code)
         let text = reason.map { String(cString: $0) } ?? ""
-        // librdkafka recovers from most client-level errors by itself (reconnects, retries); they are worth a warning.
-        callbacks.logger.warning(
+        // librdkafka recovers from most client-level errors by itself (reconnects, retries), and its log callback
+        // already reported connection failures; a fatal error ends the client's guarantees.
+        let level: Logger.Level =
+            switch error {
+            case RD_KAFKA_RESP_ERR__FATAL: .error
+            case RD_KAFKA_RESP_ERR__TRANSPORT, RD_KAFKA_RESP_ERR__RESOLVE: .debug
+            default: .warning
+            }
+        callbacks.logger.log(
+            level: level,
             "librdkafka error: \(text)",
             metadata: ["rdkafka.error": "\(String(cString: rd_kafka_err2name(error)))"]
         )
