@@ -28,10 +28,26 @@ struct ConsumerStateMachineTests {
         #expect(machine.rebalanceAnnounced(.revoke([Self.p1], isLost: false)) == .deferred)
         #expect(machine.takeAnnounced() == [.revoke([Self.p1], isLost: false)])
         #expect(machine.owns(Self.p1), "still owned while the application finishes its work")
-        #expect(machine.startPoll() == .completeRevocation([Self.p1]))
+        // The paused one is named, so its pause is cleared once unassigned.
+        #expect(machine.startPoll() == .completeRevocation([Self.p1], paused: [Self.p1]))
+        #expect(machine.owns(Self.p1), "until librdkafka accepted the unassignment")
+        #expect(machine.startPoll() == .completeRevocation([Self.p1], paused: [Self.p1]), "a failed one is retried")
+        machine.revocationCompleted()
         #expect(!machine.owns(Self.p1))
         #expect(machine.paused.isEmpty, "a revoked partition is no longer paused")
         #expect(machine.startPoll() == .poll)
+    }
+
+    @Test("An assignment librdkafka refused is not owned, and the next poll fails")
+    func assignFailure() {
+        var machine = Machine()
+        _ = machine.rebalanceAnnounced(.assign([Self.p0]))
+        _ = machine.takeAnnounced()
+        let failure = KafkaError(code: .fatal, reason: "refused")
+        machine.assignFailed(failure, partitions: [Self.p0])
+        #expect(!machine.owns(Self.p0))
+        #expect(machine.startPoll() == .fail(failure))
+        #expect(machine.startPoll() == .poll, "raised once")
     }
 
     @Test("While closing, rebalances are applied inside the callback; a closed consumer does not poll")

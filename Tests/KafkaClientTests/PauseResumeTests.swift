@@ -58,17 +58,76 @@ struct PauseResumeTests {
         }
     }
 
-    @Test("Pausing a partition the member does not own fails with INVALID_STATE")
+    @Test("Pausing a partition the member does not own fails with INVALID_STATE; resuming one is skipped")
     func pauseUnowned() async throws {
         let cluster = try KafkaTestCluster(topics: ["work": 2])
         let consumer = try KafkaConsumer(
             configuration: cluster.consumerConfiguration(group: "pausing", topics: ["work"]),
             logger: cluster.logger
         )
-        let error = await #expect(throws: KafkaError.self) {
-            try await consumer.pause([KafkaTopicPartition(topic: "elsewhere", partition: 0)])
-        }
+        // A partition librdkafka knows (it is subscribed to the topic) but this member does not own yet.
+        let notYetOwned = KafkaTopicPartition(topic: "work", partition: 1)
+        let error = await #expect(throws: KafkaError.self) { try await consumer.pause([notYetOwned]) }
         #expect(error?.code == .invalidState)
+        try await consumer.resume([notYetOwned])
+        #expect(consumer.pausedPartitions.isEmpty)
         try await consumer.close()
+    }
+
+    @Test("A paused partition that is revoked and assigned again is not paused any more")
+    func pauseClearedByRevocation() async throws {
+        let cluster = try KafkaTestCluster(topics: ["work": 2])
+        let configuration = cluster.consumerConfiguration(
+            group: "pausing",
+            topics: ["work"],
+            rebalanceProtocol: .eagerRange
+        )
+        let a = GroupMember(
+            name: "A",
+            consumer: try KafkaConsumer(configuration: configuration, logger: cluster.logger)
+        )
+        #expect(
+            try await eventually {
+                try await a.pollOnce(commit: false); return a.consumer.assignment.count == 2
+            }
+        )
+        let partition = KafkaTopicPartition(topic: "work", partition: 0)
+        try await a.consumer.pause([partition])
+
+        // B joins (eager: A gives up everything), then leaves: A gets both partitions back.
+        let b = GroupMember(
+            name: "B",
+            consumer: try KafkaConsumer(configuration: configuration, logger: cluster.logger)
+        )
+        try await withThrowingTaskGroup(of: Void.self) { group in
+            group.addTask { try await b.pollUntilCancelled(commit: false) }
+            #expect(
+                try await eventually {
+                    try await a.pollOnce(commit: false); return b.consumer.assignment.count == 1
+                }
+            )
+            group.cancelAll()
+            try await group.waitForAll()
+        }
+        #expect(!a.events.revocations.isEmpty)
+        try await b.consumer.close()
+        #expect(
+            try await eventually {
+                try await a.pollOnce(commit: false); return a.consumer.assignment.count == 2
+            }
+        )
+        #expect(a.consumer.pausedPartitions.isEmpty)
+
+        _ = try await cluster.withProducer { producer in
+            await producer.send(contentsOf: Self.messages(partition, 0..<10))
+        }
+        #expect(
+            try await eventually {
+                try await a.pollOnce(commit: false)
+                return a.deliveries.filter { $0.partition == partition }.count == 10
+            },
+            "the partition is fetched again"
+        )
+        try await a.consumer.close()
     }
 }

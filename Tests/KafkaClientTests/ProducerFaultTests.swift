@@ -4,6 +4,8 @@ import ServiceLifecycle
 import ServiceLifecycleTestKit
 import Testing
 
+@testable import KafkaClient
+
 @Suite("Producer under faults: broker down, refused requests, full queue, shutdown")
 struct ProducerFaultTests {
     /// Every message in `topic`, read back by a fresh consumer group.
@@ -107,9 +109,9 @@ struct ProducerFaultTests {
         var configuration = cluster.producerConfiguration(deliveryTimeout: .seconds(60))
         configuration.maxQueuedMessages = 16
         let messages = SequencedMessage.make(count: 2_000, keys: 50)
-        let outcomes = try await cluster.withProducer(configuration) { producer in
+        let (outcomes, roomWaits) = try await cluster.withProducer(configuration) { producer in
             // Many tasks at once, and batches larger than the queue.
-            await withTaskGroup(of: [Result<KafkaDeliveryReport, KafkaError>].self) { group in
+            let outcomes = await withTaskGroup(of: [Result<KafkaDeliveryReport, KafkaError>].self) { group in
                 for chunk in stride(from: 0, to: messages.count, by: 100) {
                     group.addTask {
                         await producer.send(
@@ -119,6 +121,7 @@ struct ProducerFaultTests {
                 }
                 return await group.reduce(into: []) { $0 += $1 }
             }
+            return (outcomes, producer.roomWaits)
         }
         let failures = outcomes.compactMap { outcome -> KafkaError? in
             if case .failure(let error) = outcome { return error }
@@ -126,6 +129,7 @@ struct ProducerFaultTests {
         }
         #expect(failures.isEmpty, "\(failures.first.map(String.init(describing:)) ?? "")")
         #expect(outcomes.count == messages.count)
+        #expect(roomWaits > 0, "the queue was full and senders waited")
     }
 
     @Test("Graceful shutdown waits for every outstanding message; sends after it fail with SHUT_DOWN")

@@ -15,15 +15,17 @@ struct ProducerStateMachineTests {
         }
         #expect(first != 0 && second != 0 && first != second)
         #expect(machine.outstandingCount == 2)
-        #expect(machine.complete(id: first).delivery == "a")
-        #expect(machine.complete(id: first).delivery == nil)
+        #expect(machine.complete(id: first) == "a")
+        #expect(machine.complete(id: first) == nil)
         #expect(machine.outstandingCount == 1)
     }
 
-    @Test("A full queue parks senders; each report wakes one, the last report wakes all")
+    @Test("A full queue parks senders; each served report wakes one, and with nothing outstanding all retry")
     func roomWaiters() {
         var machine = Machine()
-        guard case .enqueue(let first) = machine.register("a"), case .enqueue(let second) = machine.register("b") else {
+        guard case .enqueue(let first) = machine.register("a"), case .enqueue(let second) = machine.register("b"),
+            case .enqueue(let third) = machine.register("c")
+        else {
             Issue.record("a running producer must take messages")
             return
         }
@@ -33,9 +35,17 @@ struct ProducerStateMachineTests {
                 return
             }
         }
-        #expect(machine.complete(id: first).wake == [1])
+        #expect(machine.roomWaits == 3)
+        // Nobody is woken inside the report's callback; once the poll returned, one place freed wakes one waiter.
+        _ = machine.complete(id: first)
+        #expect(machine.takeWaitersToWake() == [1])
+        #expect(machine.takeWaitersToWake() == [], "a freed place wakes only once")
+        // A message librdkafka refused never took a place: it wakes nobody while others are outstanding.
+        #expect(machine.refused(id: second) == "b")
+        #expect(machine.takeWaitersToWake() == [])
         // Nothing outstanding after this report: no further report will come, so everyone retries now.
-        #expect(machine.complete(id: second).wake == [2, 3])
+        _ = machine.complete(id: third)
+        #expect(machine.takeWaitersToWake() == [2, 3])
         #expect(machine.roomWaiterCount == 0)
         guard case .retryNow(4) = machine.waitForRoom(4) else {
             Issue.record("with nothing outstanding a sender must retry at once, or it would wait forever")

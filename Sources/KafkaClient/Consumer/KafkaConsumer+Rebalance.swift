@@ -36,7 +36,8 @@ extension KafkaConsumer {
 
     /// Makes librdkafka's assignment follow a rebalance, with the calls its rebalance protocol requires.
     static func apply(_ rebalance: StateMachine.Rebalance, on handle: OpaquePointer) -> KafkaError? {
-        let isCooperative = String(cString: rd_kafka_rebalance_protocol(handle)) == "COOPERATIVE"
+        // NULL once the group is gone (after close).
+        let isCooperative = rd_kafka_rebalance_protocol(handle).map { String(cString: $0) } == "COOPERATIVE"
         switch rebalance {
         case .assign(let partitions):
             return RDKafkaTopicPartitionList.with(partitions) { list in

@@ -4,12 +4,10 @@ extension KafkaConsumer {
     /// for.
     ///
     /// Rebalances are handled in two steps so the application learns of a revocation before it happens: the
-    /// rebalance callback (inside a batch poll) only records what librdkafka announced; after the batch, an
-    /// assignment is applied at once and reported, while a revocation is reported and applied only at the next
-    /// poll (or at close), once the application had the chance to finish the partitions' work. librdkafka holds
-    /// the group's rebalance until then. Deferring the (un)assign calls out of the callback also keeps them
-    /// sequential with the batch calls, which librdkafka 2.0.2 needs (its batch consume may lose messages when
-    /// pause, resume or (un)assign run during a batch).
+    /// rebalance callback (inside a poll) only records what librdkafka announced; after the poll, an assignment is
+    /// applied at once and reported, while a revocation is reported and applied only at the next poll (or at close),
+    /// once the application had the chance to finish the partitions' work. librdkafka holds the group's rebalance
+    /// until then.
     struct StateMachine {
         enum Phase: Equatable {
             case running
@@ -32,11 +30,14 @@ extension KafkaConsumer {
         private var announced: [Rebalance] = []
         /// Reported to the application; applied at its next poll.
         private var handedOut: [KafkaTopicPartition]?
+        /// A failure found after a poll had already taken messages: the messages were returned, the failure is
+        /// raised by the next poll.
+        private var deferredFailure: KafkaError?
 
         enum CallbackAction: Equatable {
             /// Apply it now, inside the callback (closing).
             case applyNow
-            /// Recorded; handled after the batch.
+            /// Recorded; handled after the poll.
             case deferred
         }
 
@@ -51,19 +52,34 @@ extension KafkaConsumer {
         }
 
         enum PollStart: Equatable {
-            /// Unassign the revocation the application was handed, then poll.
-            case completeRevocation([KafkaTopicPartition])
+            /// Unassign the revocation the application was handed (then resume those of its partitions that were
+            /// paused, since librdkafka keeps an application's pause across an unassignment), then poll.
+            case completeRevocation([KafkaTopicPartition], paused: [KafkaTopicPartition])
             case poll
+            /// A failure after the last poll's messages: raise it now.
+            case fail(KafkaError)
             /// Closed: nothing to poll.
             case closed
         }
 
         mutating func startPoll() -> PollStart {
             guard phase == .running else { return .closed }
-            return takeHandedOut().map(PollStart.completeRevocation) ?? .poll
+            if let failure = deferredFailure {
+                deferredFailure = nil
+                return .fail(failure)
+            }
+            guard let partitions = handedOut else { return .poll }
+            return .completeRevocation(partitions, paused: partitions.filter(paused.contains))
         }
 
-        /// The revocation handed to the application, now to be applied (by the next poll or by close).
+        /// The handed-out revocation was carried out.
+        mutating func revocationCompleted() {
+            guard let partitions = handedOut else { return }
+            handedOut = nil
+            removeFromAssignment(partitions)
+        }
+
+        /// The revocation handed to the application, taken to be carried out by close or deinit.
         mutating func takeHandedOut() -> [KafkaTopicPartition]? {
             guard let partitions = handedOut else { return nil }
             handedOut = nil
@@ -71,7 +87,7 @@ extension KafkaConsumer {
             return partitions
         }
 
-        /// What the batch's callbacks announced, in order; assignments are now applied, revocations handed out.
+        /// What the poll's callbacks announced, in order; assignments count as applied, revocations as handed out.
         mutating func takeAnnounced() -> [Rebalance] {
             defer { announced.removeAll() }
             for rebalance in announced {
@@ -83,6 +99,12 @@ extension KafkaConsumer {
                 }
             }
             return announced
+        }
+
+        /// An assignment could not be applied: the consumer's view and librdkafka's differ, so the next poll fails.
+        mutating func assignFailed(_ failure: KafkaError, partitions: [KafkaTopicPartition]) {
+            assignment.subtract(partitions)
+            deferredFailure = deferredFailure ?? failure
         }
 
         /// Whether a message of this partition may reach the application (it is still owned).

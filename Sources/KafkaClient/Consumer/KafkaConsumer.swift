@@ -7,16 +7,16 @@ import NIOCore
 ///
 /// - Nothing is committed automatically: the application commits explicit offsets with ``commit(_:)`` (waits for
 ///   the coordinator) or ``commitInBackground(_:)``, after its work is durable.
-/// - ``poll(maxMessages:maxWait:)`` (or iterating ``events()``) returns many messages per call, with the group's
-///   rebalances in order between them (``KafkaConsumerEvent``).
+/// - ``poll(maxMessages:maxWait:)`` (or iterating ``events()``) returns many messages per call, then the group's
+///   rebalances that happened meanwhile (``KafkaConsumerEvent``).
 /// - A revocation reaches the application **before** the partitions are taken away: they stay assigned until the
 ///   next poll, so in-flight work can be finished and committed, or abandoned. Both eager and cooperative-sticky
 ///   protocols work this way.
 /// - ``pause(_:)`` and ``resume(_:)`` stop and restart fetching per partition; a resumed partition continues right
 ///   after the last message handed out, nothing skipped.
 ///
-/// Polls, pause, resume and close run one at a time on a thread of the consumer's own, never on the cooperative
-/// pool. Poll from one task; commit from any. Call ``close()`` when done: it leaves the group at once, so the
+/// Polls, pause, resume, (un)assign and close run one at a time on a thread of the consumer's own, never on the
+/// cooperative pool. Poll from one task; commit from any. Call ``close()`` when done: it leaves the group at once, so the
 /// partitions move to other members without waiting for the session timeout. (Releasing an open consumer closes it
 /// too, blocking the releasing thread.)
 public final class KafkaConsumer: Sendable {
@@ -112,12 +112,13 @@ public final class KafkaConsumer: Sendable {
 
     /// Stops fetching `partitions` until ``resume(_:)``; messages of theirs already fetched but not yet handed out
     /// are dropped by librdkafka and fetched again after resuming. Throws ``KafkaError/Code/invalidState`` for a
-    /// partition this member does not own.
+    /// partition this member does not own. A revoked partition is no longer paused.
     public func pause(_ partitions: [KafkaTopicPartition]) async throws(KafkaError) {
         try await changePause(partitions, pause: true)
     }
 
-    /// Restarts fetching `partitions` right after the last message handed out for each.
+    /// Restarts fetching `partitions` right after the last message handed out for each. Partitions this member no
+    /// longer owns are skipped (a revocation already cleared their pause).
     public func resume(_ partitions: [KafkaTopicPartition]) async throws(KafkaError) {
         try await changePause(partitions, pause: false)
     }
@@ -174,25 +175,32 @@ public final class KafkaConsumer: Sendable {
         switch state.withLock({ $0.startPoll() }) {
         case .closed:
             throw .shutDown("the consumer is closed")
-        case .completeRevocation(let partitions):
+        case .fail(let failure):
+            throw failure
+        case .completeRevocation(let partitions, let paused):
+            // Taken back from our state only once librdkafka accepted it, so a failed call is retried next poll.
             if let error = Self.apply(.revoke(partitions, isLost: false), on: client.handle) { throw error }
+            state.withLock { $0.revocationCompleted() }
+            if !paused.isEmpty { resumeAfterRevocation(paused) }
         case .poll:
             break
         }
-        // Messages announced in this batch belong to partitions owned before it: rebalances announced meanwhile are
-        // applied only afterwards.
+        // Messages of this poll belong to partitions owned before it: rebalances announced meanwhile are applied
+        // only afterwards.
         let owned = state.withLock { $0.assignment }
-        var messages: [KafkaMessage] = []
-        try consumeBatch(into: &messages, owned: owned, maxMessages: 1, waitMilliseconds: waitMilliseconds)
-        if maxMessages > 1 {
-            try consumeBatch(into: &messages, owned: owned, maxMessages: maxMessages - 1, waitMilliseconds: 0)
-        }
+        let messages = try consume(owned: owned, maxMessages: maxMessages, waitMilliseconds: waitMilliseconds)
 
         var events: [KafkaConsumerEvent] = messages.isEmpty ? [] : [.messages(messages)]
         for rebalance in state.withLock({ $0.takeAnnounced() }) {
             switch rebalance {
             case .assign(let partitions):
-                if let error = Self.apply(rebalance, on: client.handle) { throw error }
+                if let error = Self.apply(rebalance, on: client.handle) {
+                    // The messages taken are still handed out (librdkafka counts them as delivered); the next poll
+                    // fails, and the application restarts the consumer.
+                    logger.error("Kafka consumer could not take its assigned partitions: \(error)")
+                    state.withLock { $0.assignFailed(error, partitions: partitions) }
+                    continue
+                }
                 // Cooperative rebalances that move nothing still need the (empty) assign call, but no event.
                 guard !partitions.isEmpty else { continue }
                 logger.info(
@@ -211,30 +219,38 @@ public final class KafkaConsumer: Sendable {
         return events
     }
 
-    /// One `rd_kafka_consume_batch_queue` call; copies the messages out and destroys the C messages.
-    private func consumeBatch(
-        into messages: inout [KafkaMessage],
+    /// Takes up to `maxMessages` messages, waiting up to `waitMilliseconds` for the first only, and copies them out.
+    ///
+    /// One `rd_kafka_consumer_poll` per message, not `rd_kafka_consume_batch_queue`: in librdkafka 2.0.2 the batch call
+    /// counts a message as delivered when it puts it in the batch, and drops it from the batch if a partition is
+    /// paused meanwhile; librdkafka pauses every assigned partition itself during a rebalance, on its own thread,
+    /// so a partition the member keeps would resume after the dropped messages and lose them (fixed in 2.1.0). A
+    /// single-message poll counts a message only when it is returned. The Swift side still pays one thread hop per
+    /// batch, not per message.
+    private func consume(
         owned: Set<KafkaTopicPartition>,
         maxMessages: Int,
         waitMilliseconds: Int32
-    ) throws(KafkaError) {
-        let batch = UnsafeMutablePointer<UnsafeMutablePointer<rd_kafka_message_t>?>.allocate(capacity: maxMessages)
-        defer { batch.deallocate() }
-        let count = rd_kafka_consume_batch_queue(client.consumerQueue, waitMilliseconds, batch, maxMessages)
-        guard count >= 0 else { throw .rdKafka(rd_kafka_last_error(), "the batch poll failed") }
+    ) throws(KafkaError) -> [KafkaMessage] {
+        var batch: [UnsafeMutablePointer<rd_kafka_message_t>] = []
+        batch.reserveCapacity(min(maxMessages, 4_096))
+        defer { batch.forEach { rd_kafka_message_destroy($0) } }
+        while batch.count < maxMessages,
+            let message = rd_kafka_consumer_poll(client.handle, batch.isEmpty ? waitMilliseconds : 0)
+        {
+            batch.append(message)
+        }
 
         var fatal = false
         var topicNames: [OpaquePointer: String] = [:]
         var byteCount = 0
-        for index in 0..<count where batch[index]?.pointee.err == RD_KAFKA_RESP_ERR_NO_ERROR {
-            byteCount += RDKafkaMessage.byteCount(of: batch[index]!)
+        for message in batch where message.pointee.err == RD_KAFKA_RESP_ERR_NO_ERROR {
+            byteCount += RDKafkaMessage.byteCount(of: message)
         }
         var slab = ByteBufferAllocator().buffer(capacity: byteCount)
         var copied: [RDKafkaMessage.Copied] = []
-        copied.reserveCapacity(count)
-        for index in 0..<count {
-            guard let message = batch[index] else { continue }
-            defer { rd_kafka_message_destroy(message) }
+        copied.reserveCapacity(batch.count)
+        for message in batch {
             let topic = RDKafkaMessage.topicName(of: message, cache: &topicNames)
             let partition = KafkaTopicPartition(topic: topic, partition: message.pointee.partition)
             switch message.pointee.err {
@@ -260,13 +276,22 @@ public final class KafkaConsumer: Sendable {
                 )
             }
         }
-        messages.reserveCapacity(messages.count + copied.count)
-        for message in copied {
-            messages.append(message.message(in: slab))
-        }
         if fatal {
             throw client.fatalError() ?? KafkaError(code: .fatal, reason: "librdkafka raised a fatal consumer error")
         }
+        // Slices are taken once every byte is written: writing to a buffer that slices share would copy it.
+        return copied.map { $0.message(in: slab) }
+    }
+
+    /// librdkafka keeps an application's pause on a partition across its unassignment, so a revoked partition that
+    /// was paused would come back paused if it were assigned again; it is resumed once no longer assigned.
+    private func resumeAfterRevocation(_ partitions: [KafkaTopicPartition]) {
+        let failure = RDKafkaTopicPartitionList.with(partitions) { list -> KafkaError? in
+            let result = rd_kafka_resume_partitions(client.handle, list)
+            return result == RD_KAFKA_RESP_ERR_NO_ERROR
+                ? nil : .rdKafka(result, "could not clear a revoked partition's pause")
+        }
+        if let failure { logger.warning("\(failure)") }
     }
 
     private func changePause(_ partitions: [KafkaTopicPartition], pause: Bool) async throws(KafkaError) {
@@ -274,7 +299,15 @@ public final class KafkaConsumer: Sendable {
         let client = client
         let state = state
         try await executor.run { () throws(KafkaError) in
-            let failure = RDKafkaTopicPartitionList.with(partitions) { list -> KafkaError? in
+            // librdkafka would pause any partition it knows of, owned or not; a partition paused while someone else
+            // owns it would arrive paused if assigned later.
+            let owned = state.withLock { $0.assignment }
+            let targets = pause ? partitions : partitions.filter(owned.contains)
+            if let unowned = targets.first(where: { !owned.contains($0) }) {
+                throw KafkaError(code: .invalidState, reason: "cannot pause \(unowned): this member does not own it")
+            }
+            guard !targets.isEmpty else { return }
+            let failure = RDKafkaTopicPartitionList.with(targets) { list -> KafkaError? in
                 let result =
                     pause
                     ? rd_kafka_pause_partitions(client.handle, list) : rd_kafka_resume_partitions(client.handle, list)
@@ -287,7 +320,7 @@ public final class KafkaConsumer: Sendable {
                 )
             }
             if let failure { throw failure }
-            state.withLock { pause ? $0.paused(partitions) : $0.resumed(partitions) }
+            state.withLock { pause ? $0.paused(targets) : $0.resumed(targets) }
         }
     }
 }

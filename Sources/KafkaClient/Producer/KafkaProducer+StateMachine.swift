@@ -20,6 +20,10 @@ extension KafkaProducer {
         private var nextID: UInt = 1
         /// Senders that found librdkafka's queue full, oldest first.
         private var roomWaiters: [RoomWaiter] = []
+        /// Delivery reports since the waiters were last woken: each frees one place in librdkafka's queue.
+        private var freedPlaces = 0
+        /// How often a sender had to wait for room, for tests and metrics.
+        private(set) var roomWaits = 0
 
         var outstandingCount: Int { outstanding.count }
         var roomWaiterCount: Int { roomWaiters.count }
@@ -40,17 +44,27 @@ extension KafkaProducer {
             return .enqueue(id: id)
         }
 
-        /// The delivery report for `id` arrived, or librdkafka refused the message: the delivery to complete (nil if
-        /// already completed) and the waiters to wake, since a report frees a place in the queue.
-        mutating func complete(id: UInt) -> (delivery: Delivery?, wake: [RoomWaiter]) {
-            let delivery = outstanding.removeValue(forKey: id)
-            guard delivery != nil, !roomWaiters.isEmpty else { return (delivery, []) }
-            // One freed place wakes one waiter; with nothing left outstanding no further report will come, so
-            // every waiter must retry now.
-            let count = outstanding.isEmpty ? roomWaiters.count : 1
-            let wake = Array(roomWaiters.prefix(count))
-            roomWaiters.removeFirst(count)
-            return (delivery, wake)
+        /// The delivery report for `id` arrived: the delivery to complete (nil if already completed).
+        mutating func complete(id: UInt) -> Delivery? {
+            guard let delivery = outstanding.removeValue(forKey: id) else { return nil }
+            freedPlaces += 1
+            return delivery
+        }
+
+        /// librdkafka refused the message, so it took no place in the queue: the delivery to fail.
+        mutating func refused(id: UInt) -> Delivery? {
+            outstanding.removeValue(forKey: id)
+        }
+
+        /// The waiters to wake now that the reports served have freed places. Called once librdkafka has returned
+        /// from serving them: it frees a report's place only after the report's callback. One freed place wakes one
+        /// waiter; with nothing outstanding no further report will come, so every waiter must retry.
+        mutating func takeWaitersToWake() -> [RoomWaiter] {
+            defer { freedPlaces = 0 }
+            let count = outstanding.isEmpty ? roomWaiters.count : min(freedPlaces, roomWaiters.count)
+            guard count > 0 else { return [] }
+            defer { roomWaiters.removeFirst(count) }
+            return Array(roomWaiters.prefix(count))
         }
 
         enum RoomAction {
@@ -64,6 +78,7 @@ extension KafkaProducer {
         mutating func waitForRoom(_ waiter: RoomWaiter) -> RoomAction {
             guard phase == .running, !outstanding.isEmpty else { return .retryNow(waiter) }
             roomWaiters.append(waiter)
+            roomWaits += 1
             return .wait
         }
 

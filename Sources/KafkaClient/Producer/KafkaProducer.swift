@@ -40,10 +40,9 @@ public final class KafkaProducer: Service, Sendable {
         let callbacks = RDKafkaCallbacks(
             logger: logger,
             deliveryReport: { id, error, partition, offset in
-                // On the polling thread: complete the waiting send and wake a sender waiting for room.
-                let (delivery, wake) = state.withLock { $0.complete(id: id) }
-                for waiter in wake { waiter.resume() }
-                guard let delivery else { return }
+                // On the polling thread: complete the waiting send. Senders waiting for room are woken once the poll
+                // returns, when librdkafka has freed the report's place.
+                guard let delivery = state.withLock({ $0.complete(id: id) }) else { return }
                 if error == RD_KAFKA_RESP_ERR_NO_ERROR {
                     delivery.succeed(partition: partition, offset: offset)
                 } else {
@@ -62,6 +61,9 @@ public final class KafkaProducer: Service, Sendable {
             callbacks: callbacks
         )
     }
+
+    /// How often a sender had to wait for room in librdkafka's queue since the producer started.
+    var roomWaits: Int { state.withLock { $0.roomWaits } }
 
     /// Messages handed to librdkafka and not yet acknowledged or failed (`rd_kafka_outq_len`).
     public var queuedMessages: Int { Int(rd_kafka_outq_len(client.handle)) }
@@ -117,10 +119,12 @@ public final class KafkaProducer: Service, Sendable {
     public func run() async throws {
         let client = client
         let stopPolling = stopPolling
+        let state = state
         await withTaskCancellationOrGracefulShutdownHandler {
             await pollExecutor.run {
                 while !stopPolling.withLock({ $0 }) {
                     rd_kafka_poll(client.handle, 100)
+                    for waiter in state.withLock({ $0.takeWaitersToWake() }) { waiter.resume() }
                 }
             }
         } onCancelOrGracefulShutdown: {
@@ -154,8 +158,9 @@ public final class KafkaProducer: Service, Sendable {
                 id = registered
             }
             guard let error = produce(message, id: id) else { return }
-            // librdkafka did not take it, so no report will come: complete it here.
-            let (delivery, wake) = state.withLock { $0.complete(id: id) }
+            // librdkafka did not take it, so no report will come: complete it here (and if that leaves nothing
+            // outstanding, no report will wake the waiters either).
+            let (delivery, wake) = state.withLock { ($0.refused(id: id), $0.takeWaitersToWake()) }
             for waiter in wake { waiter.resume() }
             guard error.code == .queueFull, ContinuousClock.now < deadline else {
                 delivery?.fail(

@@ -5,9 +5,9 @@ import Synchronization
 /// The owner of one librdkafka client handle (`rd_kafka_t`), of the queues taken from it, and of the context its C
 /// callbacks reach.
 ///
-/// `@unchecked Sendable`: librdkafka documents `rd_kafka_t` and `rd_kafka_queue_t` as thread-safe. Calls that
-/// must not overlap one another (librdkafka 2.0.2's batch consume against pause, resume and (un)assign) are kept
-/// in order by the owner (``KafkaConsumer``) on one ``BlockingExecutor``.
+/// `@unchecked Sendable`: librdkafka documents `rd_kafka_t` and `rd_kafka_queue_t` as thread-safe. The consumer
+/// still keeps its polls, pause, resume and (un)assign calls in order on one ``BlockingExecutor`` (see
+/// ``KafkaConsumer``).
 final class RDKafkaClient: @unchecked Sendable {
     /// The client type.
     enum Kind {
@@ -17,8 +17,6 @@ final class RDKafkaClient: @unchecked Sendable {
 
     let handle: OpaquePointer
     let callbacks: RDKafkaCallbacks
-    /// Consumers only: the queue messages, rebalances and errors arrive on (the main queue is forwarded to it).
-    let consumerQueue: OpaquePointer?
     /// Consumers only: served by librdkafka's background thread; offset-commit results arrive here, so a commit
     /// completes even while nobody polls.
     let backgroundQueue: OpaquePointer?
@@ -32,13 +30,11 @@ final class RDKafkaClient: @unchecked Sendable {
     private init(
         handle: OpaquePointer,
         context: Unmanaged<RDKafkaCallbacks>,
-        consumerQueue: OpaquePointer?,
         backgroundQueue: OpaquePointer?
     ) {
         self.handle = handle
         self.context = context
         self.callbacks = context.takeUnretainedValue()
-        self.consumerQueue = consumerQueue
         self.backgroundQueue = backgroundQueue
     }
 
@@ -61,26 +57,17 @@ final class RDKafkaClient: @unchecked Sendable {
             throw .invalidConfiguration("librdkafka refused the configuration", context: detail)
         }
         guard kind == .consumer else {
-            return RDKafkaClient(handle: handle, context: context, consumerQueue: nil, backgroundQueue: nil)
+            return RDKafkaClient(handle: handle, context: context, backgroundQueue: nil)
         }
-        // One queue for everything the application serves (messages, rebalances, errors), so a batch poll serves
-        // the rebalance callback in order with the messages.
+        // One queue for everything the application serves (messages, rebalances, errors), so a poll serves the
+        // rebalance callback in order with the messages.
         rd_kafka_poll_set_consumer(handle)
-        let consumerQueue = rd_kafka_queue_get_consumer(handle)
-        let backgroundQueue = rd_kafka_queue_get_background(handle)
-        guard let consumerQueue, let backgroundQueue else {
-            consumerQueue.map { rd_kafka_queue_destroy($0) }
-            backgroundQueue.map { rd_kafka_queue_destroy($0) }
+        guard let backgroundQueue = rd_kafka_queue_get_background(handle) else {
             rd_kafka_destroy_flags(handle, Int32(RD_KAFKA_DESTROY_F_NO_CONSUMER_CLOSE))
             context.release()
-            throw .invalidConfiguration("librdkafka could not create the consumer's queues")
+            throw .invalidConfiguration("librdkafka could not start the consumer's background thread")
         }
-        return RDKafkaClient(
-            handle: handle,
-            context: context,
-            consumerQueue: consumerQueue,
-            backgroundQueue: backgroundQueue
-        )
+        return RDKafkaClient(handle: handle, context: context, backgroundQueue: backgroundQueue)
     }
 
     /// Makes `deinit` skip the consumer close, as a crashed process would.
@@ -90,7 +77,6 @@ final class RDKafkaClient: @unchecked Sendable {
 
     deinit {
         // Queues before the handle, the callbacks' context after it.
-        consumerQueue.map { rd_kafka_queue_destroy($0) }
         backgroundQueue.map { rd_kafka_queue_destroy($0) }
         rd_kafka_destroy_flags(handle, destroyFlags.load(ordering: .relaxed))
         context.release()

@@ -24,6 +24,7 @@ enum RDKafkaConfig {
 
     /// Whether a property's value must never appear in errors or logs.
     static func isSecret(_ key: String) -> Bool {
-        ["password", "secret", "key", "token", "jaas"].contains { key.contains($0) }
+        // sasl.oauthbearer.config may hold a client secret.
+        ["password", "secret", "key", "token", "jaas", "oauthbearer.config"].contains { key.contains($0) }
     }
 }

@@ -4,8 +4,8 @@ import Dispatch
 /// one at a time and in submission order.
 ///
 /// A serial `DispatchQueue` targets an overcommitting global queue, so a call that blocks for its timeout holds one
-/// thread of its own and never starves the cooperative pool. Order matters: librdkafka 2.0.2's batch consume must
-/// not run concurrently with pause, resume or (un)assign (see ``KafkaConsumer``).
+/// thread of its own and never starves the cooperative pool. Order matters to the consumer: its polls, pause,
+/// resume and (un)assign calls never overlap (see ``KafkaConsumer``).
 struct BlockingExecutor: Sendable {
     private let queue: DispatchQueue
 
@@ -24,11 +24,5 @@ struct BlockingExecutor: Sendable {
             }
         }
         return try result.get()
-    }
-
-    /// Runs `body` on the executor's thread and waits for it, from a thread that is not part of the cooperative pool
-    /// (deinitialisers).
-    func runAndWait(_ body: () -> Void) {
-        queue.sync(execute: body)
     }
 }

@@ -1,0 +1,73 @@
+import KafkaClient
+import NIOCore
+import Testing
+
+/// librdkafka pauses every assigned partition itself during a rebalance, from its own thread, whatever the
+/// application does. Version 2.0.2's batch consume then drops messages it already counted as delivered, and the
+/// partitions a member keeps resume after them (fixed in librdkafka 2.1.0). This pins down that our polls never
+/// lose a message that way.
+@Suite("Rebalances while consuming at full speed")
+struct RebalanceUnderLoadTests {
+    @Test(
+        "Members that commit as they go lose no message while partitions move between them mid-stream",
+        arguments: [KafkaConsumerConfiguration.RebalanceProtocol.cooperativeSticky, .eagerRange]
+    )
+    func noLossAcrossRebalances(rebalanceProtocol: KafkaConsumerConfiguration.RebalanceProtocol) async throws {
+        let topic = "stream"
+        let cluster = try KafkaTestCluster(topics: [topic: 8])
+        let configuration = cluster.consumerConfiguration(
+            group: "streamers",
+            topics: [topic],
+            rebalanceProtocol: rebalanceProtocol
+        )
+        // A consumer joins its group as soon as it exists (librdkafka's own thread), so each is made when it joins.
+        func member(_ name: String) throws -> GroupMember {
+            GroupMember(name: name, consumer: try KafkaConsumer(configuration: configuration, logger: cluster.logger))
+        }
+        let a = try member("A")
+        let total = 60_000
+
+        try await withThrowingTaskGroup(of: Void.self) { group in
+            // Commits after every batch: a message skipped by a member and committed past is lost for good.
+            group.addTask { try await a.pollUntilCancelled() }
+            #expect(await eventually { a.consumer.assignment.count == 8 })
+            group.addTask {
+                _ = try await cluster.withProducer { producer in
+                    for chunk in stride(from: 0, to: total, by: 500) {
+                        _ = await producer.send(
+                            contentsOf: (chunk..<chunk + 500).map {
+                                KafkaProducerMessage(
+                                    topic: topic,
+                                    key: "k\($0 % 64)",
+                                    value: ByteBuffer(string: "\($0)")
+                                )
+                            }
+                        )
+                    }
+                }
+            }
+            // Partitions move mid-stream: B joins, C joins, C leaves.
+            let b = try member("B")
+            group.addTask { try await b.pollUntilCancelled() }
+            try await Task.sleep(for: .seconds(1))
+            let c = try member("C")
+            group.addTask {
+                while c.deliveries.count < 2_000, !Task.isCancelled {
+                    try await c.pollOnce()
+                }
+                try await c.consumer.close()
+            }
+            let members = [a, b, c]
+            let everything = await eventually(timeout: .seconds(90)) {
+                Set(members.flatMap(\.deliveries).map { Pair($0) }).count >= total
+            }
+            group.cancelAll()
+            try? await group.waitForAll()
+            let delivered = Set(members.flatMap(\.deliveries).map { Pair($0) })
+            #expect(everything && delivered.count == total, "\(total - delivered.count) messages never delivered")
+            #expect(!c.events.assigned.isEmpty, "C took part")
+            try await b.consumer.close()
+        }
+        try await a.consumer.close()
+    }
+}
