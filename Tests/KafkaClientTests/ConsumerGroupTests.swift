@@ -112,11 +112,15 @@ struct ConsumerGroupTests {
         _ = try await cluster.withProducer { producer in
             await producer.send(contentsOf: messages.map { $0.producerMessage(topic: Self.topic) })
         }
-        let configuration = cluster.consumerConfiguration(
+        var configuration = cluster.consumerConfiguration(
             group: "handover",
             topics: [Self.topic],
             rebalanceProtocol: rebalanceProtocol
         )
+        // A holds the revocation on purpose. The mock completes a rebalance without a member that has not rejoined
+        // within its session timeout less a second, so that timeout must be well above the hold, even on a loaded
+        // machine (each rebalance here waits that long, so not too far above).
+        configuration.sessionTimeout = .seconds(10)
         let a = GroupMember(
             name: "A",
             consumer: try KafkaConsumer(configuration: configuration, logger: cluster.logger)
@@ -151,14 +155,16 @@ struct ConsumerGroupTests {
             }
 
             // While A holds on, the partitions stay A's, in our view and librdkafka's, and B gets none of them.
-            for _ in 0..<10 {
-                try await Task.sleep(for: .milliseconds(150))
+            for _ in 0..<5 {
+                try await Task.sleep(for: .milliseconds(100))
                 #expect(a.consumer.assignment.isSuperset(of: revoked.partitions))
                 #expect(try await a.consumer.librdkafkaAssignment().isSuperset(of: revoked.partitions))
                 #expect(b.consumer.assignment.isDisjoint(with: revoked.partitions))
             }
-            // A finishes its work on them: the commit goes through without a poll. (With the eager protocol the
-            // mock refuses commits while members rejoin, unlike Kafka, so only the cooperative case commits here.)
+            // A finishes its work on them and commits: the commit is answered without a poll. (The mock refuses
+            // commits while any member rejoins, unlike Kafka: with the eager protocol that is now, and with
+            // cooperative-sticky it can be, if B rejoins first on a slow machine. Then the work is delivered again.)
+            var committedBeforeGivingUp = false
             if rebalanceProtocol.isCooperative {
                 let done = Dictionary(
                     a.deliveries.filter { revoked.partitions.contains($0.partition) }.map {
@@ -166,7 +172,12 @@ struct ConsumerGroupTests {
                     },
                     uniquingKeysWith: max
                 )
-                try await a.consumer.commit(done.map { KafkaTopicPartitionOffset($0.key, offset: $0.value) })
+                do throws(KafkaError) {
+                    try await a.consumer.commit(done.map { KafkaTopicPartitionOffset($0.key, offset: $0.value) })
+                    committedBeforeGivingUp = true
+                } catch {
+                    guard error.code == .rebalanced else { throw error }
+                }
             }
 
             // A's next poll gives them up; the group completes the rebalance.
@@ -185,7 +196,12 @@ struct ConsumerGroupTests {
             #expect(try await a.consumer.librdkafkaAssignment() == a.consumer.assignment)
             if rebalanceProtocol.isCooperative {
                 #expect(Set(b.events.assigned) == Set(revoked.partitions))
-                #expect(b.deliveries.isEmpty, "what A committed before giving the partitions up is not delivered again")
+                if committedBeforeGivingUp {
+                    #expect(
+                        b.deliveries.isEmpty,
+                        "what A committed before giving the partitions up is not delivered again"
+                    )
+                }
             }
         }
         try await a.consumer.close()

@@ -26,6 +26,9 @@ extension KafkaConsumer {
         private(set) var phase = Phase.running
         private(set) var assignment: Set<KafkaTopicPartition> = []
         private(set) var paused: Set<KafkaTopicPartition> = []
+        /// Whether librdkafka ever announced an assignment (even an empty one): after it, librdkafka 2.0.2's
+        /// cooperative-sticky assignor has its state and the handle can be destroyed safely.
+        private(set) var everAssigned = false
         /// Announced during the current poll, not yet acted on.
         private var announced: [Rebalance] = []
         /// Reported to the application; applied at its next poll.
@@ -42,6 +45,7 @@ extension KafkaConsumer {
         }
 
         mutating func rebalanceAnnounced(_ rebalance: Rebalance) -> CallbackAction {
+            if case .assign = rebalance { everAssigned = true }
             guard phase == .running else {
                 if case .assign(let partitions) = rebalance { assignment.formUnion(partitions) }
                 if case .revoke(let partitions, _) = rebalance { removeFromAssignment(partitions) }

@@ -17,8 +17,8 @@ import NIOCore
 ///
 /// Polls, pause, resume, (un)assign and close run one at a time on a thread of the consumer's own, never on the
 /// cooperative pool. Poll from one task; commit from any. Call ``close()`` when done: it leaves the group at once, so the
-/// partitions move to other members without waiting for the session timeout. (Releasing an open consumer closes it
-/// too, blocking the releasing thread.)
+/// partitions move to other members without waiting for the session timeout. (An open consumer that is released is
+/// destroyed without leaving the group, as a crashed process would be.)
 public final class KafkaConsumer: Sendable {
     /// The settings the consumer was created with.
     public let configuration: KafkaConsumerConfiguration
@@ -59,15 +59,20 @@ public final class KafkaConsumer: Sendable {
     }
 
     deinit {
-        guard !abandoned.withLock({ $0 }) else { return }
-        // Destroying the handle closes the consumer; rebalances announced during that close must be applied at once,
-        // and a revocation handed out earlier first.
-        let handedOut = state.withLock { state -> [KafkaTopicPartition]? in
-            let partitions = state.takeHandedOut()
-            state.beginClosing()
-            return partitions
+        // An open consumer is not closed here: closing talks to the group and runs the rebalance callback, which
+        // must not happen on whatever thread drops the last reference (in librdkafka 2.0.2 an unassign from the
+        // callback inside rd_kafka_destroy's implicit close can wait forever). It is destroyed as a crashed member
+        // would be, and the group moves its partitions after the session timeout.
+        if state.withLock({ $0.phase }) != .closed {
+            if !abandoned.withLock({ $0 }) {
+                logger.warning(
+                    "Kafka consumer released without close(); the group moves its partitions after the session timeout",
+                    metadata: ["kafka.group": "\(configuration.groupID)"]
+                )
+            }
+            client.destroyWithoutConsumerClose()
         }
-        if let handedOut { _ = Self.apply(.revoke(handedOut, isLost: false), on: client.handle) }
+        if mustNotDestroy(client.handle) { leaveHandleUndestroyed() }
     }
 
     /// The partitions this member owns, as of its last poll.
@@ -130,15 +135,16 @@ public final class KafkaConsumer: Sendable {
         let client = client
         let state = state
         try await executor.run { () throws(KafkaError) in
-            let handedOut = state.withLock { state -> [KafkaTopicPartition]?? in
-                guard state.phase == .running else { return .none }
+            guard state.withLock({ $0.phase }) == .running else { return }
+            self.finishFirstJoin()
+            let handedOut = state.withLock { state -> [KafkaTopicPartition]? in
                 let partitions = state.takeHandedOut()
                 state.beginClosing()
-                return .some(partitions)
+                return partitions
             }
-            guard let handedOut else { return }
             var failure: KafkaError?
             if let handedOut { failure = Self.apply(.revoke(handedOut, isLost: false), on: client.handle) }
+            if self.mustNotDestroy(client.handle) { self.leaveHandleUndestroyed() }
             let result = rd_kafka_consumer_close(client.handle)
             state.withLock { $0.closed() }
             if result != RD_KAFKA_RESP_ERR_NO_ERROR {
@@ -149,10 +155,21 @@ public final class KafkaConsumer: Sendable {
     }
 
     /// Simulates a crash, for tests: once released, the consumer is destroyed without leaving the group or giving
-    /// up its partitions, so the group only notices when its session times out.
+    /// up its partitions (as any open consumer is), so the group only notices when its session times out; no warning
+    /// is logged.
     func abandonOnRelease() {
         abandoned.withLock { $0 = true }
-        client.destroyWithoutConsumerClose()
+    }
+
+    /// The rebalance protocol of the group's chosen assignor (`COOPERATIVE`, `EAGER`), or `NONE` before the first
+    /// JoinGroup answer; nil once closed.
+    func rebalanceProtocol() async -> String? {
+        let client = client
+        return await executor.run { Self.rebalanceProtocol(of: client.handle) }
+    }
+
+    static func rebalanceProtocol(of handle: OpaquePointer) -> String? {
+        rd_kafka_rebalance_protocol(handle).map { String(cString: $0) }
     }
 
     /// librdkafka's own view of the assignment (`rd_kafka_assignment`), for tests of the rebalance hand-over.
@@ -166,6 +183,46 @@ public final class KafkaConsumer: Sendable {
                 throw .rdKafka(result, "could not read the assignment")
             }
             return Set(list.map { RDKafkaTopicPartitionList.partitions(of: $0) } ?? [])
+        }
+    }
+
+    // MARK: - librdkafka 2.0.2's cooperative-sticky destroy abort
+
+    // librdkafka 2.0.2 aborts the process (an assertion in rd_kafka_sticky_assignor_state_destroy) when it destroys a
+    // cooperative-sticky member that got its JoinGroup answer but not yet its first assignment: the assignor is
+    // chosen, its state is not made yet (fixed in librdkafka 2.2.1). close() first lets such a join finish; a member
+    // that still has no assignment is closed but never destroyed, which leaks one handle in a process that is
+    // usually exiting, instead of aborting it.
+
+    /// Whether destroying the handle now would hit that abort.
+    private func mustNotDestroy(_ handle: OpaquePointer) -> Bool {
+        !state.withLock({ $0.everAssigned }) && Self.rebalanceProtocol(of: handle) == "COOPERATIVE"
+    }
+
+    private func leaveHandleUndestroyed() {
+        logger.warning(
+            """
+            Kafka consumer closed between joining its group and its first assignment; its librdkafka handle is left \
+            to the process's exit, as librdkafka 2.0.2 would abort destroying it
+            """,
+            metadata: ["kafka.group": "\(configuration.groupID)"]
+        )
+        client.leakOnRelease()
+    }
+
+    /// On the executor's thread, before closing: if the member is between its JoinGroup answer and its first
+    /// assignment, poll (dropping any message: nothing is handed out or committed, the next owner reads it) until the
+    /// assignment arrives, for at most the session timeout (10 s at most).
+    private func finishFirstJoin() {
+        guard mustNotDestroy(client.handle) else { return }
+        let deadline = ContinuousClock.now.advanced(by: min(configuration.sessionTimeout, .seconds(10)))
+        while !state.withLock({ $0.everAssigned }), ContinuousClock.now < deadline {
+            if let message = rd_kafka_consumer_poll(client.handle, 100) { rd_kafka_message_destroy(message) }
+        }
+        for rebalance in state.withLock({ $0.takeAnnounced() }) {
+            if case .assign = rebalance, let error = Self.apply(rebalance, on: client.handle) {
+                logger.warning("Kafka consumer could not take its first assignment while closing: \(error)")
+            }
         }
     }
 

@@ -26,6 +26,9 @@ final class RDKafkaClient: @unchecked Sendable {
     /// `rd_kafka_destroy_flags` flags for `deinit`; tests set `RD_KAFKA_DESTROY_F_NO_CONSUMER_CLOSE` to simulate a
     /// crashed member (no LeaveGroup, no final rebalance).
     private let destroyFlags = Atomic<Int32>(0)
+    /// Set when destroying the handle would abort the process (librdkafka 2.0.2, see ``KafkaConsumer``): `deinit`
+    /// then leaves the handle, its threads and the callbacks' context to the process's exit.
+    private let leaked = Atomic<Bool>(false)
 
     private init(
         handle: OpaquePointer,
@@ -75,7 +78,13 @@ final class RDKafkaClient: @unchecked Sendable {
         destroyFlags.store(Int32(RD_KAFKA_DESTROY_F_NO_CONSUMER_CLOSE), ordering: .relaxed)
     }
 
+    /// Makes `deinit` leave the handle alone (see `leaked`).
+    func leakOnRelease() {
+        leaked.store(true, ordering: .relaxed)
+    }
+
     deinit {
+        guard !leaked.load(ordering: .relaxed) else { return }
         // Queues before the handle, the callbacks' context after it.
         backgroundQueue.map { rd_kafka_queue_destroy($0) }
         rd_kafka_destroy_flags(handle, destroyFlags.load(ordering: .relaxed))
