@@ -84,9 +84,10 @@ final class RDKafkaClient: @unchecked Sendable {
     }
 
     deinit {
-        guard !leaked.load(ordering: .relaxed) else { return }
-        // Queues before the handle, the callbacks' context after it.
+        // Queues before the handle, the callbacks' context after it. Our reference to a queue goes even when the
+        // handle stays.
         backgroundQueue.map { rd_kafka_queue_destroy($0) }
+        guard !leaked.load(ordering: .relaxed) else { return }
         rd_kafka_destroy_flags(handle, destroyFlags.load(ordering: .relaxed))
         context.release()
     }
