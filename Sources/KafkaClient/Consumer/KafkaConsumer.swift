@@ -30,8 +30,9 @@ public final class KafkaConsumer: Sendable {
     /// Set when a test simulates a crash: the release then skips every orderly step.
     private let abandoned = Locked(false)
 
-    /// Creates the consumer and subscribes it to ``KafkaConsumerConfiguration/topics``; it joins the group on its
-    /// first poll. Fails with ``KafkaError/Code/invalidConfiguration`` for invalid settings.
+    /// Creates the consumer and subscribes it to ``KafkaConsumerConfiguration/topics``. It joins the group at once,
+    /// on librdkafka's own thread, so create it when you are about to poll: until then it holds partitions without
+    /// serving them. Fails with ``KafkaError/Code/invalidConfiguration`` for invalid settings.
     public init(configuration: KafkaConsumerConfiguration, logger: Logger) throws(KafkaError) {
         let state = Locked(StateMachine())
         let commits = Locked(CommitRegistry())
@@ -53,7 +54,8 @@ public final class KafkaConsumer: Sendable {
             configuration.topics.map { KafkaTopicPartition(topic: $0, partition: RD_KAFKA_PARTITION_UA) }
         ) { list in rd_kafka_subscribe(client.handle, list) }
         if subscribeError != RD_KAFKA_RESP_ERR_NO_ERROR {
-            state.withLock { $0.beginClosing() }
+            // Never joined: nothing to leave.
+            state.withLock { $0.closed() }
             throw .rdKafka(subscribeError, "could not subscribe to \(configuration.topics.joined(separator: ", "))")
         }
     }
