@@ -36,10 +36,17 @@ final class GroupMember: Sendable {
             $0.deliveries += messages.map { Delivery(partition: $0.topicPartition, offset: $0.offset, member: name) }
         }
         if commit, !messages.isEmpty {
-            let next = Dictionary(messages.map { ($0.topicPartition, $0.offset + 1) }, uniquingKeysWith: max)
+            let next = messages.nextOffsets
             do {
-                try await consumer.commit(next.map { KafkaTopicPartitionOffset($0.key, offset: $0.value) })
-                log.withLock { $0.committed.merge(next, uniquingKeysWith: max) }
+                try await consumer.commit(next)
+                log.withLock { log in
+                    for entry in next {
+                        log.committed[entry.topicPartition] = max(
+                            log.committed[entry.topicPartition] ?? 0,
+                            entry.offset
+                        )
+                    }
+                }
             } catch {
                 // The group moved on while the commit was under way (the worker's case too): the messages stay
                 // uncommitted and are delivered again to whoever owns the partition next.

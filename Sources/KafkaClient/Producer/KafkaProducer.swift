@@ -77,9 +77,7 @@ public final class KafkaProducer: Service, Sendable {
     /// taken back, so cancelling the calling task does not end the wait for its report.
     @discardableResult
     public func send(_ message: KafkaProducerMessage) async throws(KafkaError) -> KafkaDeliveryReport {
-        let group = DeliveryGroup(count: 1)
-        await enqueue(message, as: PendingDelivery(group: group, index: 0, topic: message.topic), deadline: deadline())
-        return try await group.results()[0].get()
+        try await send(contentsOf: [message])[0].get()
     }
 
     /// Produces every message and returns once each was acknowledged or failed: one result per message, in order.
@@ -89,7 +87,7 @@ public final class KafkaProducer: Service, Sendable {
     public func send(contentsOf messages: [KafkaProducerMessage]) async -> [Result<KafkaDeliveryReport, KafkaError>] {
         guard !messages.isEmpty else { return [] }
         let group = DeliveryGroup(count: messages.count)
-        let deadline = deadline()
+        let deadline = ContinuousClock.now.advanced(by: configuration.deliveryTimeout)
         for (index, message) in messages.enumerated() {
             await enqueue(
                 message,
@@ -136,10 +134,6 @@ public final class KafkaProducer: Service, Sendable {
     }
 
     // MARK: - Internals
-
-    private func deadline() -> ContinuousClock.Instant {
-        .now.advanced(by: configuration.deliveryTimeout)
-    }
 
     /// Hands `message` to librdkafka, waiting for room while its queue is full. Every outcome goes to `pending`:
     /// a delivery report later, or a failure now.

@@ -16,15 +16,14 @@ final class RDKafkaClient: @unchecked Sendable {
     }
 
     let handle: OpaquePointer
-    let callbacks: RDKafkaCallbacks
     /// Consumers only: served by librdkafka's background thread; offset-commit results arrive here, so a commit
     /// completes even while nobody polls.
     let backgroundQueue: OpaquePointer?
     /// Retained for as long as the handle exists: librdkafka may call back (logs, a final rebalance during close)
     /// until `rd_kafka_destroy` returns, so the context is released only after it.
     private let context: Unmanaged<RDKafkaCallbacks>
-    /// `rd_kafka_destroy_flags` flags for `deinit`; tests set `RD_KAFKA_DESTROY_F_NO_CONSUMER_CLOSE` to simulate a
-    /// crashed member (no LeaveGroup, no final rebalance).
+    /// `rd_kafka_destroy_flags` flags for `deinit`; ``KafkaConsumer`` sets `RD_KAFKA_DESTROY_F_NO_CONSUMER_CLOSE` for a
+    /// consumer released without `close()`, which then ends as a crashed member would (no LeaveGroup, no rebalance).
     private let destroyFlags = Atomic<Int32>(0)
     /// Set when destroying the handle would abort the process (librdkafka 2.0.2, see ``KafkaConsumer``): `deinit`
     /// then leaves the handle, its threads and the callbacks' context to the process's exit.
@@ -37,7 +36,6 @@ final class RDKafkaClient: @unchecked Sendable {
     ) {
         self.handle = handle
         self.context = context
-        self.callbacks = context.takeUnretainedValue()
         self.backgroundQueue = backgroundQueue
     }
 
