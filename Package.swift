@@ -15,6 +15,7 @@ let package = Package(
         .library(name: "AppStoreVerification", targets: ["AppStoreVerification"]),
         .library(name: "AppStoreSigning", targets: ["AppStoreSigning"]),
         .library(name: "KafkaClient", targets: ["KafkaClient"]),
+        .library(name: "NotificationStore", targets: ["NotificationStore"]),
     ],
     dependencies: [
         .package(url: "https://github.com/apple/swift-argument-parser.git", from: "1.5.0"),
@@ -25,6 +26,8 @@ let package = Package(
         .package(url: "https://github.com/apple/swift-nio.git", from: "2.81.0"),
         .package(url: "https://github.com/apple/swift-log.git", from: "1.6.0"),
         .package(url: "https://github.com/swift-server/swift-service-lifecycle.git", from: "2.6.0"),
+        .package(url: "https://github.com/vapor/postgres-nio.git", from: "1.33.2"),
+        .package(url: "https://github.com/apple/swift-nio-ssl.git", from: "2.37.6"),
     ],
     targets: [
         // Decoded shapes of everything Apple sends; depends on nothing of ours.
@@ -71,6 +74,20 @@ let package = Package(
             ],
             swiftSettings: strictSettings
         ),
+        // PostgreSQL: schema migrations, batched idempotent writes, subscription state, read helpers.
+        .target(
+            name: "NotificationStore",
+            dependencies: [
+                "AppStoreModels",
+                .product(name: "PostgresNIO", package: "postgres-nio"),
+                .product(name: "NIOSSL", package: "swift-nio-ssl"),
+                .product(name: "Crypto", package: "swift-crypto"),
+                .product(name: "NIOCore", package: "swift-nio"),
+                .product(name: "Logging", package: "swift-log"),
+                .product(name: "ServiceLifecycle", package: "swift-service-lifecycle"),
+            ],
+            swiftSettings: strictSettings
+        ),
         .executableTarget(
             name: "asnp",
             dependencies: [
@@ -78,6 +95,7 @@ let package = Package(
                 "AppStoreVerification",
                 "AppStoreSigning",
                 "KafkaClient",
+                "NotificationStore",
                 .product(name: "ArgumentParser", package: "swift-argument-parser"),
                 .product(name: "NIOCore", package: "swift-nio"),
                 .product(name: "Logging", package: "swift-log"),
@@ -121,6 +139,31 @@ let package = Package(
                 .product(name: "Logging", package: "swift-log"),
                 .product(name: "ServiceLifecycle", package: "swift-service-lifecycle"),
                 .product(name: "ServiceLifecycleTestKit", package: "swift-service-lifecycle"),
+            ],
+            swiftSettings: strictSettings
+        ),
+        // A throwaway PostgreSQL server for the test targets that need one.
+        .target(
+            name: "StoreTestSupport",
+            dependencies: ["NotificationStore"],
+            path: "Tests/StoreTestSupport",
+            swiftSettings: strictSettings
+        ),
+        .testTarget(
+            name: "NotificationStoreTests",
+            dependencies: [
+                "NotificationStore",
+                "AppStoreModels",
+                "AppStoreVerification",
+                "AppStoreTestSupport",
+                "StoreTestSupport",
+                .product(name: "PostgresNIO", package: "postgres-nio"),
+                .product(name: "Crypto", package: "swift-crypto"),
+                .product(name: "X509", package: "swift-certificates"),
+                .product(name: "SwiftASN1", package: "swift-asn1"),
+                .product(name: "NIOCore", package: "swift-nio"),
+                .product(name: "Logging", package: "swift-log"),
+                .product(name: "ServiceLifecycle", package: "swift-service-lifecycle"),
             ],
             swiftSettings: strictSettings
         ),

@@ -1,0 +1,27 @@
+/// How a batch of notifications reaches PostgreSQL before being merged into the tables.
+///
+/// Both are correct and write the same rows; Docs/benchmarks.md compares them. ``copy`` is the default.
+public struct BatchWriteMethod: Sendable, Hashable, CustomStringConvertible {
+    enum Base: String, Sendable, Hashable {
+        case copy, unnest
+    }
+
+    let base: Base
+
+    /// `COPY` into a per-connection temporary table, then one merging statement.
+    public static let copy = BatchWriteMethod(base: .copy)
+    /// One merging statement over `UNNEST` of one array parameter per column.
+    public static let unnest = BatchWriteMethod(base: .unnest)
+
+    /// The method named `copy` or `unnest`, or nil.
+    public init?(name: String) {
+        guard let base = Base(rawValue: name) else { return nil }
+        self.base = base
+    }
+
+    private init(base: Base) {
+        self.base = base
+    }
+
+    public var description: String { base.rawValue }
+}

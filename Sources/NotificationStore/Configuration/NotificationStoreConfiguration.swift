@@ -1,0 +1,96 @@
+/// Settings of a ``NotificationStore``: where PostgreSQL is, how many connections, how long to wait.
+///
+/// Most deployments give a URL (``init(url:)``), in libpq's form, so the same string works with `psql`.
+public struct NotificationStoreConfiguration: Sendable {
+    /// Where the server listens.
+    public var endpoint: Endpoint
+    /// The role to connect as.
+    public var username: String
+    /// The role's password, if the server asks for one.
+    public var password: String?
+    /// The database to open.
+    public var database: String
+    /// Whether and how to use TLS (libpq's `sslmode`). Default: ``TLSMode/prefer``.
+    public var tls: TLSMode
+    /// The most connections the pool opens. Each concurrent batch write holds one. Default: 8.
+    public var maximumConnections: Int
+    /// How long a connection attempt may take. Default: 5 seconds.
+    public var connectTimeout: Duration
+    /// How long one store operation may take, waiting for a connection included. A write that times out was
+    /// rolled back (or is rolled back by the server when the connection closes) and fails as retriable.
+    /// Default: 30 seconds.
+    public var operationTimeout: Duration
+    /// The `application_name` the server shows in `pg_stat_activity`. Default: `asnp`.
+    public var applicationName: String
+    /// How batches reach the server. Default: ``BatchWriteMethod/copy``.
+    public var batchWriteMethod: BatchWriteMethod
+
+    /// Creates settings for a server reached over TCP or a Unix socket.
+    public init(
+        endpoint: Endpoint,
+        username: String,
+        password: String? = nil,
+        database: String,
+        tls: TLSMode = .prefer
+    ) {
+        self.endpoint = endpoint
+        self.username = username
+        self.password = password
+        self.database = database
+        self.tls = tls
+        self.maximumConnections = 8
+        self.connectTimeout = .seconds(5)
+        self.operationTimeout = .seconds(30)
+        self.applicationName = "asnp"
+        self.batchWriteMethod = .copy
+    }
+}
+
+extension NotificationStoreConfiguration {
+    /// Where a PostgreSQL server listens.
+    public enum Endpoint: Sendable, Hashable, CustomStringConvertible {
+        /// A TCP host and port.
+        case tcp(host: String, port: Int)
+        /// A Unix domain socket file, for example `/var/run/postgresql/.s.PGSQL.5432`.
+        case unixSocket(path: String)
+
+        public var description: String {
+            switch self {
+            case .tcp(let host, let port): host.contains(":") ? "[\(host)]:\(port)" : "\(host):\(port)"
+            case .unixSocket(let path): path
+            }
+        }
+    }
+
+    /// libpq's `sslmode`, the subset that PostgresNIO can honour.
+    public struct TLSMode: Sendable, Hashable, CustomStringConvertible {
+        enum Base: String, Sendable, Hashable {
+            case disable, prefer, require
+            case verifyFull = "verify-full"
+        }
+
+        let base: Base
+
+        /// Plain TCP.
+        public static let disable = TLSMode(base: .disable)
+        /// TLS when the server offers it, without checking its certificate (libpq's default).
+        public static let prefer = TLSMode(base: .prefer)
+        /// TLS always, without checking the server's certificate (as libpq's `require`).
+        public static let require = TLSMode(base: .require)
+        /// TLS always; the certificate must chain to a system root and name the host.
+        public static let verifyFull = TLSMode(base: .verifyFull)
+
+        /// The mode named as libpq names it (`disable`, `prefer`, `require`, `verify-full`), or nil.
+        public init?(sslmode: String) {
+            guard let base = Base(rawValue: sslmode) else { return nil }
+            self.base = base
+        }
+
+        private init(base: Base) {
+            self.base = base
+        }
+
+        /// libpq's name for the mode.
+        public var description: String { base.rawValue }
+    }
+}

@@ -1,0 +1,316 @@
+import Logging
+import NIOCore
+import PostgresNIO
+
+#if canImport(FoundationEssentials)
+import FoundationEssentials
+#else
+import Foundation
+#endif
+
+extension NotificationStore {
+    /// Writes a whole batch in one transaction: new notifications, the subscription states they advance, the
+    /// rejected bodies, and an outbox row for each new fact.
+    ///
+    /// Idempotent: notifications dedupe on `notification_uuid` (also within the batch), rejected bodies on their
+    /// Kafka coordinates, and a subscription only moves to a newer (`signedDate`, then `notification_uuid`)
+    /// notification, so writing a batch again changes nothing and reports duplicates.
+    ///
+    /// A verified notification PostgreSQL cannot hold (a NUL character, a date past year 9999, a constraint the
+    /// server enforces) is stored as rejected with status `UNSTORABLE` and the reason, and the rest of the batch
+    /// is stored: one bad row never blocks a partition.
+    ///
+    /// - Throws: ``NotificationStoreError``; when ``NotificationStoreError/isRetriable``, nothing of the batch was
+    ///   written and the same batch should be written again later.
+    public func write(_ batch: NotificationBatch) async throws(NotificationStoreError) -> BatchWriteResult {
+        let prepared = PreparedBatch(batch)
+        let method = configuration.batchWriteMethod
+        let logger = self.logger
+        let operation = "writing a batch of \(batch.entries.count) notifications"
+        var attempt = 1
+        while true {
+            do throws(NotificationStoreError) {
+                return try await inTransaction(operation) { connection in
+                    try await Self.write(prepared, method: method, on: connection, logger: logger)
+                }
+            } catch {
+                // Deadlocks cannot happen between our writers (rows are locked in key order), but other writers
+                // may hold locks too; such a transaction simply runs again.
+                if error.code == .conflict, attempt < 3 {
+                    attempt += 1
+                    logger.debug("Batch write conflicted; writing it again", metadata: ["error": "\(error)"])
+                    continue
+                }
+                guard let sqlState = error.sqlState, NotificationStoreError.isRowDataError(sqlState: sqlState) else {
+                    throw error
+                }
+                logger.warning(
+                    "A notification of the batch cannot be stored; writing the batch row by row to set it aside",
+                    metadata: ["error": "\(error)"]
+                )
+                return try await inTransaction(operation + " row by row") { connection in
+                    try await Self.writeIsolatingRows(prepared, on: connection, logger: logger)
+                }
+            }
+        }
+    }
+
+    private static func write(
+        _ batch: PreparedBatch,
+        method: BatchWriteMethod,
+        on connection: PostgresConnection,
+        logger: Logger
+    ) async throws -> BatchWriteResult {
+        var result = BatchWriteResult()
+        if !batch.notifications.isEmpty {
+            let rows: PostgresRowSequence
+            switch method.base {
+            case .copy: rows = try await writeNotificationsByCopy(batch.notifications, on: connection, logger: logger)
+            case .unnest:
+                rows = try await writeNotificationsByUnnest(batch.notifications, on: connection, logger: logger)
+            }
+            try await collect(rows, into: &result)
+        }
+        result.duplicateNotifications = batch.notifications.count - result.storedNotifications.count
+        try await writeRejected(batch.rejected, on: connection, logger: logger, into: &result)
+        result.duplicateRejections += batch.repeatedRejections
+        result.unstorableNotifications = batch.unstorable
+        result.outbox.sort { $0.id < $1.id }
+        return result
+    }
+
+    /// The slow path after a row-level data error: each notification in its own savepoint, so that the ones the
+    /// server refuses are set aside as `UNSTORABLE` rejections and the others are stored.
+    private static func writeIsolatingRows(
+        _ batch: PreparedBatch,
+        on connection: PostgresConnection,
+        logger: Logger
+    ) async throws -> BatchWriteResult {
+        var result = BatchWriteResult()
+        var rejected = batch.rejected
+        var stored = 0
+        for row in batch.notifications {
+            try await connection.query("SAVEPOINT asnp_row", logger: logger)
+            do {
+                let rows = try await writeNotificationsByUnnest([row], on: connection, logger: logger)
+                try await collect(rows, into: &result)
+                try await connection.query("RELEASE SAVEPOINT asnp_row", logger: logger)
+                stored += 1
+            } catch let error as PSQLError {
+                guard let sqlState = error.serverInfo?[.sqlState],
+                    NotificationStoreError.isRowDataError(sqlState: sqlState)
+                else { throw error }
+                try await connection.query("ROLLBACK TO SAVEPOINT asnp_row", logger: logger)
+                let message = error.serverInfo?[.message] ?? "SQLSTATE \(sqlState)"
+                logger.warning(
+                    "Stored a verified notification as UNSTORABLE",
+                    metadata: ["notificationUUID": "\(row.notificationUUID)", "sqlState": "\(sqlState)"]
+                )
+                rejected.append(
+                    RejectedRow(
+                        ordinal: row.ordinal,
+                        status: RejectedRow.unstorableStatus,
+                        reason: RejectedRow.textColumnSafe("PostgreSQL refused it: \(message) (SQLSTATE \(sqlState))"),
+                        rawBody: Array(row.rawBody.utf8),
+                        headers: "{}",
+                        receivedAt: row.receivedAt,
+                        key: row.originalTransactionId,
+                        source: row.source
+                    )
+                )
+            }
+        }
+        result.duplicateNotifications = stored - result.storedNotifications.count
+        rejected.sort { $0.ordinal < $1.ordinal }
+        try await writeRejected(rejected, on: connection, logger: logger, into: &result)
+        result.duplicateRejections += batch.repeatedRejections
+        result.unstorableNotifications = batch.unstorable + (batch.notifications.count - stored)
+        result.outbox.sort { $0.id < $1.id }
+        return result
+    }
+
+    private static func writeNotificationsByCopy(
+        _ rows: [NotificationRow],
+        on connection: PostgresConnection,
+        logger: Logger
+    ) async throws -> PostgresRowSequence {
+        try await connection.query(PostgresQuery(unsafeSQL: BatchStatements.createStagingTable), logger: logger)
+        try await connection.copyFrom(
+            table: BatchStatements.stagingTable,
+            columns: BatchStatements.stagedColumns.map(\.name),
+            logger: logger
+        ) { writer in
+            // Stream in chunks so the server parses while we encode.
+            let chunkSize = 1 << 20
+            var encoder = CopyTextEncoder(capacity: chunkSize + 64 * 1024)
+            for row in rows {
+                encoder.row(row)
+                if encoder.buffer.readableBytes >= chunkSize {
+                    try await writer.write(encoder.buffer)
+                    encoder = CopyTextEncoder(capacity: chunkSize + 64 * 1024)
+                }
+            }
+            if encoder.buffer.readableBytes > 0 {
+                try await writer.write(encoder.buffer)
+            }
+        }
+        return try await connection.query(
+            PostgresQuery(unsafeSQL: BatchStatements.writeNotifications(from: BatchStatements.stagingTable)),
+            logger: logger
+        )
+    }
+
+    private static func writeNotificationsByUnnest(
+        _ rows: [NotificationRow],
+        on connection: PostgresConnection,
+        logger: Logger
+    ) async throws -> PostgresRowSequence {
+        var bindings = PostgresBindings(capacity: BatchStatements.stagedColumns.count)
+        bindings.append(rows.map(\.ordinal))
+        bindings.append(rows.map(\.notificationUUID))
+        bindings.append(rows.map(\.version))
+        bindings.append(rows.map(\.notificationType))
+        bindings.append(NullableArray(rows.map(\.subtype)))
+        bindings.append(NullableArray(rows.map(\.environment)))
+        bindings.append(NullableArray(rows.map(\.bundleId)))
+        bindings.append(NullableArray(rows.map(\.appAppleId)))
+        bindings.append(NullableArray(rows.map(\.originalTransactionId)))
+        bindings.append(NullableArray(rows.map(\.transactionId)))
+        bindings.append(NullableArray(rows.map(\.productId)))
+        bindings.append(NullableArray(rows.map(\.signedDate)))
+        bindings.append(NullableArray(rows.map(\.expiresDate)))
+        bindings.append(NullableArray(rows.map(\.revocationDate)))
+        bindings.append(NullableArray(rows.map(\.autoRenewStatus)))
+        bindings.append(rows.map(\.decoded))
+        bindings.append(rows.map(\.rawBody))
+        bindings.append(rows.map(\.receivedAt))
+        bindings.append(rows.map(\.source.topic))
+        bindings.append(rows.map(\.source.partition))
+        bindings.append(rows.map(\.source.offset))
+        return try await connection.query(
+            PostgresQuery(
+                unsafeSQL: BatchStatements.writeNotifications(from: BatchStatements.unnestSource),
+                binds: bindings
+            ),
+            logger: logger
+        )
+    }
+
+    private static func writeRejected(
+        _ rows: [RejectedRow],
+        on connection: PostgresConnection,
+        logger: Logger,
+        into result: inout BatchWriteResult
+    ) async throws {
+        guard !rows.isEmpty else { return }
+        var bindings = PostgresBindings(capacity: 10)
+        bindings.append(rows.map(\.ordinal))
+        bindings.append(rows.map(\.status))
+        bindings.append(rows.map(\.reason))
+        bindings.append(rows.map { ByteBuffer(bytes: $0.rawBody) })
+        bindings.append(rows.map(\.headers))
+        bindings.append(rows.map(\.receivedAt))
+        bindings.append(rows.map(\.source.topic))
+        bindings.append(rows.map(\.source.partition))
+        bindings.append(rows.map(\.source.offset))
+        bindings.append(NullableArray(rows.map(\.key)))
+        let inserted = try await connection.query(
+            PostgresQuery(unsafeSQL: BatchStatements.writeRejected, binds: bindings),
+            logger: logger
+        )
+        var stored = 0
+        for try await (id, key, rejectedID, topic, partition) in inserted.decode(
+            (Int64, String?, Int64, String, Int32).self
+        ) {
+            stored += 1
+            result.outbox.append(
+                OutboxEntry(
+                    id: id,
+                    stream: .deadLetter,
+                    messageKey: key,
+                    rejectedID: rejectedID,
+                    source: KafkaPartitionReference(topic: topic, partition: partition)
+                )
+            )
+        }
+        result.storedRejections += stored
+        result.duplicateRejections += rows.count - stored
+    }
+
+    /// Reads the merging statement's rows: one per outbox entry written.
+    private static func collect(_ rows: PostgresRowSequence, into result: inout BatchWriteResult) async throws {
+        for try await row in rows {
+            let cells = row.makeRandomAccess()
+            let stream = OutboxStream(rawValue: try cells[0].decode(String.self))
+            let notificationUUID = try cells[2].decode(UUID.self)
+            var entry = OutboxEntry(
+                id: try cells[1].decode(Int64.self),
+                stream: stream,
+                messageKey: try cells[3].decode(String?.self),
+                notificationUUID: notificationUUID,
+                source: KafkaPartitionReference(
+                    topic: try cells[4].decode(String.self),
+                    partition: try cells[5].decode(Int32.self)
+                )
+            )
+            if stream == .decoded {
+                result.storedNotifications.append(notificationUUID)
+            } else {
+                let state = try SubscriptionState(cells, from: 6)
+                entry.subscriptionState = state
+                result.subscriptionChanges.append(state)
+            }
+            result.outbox.append(entry)
+        }
+    }
+}
+
+extension CopyTextEncoder {
+    /// One staged row, in ``BatchStatements/stagedColumns`` order.
+    mutating func row(_ row: NotificationRow) {
+        integer(row.ordinal)
+        text(row.notificationUUID.uuidString)
+        integer(row.version)
+        text(row.notificationType)
+        text(row.subtype)
+        text(row.environment)
+        text(row.bundleId)
+        integer(row.appAppleId)
+        text(row.originalTransactionId)
+        text(row.transactionId)
+        text(row.productId)
+        integer(row.signedDate)
+        integer(row.expiresDate)
+        integer(row.revocationDate)
+        integer(row.autoRenewStatus)
+        text(row.decoded)
+        text(row.rawBody)
+        integer(row.receivedAt)
+        text(row.source.topic)
+        integer(row.source.partition)
+        integer(row.source.offset)
+        endRow()
+    }
+}
+
+extension SubscriptionState {
+    /// A state from the cells of a row, ``BatchStatements/subscriptionColumns`` starting at `start`.
+    init(_ cells: PostgresRandomAccessRow, from start: Int) throws {
+        self.init(
+            originalTransactionId: try cells[start].decode(String.self),
+            lastNotificationUUID: try cells[start + 1].decode(UUID.self),
+            lastNotificationType: try cells[start + 2].decode(String.self),
+            lastSubtype: try cells[start + 3].decode(String?.self),
+            lastSignedDate: try cells[start + 4].decode(Date.self),
+            transactionId: try cells[start + 5].decode(String?.self),
+            productId: try cells[start + 6].decode(String?.self),
+            expiresDate: try cells[start + 7].decode(Date?.self),
+            autoRenewStatus: try cells[start + 8].decode(Int16?.self).map(Int.init),
+            revocationDate: try cells[start + 9].decode(Date?.self),
+            environment: try cells[start + 10].decode(String?.self),
+            bundleId: try cells[start + 11].decode(String?.self),
+            appAppleId: try cells[start + 12].decode(Int64?.self),
+            updatedAt: try cells[start + 13].decode(Date.self)
+        )
+    }
+}

@@ -1,0 +1,26 @@
+#if canImport(FoundationEssentials)
+import FoundationEssentials
+#else
+import Foundation
+#endif
+
+/// What a batch write did.
+public struct BatchWriteResult: Sendable, Hashable {
+    /// Verified notifications stored for the first time, in batch order.
+    public var storedNotifications: [UUID] = []
+    /// Verified entries that were already stored (earlier, or earlier in the same batch).
+    public var duplicateNotifications = 0
+    /// Rejected bodies stored for the first time (including ``unstorableNotifications``).
+    public var storedRejections = 0
+    /// Rejected entries already stored from the same Kafka coordinates (a redelivery).
+    public var duplicateRejections = 0
+    /// Verified notifications that could not be stored as such (a value PostgreSQL cannot hold, a constraint)
+    /// and were stored as rejected with status `UNSTORABLE` instead.
+    public var unstorableNotifications = 0
+    /// Subscriptions whose state this batch changed (the last-writer-wins guard accepted the change).
+    public var subscriptionChanges: [SubscriptionState] = []
+    /// The outbox rows written, in id order: what the worker publishes after the commit.
+    public var outbox: [OutboxEntry] = []
+
+    public init() {}
+}

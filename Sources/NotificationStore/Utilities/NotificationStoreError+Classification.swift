@@ -1,0 +1,89 @@
+import NIOCore
+import PostgresNIO
+
+extension NotificationStoreError {
+    /// Classifies any error a store operation threw: retriable (server away, conflict, timeout) or not.
+    init(classifying error: any Error, operation: String, endpoint: NotificationStoreConfiguration.Endpoint) {
+        if let error = error as? NotificationStoreError {
+            self = error
+            return
+        }
+        if let error = error as? PostgresTransactionError,
+            let inner = error.closureError ?? error.beginError ?? error.commitError
+        {
+            self.init(classifying: inner, operation: operation, endpoint: endpoint)
+            return
+        }
+        if error is CancellationError {
+            self.init(code: .shutDown, reason: "\(operation) was cancelled")
+            return
+        }
+        guard let error = error as? PSQLError else {
+            self.init(
+                code: .unavailable,
+                reason: "\(operation) failed: cannot talk to PostgreSQL at \(endpoint)",
+                context: String(describing: error)
+            )
+            return
+        }
+        if let sqlState = error.serverInfo?[.sqlState] {
+            let message = error.serverInfo?[.message] ?? "no message"
+            let detail = error.serverInfo?[.detail].map { "; \($0)" } ?? ""
+            self.init(
+                code: Self.code(forSQLState: sqlState),
+                reason: "\(operation) failed: \(Self.explanation(forSQLState: sqlState))",
+                sqlState: sqlState,
+                context: message + detail
+            )
+            return
+        }
+        let code: Code =
+            switch error.code {
+            case .poolClosed, .clientClosedConnection: .shutDown
+            case .queryCancelled: .timedOut
+            case .connectionError, .serverClosedConnection, .uncleanShutdown, .sslUnsupported,
+                .failedToAddSSLHandler:
+                .unavailable
+            case .unsupportedAuthMechanism, .authMechanismRequiresPassword, .saslError: .authenticationFailed
+            default: .queryFailed
+            }
+        self.init(
+            code: code,
+            reason: "\(operation) failed: \(error.code) (PostgreSQL at \(endpoint))",
+            context: error.underlying.map { String(describing: $0) }
+        )
+    }
+
+    /// Whether a SQLSTATE is about one row's data (a value out of range, a constraint): permanent for that row,
+    /// harmless for the others.
+    static func isRowDataError(sqlState: String) -> Bool {
+        sqlState.hasPrefix("22") || sqlState.hasPrefix("23") || sqlState == "54000"
+    }
+
+    private static func code(forSQLState sqlState: String) -> Code {
+        switch sqlState {
+        case "40001", "40P01", "55P03": .conflict
+        case "57014": .timedOut
+        case "3D000": .authenticationFailed
+        case "42P01", "42703", "42883", "3F000": .schemaNotReady
+        default:
+            switch sqlState.prefix(2) {
+            case "08", "53", "57", "58": .unavailable
+            case "28": .authenticationFailed
+            default: .queryFailed
+            }
+        }
+    }
+
+    private static func explanation(forSQLState sqlState: String) -> String {
+        switch code(forSQLState: sqlState) {
+        case .conflict: "a concurrent transaction conflicted (deadlock or serialization failure)"
+        case .timedOut: "the server cancelled the statement"
+        case .authenticationFailed: "the server refused the role or the database"
+        case .schemaNotReady: "the schema is missing or too old; run `asnp migrate`"
+        case .unavailable: "the server is unavailable (shutting down, starting, out of resources)"
+        default:
+            isRowDataError(sqlState: sqlState) ? "a value was refused" : "the server refused the statement"
+        }
+    }
+}

@@ -1,0 +1,167 @@
+/// The SQL of a batch write. Both write methods first produce the same relation, `staged` (one row per consumed
+/// notification, dates in milliseconds), and share everything after it.
+enum BatchStatements {
+    /// The staged columns, in COPY / UNNEST order.
+    static let stagedColumns: [(name: String, type: String)] = [
+        ("ordinal", "integer"),
+        ("notification_uuid", "uuid"),
+        ("version", "smallint"),
+        ("notification_type", "text"),
+        ("subtype", "text"),
+        ("environment", "text"),
+        ("bundle_id", "text"),
+        ("app_apple_id", "bigint"),
+        ("original_transaction_id", "text"),
+        ("transaction_id", "text"),
+        ("product_id", "text"),
+        ("signed_date", "bigint"),
+        ("expires_date", "bigint"),
+        ("revocation_date", "bigint"),
+        ("auto_renew_status", "smallint"),
+        ("decoded", "jsonb"),
+        ("raw_body", "text"),
+        ("received_at", "bigint"),
+        ("kafka_topic", "text"),
+        ("kafka_partition", "integer"),
+        ("kafka_offset", "bigint"),
+    ]
+
+    /// The per-connection staging table of the COPY method; emptied by every commit.
+    static let stagingTable = "asnp_staged_notifications"
+
+    static let createStagingTable = """
+        CREATE TEMPORARY TABLE IF NOT EXISTS \(stagingTable) (\(
+            stagedColumns.map { "\($0.name) \($0.type)" }.joined(separator: ", ")
+        )) ON COMMIT DELETE ROWS
+        """
+
+    /// The UNNEST method's source: one array parameter per staged column.
+    static let unnestSource = """
+        unnest(\(
+            stagedColumns.enumerated().map { "$\($0.offset + 1)::\($0.element.type)[]" }.joined(separator: ", ")
+        )) AS staged_input(\(stagedColumns.map(\.name).joined(separator: ", ")))
+        """
+
+    /// Milliseconds since 1970 to `timestamptz`, exactly (no floating point), NULL staying NULL.
+    private static func timestamp(_ column: String) -> String {
+        "timestamptz 'epoch' + \(column) * interval '1 millisecond'"
+    }
+
+    /// The subscription columns the statement returns for changed states, in ``SubscriptionState`` order.
+    static let subscriptionColumns = [
+        "original_transaction_id", "last_notification_uuid", "last_notification_type", "last_subtype",
+        "last_signed_date", "transaction_id", "product_id", "expires_date", "auto_renew_status", "revocation_date",
+        "environment", "bundle_id", "app_apple_id", "updated_at",
+    ]
+
+    /// Inserts new notifications (dedupe on notification_uuid, also within the batch), applies the newest
+    /// notification of each subscription under the last-writer-wins guard, and writes outbox rows for what is new.
+    ///
+    /// Rows are inserted in key order so that concurrent writers take row locks in the same order (no deadlocks
+    /// between them). Returns one row per outbox entry: `decoded` rows, then `subscription_state` rows with the
+    /// new state.
+    static func writeNotifications(from source: String) -> String {
+        """
+        WITH staged AS (
+            SELECT DISTINCT ON (notification_uuid) * FROM \(source) ORDER BY notification_uuid, ordinal
+        ), inserted AS (
+            INSERT INTO notifications (
+                notification_uuid, version, notification_type, subtype, environment, bundle_id, app_apple_id,
+                original_transaction_id, transaction_id, product_id, signed_date, expires_date, revocation_date,
+                auto_renew_status, decoded, raw_body, received_at, kafka_topic, kafka_partition, kafka_offset
+            )
+            SELECT notification_uuid, version, notification_type, subtype, environment, bundle_id, app_apple_id,
+                original_transaction_id, transaction_id, product_id, \(timestamp("signed_date")),
+                \(timestamp("expires_date")), \(timestamp("revocation_date")), auto_renew_status, decoded, raw_body,
+                \(timestamp("received_at")), kafka_topic, kafka_partition, kafka_offset
+            FROM staged ORDER BY notification_uuid
+            ON CONFLICT (notification_uuid) DO NOTHING
+            RETURNING notification_uuid
+        ), latest AS (
+            SELECT DISTINCT ON (original_transaction_id) * FROM staged
+            WHERE original_transaction_id IS NOT NULL AND signed_date IS NOT NULL
+            ORDER BY original_transaction_id, signed_date DESC, notification_uuid DESC
+        ), changed AS (
+            INSERT INTO subscriptions AS current (
+                original_transaction_id, last_notification_uuid, last_notification_type, last_subtype,
+                last_signed_date, transaction_id, product_id, expires_date, auto_renew_status, revocation_date,
+                environment, bundle_id, app_apple_id, updated_at
+            )
+            SELECT original_transaction_id, notification_uuid, notification_type, subtype,
+                \(timestamp("signed_date")), transaction_id, product_id, \(timestamp("expires_date")),
+                auto_renew_status, \(timestamp("revocation_date")), environment, bundle_id, app_apple_id, now()
+            FROM latest ORDER BY original_transaction_id
+            ON CONFLICT (original_transaction_id) DO UPDATE SET
+                last_notification_uuid = EXCLUDED.last_notification_uuid,
+                last_notification_type = EXCLUDED.last_notification_type,
+                last_subtype = EXCLUDED.last_subtype,
+                last_signed_date = EXCLUDED.last_signed_date,
+                transaction_id = EXCLUDED.transaction_id,
+                product_id = EXCLUDED.product_id,
+                expires_date = EXCLUDED.expires_date,
+                auto_renew_status = EXCLUDED.auto_renew_status,
+                revocation_date = EXCLUDED.revocation_date,
+                environment = EXCLUDED.environment,
+                bundle_id = EXCLUDED.bundle_id,
+                app_apple_id = EXCLUDED.app_apple_id,
+                updated_at = EXCLUDED.updated_at
+            WHERE (current.last_signed_date, current.last_notification_uuid)
+                < (EXCLUDED.last_signed_date, EXCLUDED.last_notification_uuid)
+            RETURNING current.*
+        ), decoded_outbox AS (
+            INSERT INTO outbox (stream, message_key, notification_uuid, source_topic, source_partition)
+            SELECT 'decoded', staged.original_transaction_id, staged.notification_uuid, staged.kafka_topic,
+                staged.kafka_partition
+            FROM inserted JOIN staged USING (notification_uuid)
+            ORDER BY staged.ordinal
+            RETURNING id, notification_uuid, message_key, source_topic, source_partition
+        ), state_outbox AS (
+            INSERT INTO outbox (
+                stream, message_key, notification_uuid, subscription_state, source_topic, source_partition
+            )
+            SELECT 'subscription_state', changed.original_transaction_id, changed.last_notification_uuid,
+                to_jsonb(changed), latest.kafka_topic, latest.kafka_partition
+            FROM changed JOIN latest USING (original_transaction_id)
+            ORDER BY latest.ordinal
+            RETURNING id, notification_uuid, message_key, source_topic, source_partition
+        )
+        SELECT 'decoded' AS stream, id, notification_uuid, message_key, source_topic, source_partition,
+            NULL::text, NULL::uuid, NULL::text, NULL::text, NULL::timestamptz, NULL::text, NULL::text,
+            NULL::timestamptz, NULL::smallint, NULL::timestamptz, NULL::text, NULL::text, NULL::bigint,
+            NULL::timestamptz
+        FROM decoded_outbox
+        UNION ALL
+        SELECT 'subscription_state', state_outbox.id, state_outbox.notification_uuid, state_outbox.message_key,
+            state_outbox.source_topic, state_outbox.source_partition, \(
+                subscriptionColumns.map { "changed.\($0)" }.joined(separator: ", ")
+            )
+        FROM state_outbox JOIN changed ON changed.original_transaction_id = state_outbox.message_key
+        ORDER BY 2
+        """
+    }
+
+    /// Inserts rejected bodies (dedupe on their Kafka coordinates) and a dead-letter outbox row for each new one.
+    static let writeRejected = """
+        WITH inserted AS (
+            INSERT INTO rejected_notifications (
+                status, reason, raw_body, headers, received_at, kafka_topic, kafka_partition, kafka_offset
+            )
+            SELECT status, reason, raw_body, headers::jsonb, \(timestamp("received_at")), kafka_topic,
+                kafka_partition, kafka_offset
+            FROM unnest($1::integer[], $2::text[], $3::text[], $4::bytea[], $5::text[], $6::bigint[], $7::text[],
+                $8::integer[], $9::bigint[]) AS rejected_input(ordinal, status, reason, raw_body, headers,
+                received_at, kafka_topic, kafka_partition, kafka_offset)
+            ORDER BY ordinal
+            ON CONFLICT (kafka_topic, kafka_partition, kafka_offset) DO NOTHING
+            RETURNING id, kafka_topic, kafka_partition, kafka_offset
+        )
+        INSERT INTO outbox (stream, message_key, rejected_id, source_topic, source_partition)
+        SELECT 'dead_letter', keys.message_key, inserted.id, inserted.kafka_topic, inserted.kafka_partition
+        FROM inserted
+        JOIN unnest($7::text[], $8::integer[], $9::bigint[], $10::text[])
+            AS keys(kafka_topic, kafka_partition, kafka_offset, message_key)
+            USING (kafka_topic, kafka_partition, kafka_offset)
+        ORDER BY inserted.id
+        RETURNING id, message_key, rejected_id, source_topic, source_partition
+        """
+}

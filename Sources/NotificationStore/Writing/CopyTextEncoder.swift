@@ -1,0 +1,58 @@
+import NIOCore
+
+/// Writes rows in PostgreSQL's COPY text format: tab-separated fields, one row per line, `\N` for NULL, and
+/// backslash escapes for backslash, tab, newline and carriage return.
+struct CopyTextEncoder {
+    private(set) var buffer: ByteBuffer
+    private var fieldsInRow = 0
+
+    init(capacity: Int) {
+        buffer = ByteBufferAllocator().buffer(capacity: capacity)
+    }
+
+    mutating func text(_ value: String?) {
+        separate()
+        guard var value else { return writeNull() }
+        value.withUTF8 { bytes in
+            // Most fields need no escape: copy them whole.
+            guard bytes.contains(where: Self.needsEscape) else {
+                buffer.writeBytes(bytes)
+                return
+            }
+            for byte in bytes {
+                switch byte {
+                case UInt8(ascii: "\\"): buffer.writeStaticString("\\\\")
+                case UInt8(ascii: "\t"): buffer.writeStaticString("\\t")
+                case UInt8(ascii: "\n"): buffer.writeStaticString("\\n")
+                case UInt8(ascii: "\r"): buffer.writeStaticString("\\r")
+                default: buffer.writeInteger(byte)
+                }
+            }
+        }
+    }
+
+    mutating func integer(_ value: (some BinaryInteger)?) {
+        separate()
+        guard let value else { return writeNull() }
+        buffer.writeString(String(value))
+    }
+
+    mutating func endRow() {
+        buffer.writeInteger(UInt8(ascii: "\n"))
+        fieldsInRow = 0
+    }
+
+    private mutating func separate() {
+        if fieldsInRow > 0 { buffer.writeInteger(UInt8(ascii: "\t")) }
+        fieldsInRow += 1
+    }
+
+    private mutating func writeNull() {
+        buffer.writeStaticString("\\N")
+    }
+
+    private static func needsEscape(_ byte: UInt8) -> Bool {
+        byte == UInt8(ascii: "\\") || byte == UInt8(ascii: "\t") || byte == UInt8(ascii: "\n")
+            || byte == UInt8(ascii: "\r")
+    }
+}

@@ -1,0 +1,204 @@
+import AppStoreModels
+import Crypto
+
+#if canImport(FoundationEssentials)
+import FoundationEssentials
+#else
+import Foundation
+#endif
+
+/// A verified notification as the columns of `notifications`; dates in milliseconds since 1970.
+struct NotificationRow: Sendable {
+    var ordinal: Int32
+    var notificationUUID: UUID
+    var version: Int16
+    var notificationType: String
+    var subtype: String?
+    var environment: String?
+    var bundleId: String?
+    var appAppleId: Int64?
+    var originalTransactionId: String?
+    var transactionId: String?
+    var productId: String?
+    var signedDate: Int64?
+    var expiresDate: Int64?
+    var revocationDate: Int64?
+    var autoRenewStatus: Int16?
+    var decoded: String
+    var rawBody: String
+    var receivedAt: Int64
+    var source: KafkaCoordinates
+}
+
+/// A body for `rejected_notifications`.
+struct RejectedRow: Sendable {
+    var ordinal: Int32
+    var status: String
+    var reason: String
+    var rawBody: [UInt8]
+    var headers: String
+    var receivedAt: Int64
+    var key: String?
+    var source: KafkaCoordinates
+}
+
+/// Why a verified notification cannot be stored as such; it is stored as rejected with this reason instead.
+struct UnstorableNotification: Error {
+    var reason: String
+}
+
+extension RejectedRow {
+    /// The status of verified notifications that could not be stored as such.
+    static let unstorableStatus = "UNSTORABLE"
+
+    init(ordinal: Int32, status: String, reason: String, raw: RawNotification) {
+        self.ordinal = ordinal
+        self.status = Self.textColumnSafe(status)
+        self.reason = Self.textColumnSafe(reason)
+        // A V1 body carries the shared secret (even a wrong one is somebody's secret).
+        self.rawBody = StatusUpdateNotification.redactingPassword(in: raw.body)
+        let headers = Dictionary(
+            raw.headers.map { (Self.textColumnSafe($0.key), Self.textColumnSafe($0.value)) },
+            uniquingKeysWith: { first, _ in first }
+        )
+        self.headers = Self.jsonObject(headers)
+        self.receivedAt = raw.receivedAt.millisecondsSince1970
+        self.key = raw.key.map(Self.textColumnSafe)
+        self.source = raw.source
+    }
+
+    /// PostgreSQL text cannot hold U+0000; such characters become U+FFFD.
+    static func textColumnSafe(_ text: String) -> String {
+        guard text.utf8.contains(0) else { return text }
+        var scalars = String.UnicodeScalarView()
+        scalars.append(contentsOf: text.unicodeScalars.map { $0 == "\u{0}" ? "\u{FFFD}" : $0 })
+        return String(scalars)
+    }
+
+    private static func jsonObject(_ strings: [String: String]) -> String {
+        let encoder = JSONEncoder()
+        encoder.outputFormatting = [.sortedKeys, .withoutEscapingSlashes]
+        // Encoding a dictionary of strings cannot fail.
+        return (try? encoder.encode(strings)).map { String(decoding: $0, as: UTF8.self) } ?? "{}"
+    }
+}
+
+extension NotificationRow {
+    /// The row of a verified notification.
+    /// - Throws: ``UnstorableNotification`` when a value cannot be stored (no notificationUUID, a date out of
+    ///   PostgreSQL's range, a NUL character).
+    init(ordinal: Int32, notification: DecodedNotification, raw: RawNotification) throws(UnstorableNotification) {
+        let facts = NotificationFacts(notification)
+        guard let body = String(validating: raw.body, as: UTF8.self) else {
+            throw UnstorableNotification(reason: "the body is not UTF-8 text")
+        }
+        self.ordinal = ordinal
+        self.version = Int16(notification.version)
+        self.receivedAt = raw.receivedAt.millisecondsSince1970
+        self.source = raw.source
+        switch notification {
+        case .v2(let v2):
+            guard let text = facts.notificationUUID, let uuid = UUID(uuidString: text) else {
+                throw UnstorableNotification(reason: "the notificationUUID is missing or not a UUID")
+            }
+            self.notificationUUID = uuid
+            self.bundleId = v2.payload.data?.bundleId ?? v2.payload.appData?.bundleId
+            self.appAppleId = v2.payload.data?.appAppleId ?? v2.payload.appData?.appAppleId
+            self.decoded = try Self.json(v2.withoutSignedForms)
+            self.rawBody = body
+        case .v1(let v1):
+            // V1 has no id: the same body (Apple's retries repeat it byte for byte) always gets the same one.
+            self.notificationUUID = UUID.derived(fromSHA256Of: raw.body)
+            self.bundleId = v1.bid
+            self.appAppleId = nil
+            self.decoded = try Self.json(v1)
+            self.rawBody = String(decoding: StatusUpdateNotification.redactingPassword(in: raw.body), as: UTF8.self)
+        }
+        guard let notificationType = facts.notificationType else {
+            throw UnstorableNotification(reason: "the notification has no notificationType")
+        }
+        self.notificationType = notificationType
+        self.subtype = facts.subtype
+        self.environment = facts.environment
+        self.originalTransactionId = facts.originalTransactionId
+        self.transactionId = facts.transactionId
+        self.productId = facts.productId
+        self.signedDate = try Self.checkedDate(facts.signedDate, "signedDate")
+        self.expiresDate = try Self.checkedDate(facts.expiresDate, "expiresDate")
+        self.revocationDate = try Self.checkedDate(facts.revocationDate, "revocationDate")
+        switch notification {
+        case .v2: self.autoRenewStatus = facts.autoRenewStatus.flatMap { Int16(exactly: $0) }
+        case .v1(let v1): self.autoRenewStatus = v1.autoRenewStatus.flatMap { ["false": 0, "true": 1][$0] }
+        }
+        let texts: [(String, String?)] = [
+            ("notificationType", notificationType), ("subtype", subtype), ("environment", environment),
+            ("bundleId", bundleId), ("originalTransactionId", originalTransactionId),
+            ("transactionId", transactionId), ("productId", productId), ("body", rawBody),
+        ]
+        for case (let name, let value?) in texts where value.utf8.contains(0) {
+            throw UnstorableNotification(
+                reason: "the \(name) contains a NUL character, which PostgreSQL text cannot hold"
+            )
+        }
+    }
+
+    /// PostgreSQL `jsonb` rejects `\u0000` in strings; JSONEncoder writes U+0000 that way.
+    private static func json(_ value: some Encodable) throws(UnstorableNotification) -> String {
+        let encoder = JSONEncoder()
+        encoder.outputFormatting = [.withoutEscapingSlashes]
+        let text: String
+        do {
+            text = String(decoding: try encoder.encode(value), as: UTF8.self)
+        } catch {
+            throw UnstorableNotification(reason: "the decoded notification cannot be encoded as JSON: \(error)")
+        }
+        guard !text.contains("\\u0000") else {
+            throw UnstorableNotification(reason: "the decoded notification contains U+0000, which jsonb cannot hold")
+        }
+        return text
+    }
+
+    /// Years 1 to 9999: what `timestamptz` and every downstream reader can take.
+    static let storableMilliseconds: ClosedRange<Int64> = -62_135_596_800_000...253_402_300_799_999
+
+    private static func checkedDate(_ milliseconds: Int64?, _ name: String) throws(UnstorableNotification) -> Int64? {
+        guard let milliseconds else { return nil }
+        guard storableMilliseconds.contains(milliseconds) else {
+            throw UnstorableNotification(reason: "the \(name) \(milliseconds) is outside years 1 to 9999")
+        }
+        return milliseconds
+    }
+}
+
+extension DecodedNotificationV2 {
+    /// The notification without the JWS forms of what is decoded beside them: they are in the raw body already,
+    /// and would double the stored size.
+    var withoutSignedForms: DecodedNotificationV2 {
+        var copy = self
+        if transactionInfo != nil { copy.payload.data?.signedTransactionInfo = nil }
+        if renewalInfo != nil { copy.payload.data?.signedRenewalInfo = nil }
+        if appTransaction != nil { copy.payload.appData?.signedAppTransactionInfo = nil }
+        return copy
+    }
+}
+
+extension UUID {
+    /// A UUID from the first 16 bytes of a SHA-256, marked as version 8 (RFC 9562's custom UUIDs).
+    static func derived(fromSHA256Of bytes: [UInt8]) -> UUID {
+        var digest = Array(SHA256.hash(data: bytes).prefix(16))
+        digest[6] = (digest[6] & 0x0F) | 0x80
+        digest[8] = (digest[8] & 0x3F) | 0x80
+        return UUID(
+            uuid: (
+                digest[0], digest[1], digest[2], digest[3], digest[4], digest[5], digest[6], digest[7],
+                digest[8], digest[9], digest[10], digest[11], digest[12], digest[13], digest[14], digest[15]
+            )
+        )
+    }
+}
+
+extension Date {
+    var millisecondsSince1970: Int64 {
+        Int64((timeIntervalSince1970 * 1000).rounded())
+    }
+}

@@ -1,0 +1,48 @@
+/// A batch turned into rows: verified notifications that can be stored, and rejected bodies (including verified
+/// notifications that cannot be stored as such).
+struct PreparedBatch: Sendable {
+    var notifications: [NotificationRow] = []
+    var rejected: [RejectedRow] = []
+    /// Rejected entries dropped because the same Kafka coordinates appear earlier in the batch.
+    var repeatedRejections = 0
+    var unstorable = 0
+
+    init(_ batch: NotificationBatch) {
+        var rejectedSources = Set<KafkaCoordinates>()
+        for (index, entry) in batch.entries.enumerated() {
+            let ordinal = Int32(index)
+            switch entry.verdict {
+            case .verified(let notification):
+                do throws(UnstorableNotification) {
+                    notifications.append(
+                        try NotificationRow(ordinal: ordinal, notification: notification, raw: entry.raw)
+                    )
+                } catch {
+                    unstorable += 1
+                    appendRejected(
+                        RejectedRow(
+                            ordinal: ordinal,
+                            status: RejectedRow.unstorableStatus,
+                            reason: error.reason,
+                            raw: entry.raw
+                        ),
+                        seen: &rejectedSources
+                    )
+                }
+            case .rejected(let status, let reason):
+                appendRejected(
+                    RejectedRow(ordinal: ordinal, status: status, reason: reason, raw: entry.raw),
+                    seen: &rejectedSources
+                )
+            }
+        }
+    }
+
+    private mutating func appendRejected(_ row: RejectedRow, seen: inout Set<KafkaCoordinates>) {
+        if seen.insert(row.source).inserted {
+            rejected.append(row)
+        } else {
+            repeatedRejections += 1
+        }
+    }
+}

@@ -1,0 +1,174 @@
+import AppStoreModels
+import AppStoreTestSupport
+import Foundation
+import NotificationStore
+import StoreTestSupport
+import Testing
+
+@Suite("Batch writes")
+struct BatchWriteTests {
+    @Test(
+        "the same batch written twice stores each notification once; the second write reports duplicates",
+        arguments: [BatchWriteMethod.copy, .unnest]
+    )
+    func idempotent(method: BatchWriteMethod) async throws {
+        var (server, configuration) = try makeDatabase()
+        configuration.batchWriteMethod = method
+        let entries = try await StoreFixtures.scenarioEntries()
+        let uniqueUUIDs = Set(try StoreFixtures.scenario().map(\.uuid))
+        let (first, second) = try await withStore(configuration) { store in
+            (
+                try await store.write(NotificationBatch(entries: entries)),
+                try await store.write(NotificationBatch(entries: entries))
+            )
+        }
+        #expect(Set(first.storedNotifications.map { $0.uuidString.lowercased() }) == uniqueUUIDs)
+        #expect(first.storedNotifications.count == uniqueUUIDs.count)
+        #expect(first.duplicateNotifications == entries.count - uniqueUUIDs.count)
+        #expect(second.storedNotifications.isEmpty)
+        #expect(second.duplicateNotifications == entries.count)
+        #expect(second.subscriptionChanges.isEmpty)
+        #expect(second.outbox.isEmpty)
+        let database = configuration.database
+        #expect(try server.psql(database, "SELECT count(*) FROM notifications") == "\(uniqueUUIDs.count)")
+        // One decoded event per new notification, one state event per subscription changed.
+        #expect(
+            try server.psql(database, "SELECT count(*) FROM outbox WHERE stream = 'decoded'") == "\(uniqueUUIDs.count)"
+        )
+        #expect(
+            try server.psql(database, "SELECT count(*) FROM outbox WHERE stream = 'subscription_state'")
+                == "\(first.subscriptionChanges.count)"
+        )
+        #expect(first.outbox.map(\.id) == first.outbox.map(\.id).sorted())
+    }
+
+    @Test("stored columns: facts, decoded JSON without the JWS forms, the exact raw body, Kafka coordinates")
+    func columns() async throws {
+        let (server, configuration) = try makeDatabase()
+        let line = try StoreFixtures.scenario()[0]
+        let entry = await StoreFixtures.entry(body: line.body, offset: 41, partition: 3)
+        guard case .verified(.v2(let decoded)) = entry.verdict else {
+            Issue.record("the fixture did not verify")
+            return
+        }
+        _ = try await withStore(configuration) { try await $0.write(NotificationBatch(entries: [entry])) }
+        let row = try server.psql(
+            configuration.database,
+            """
+            SELECT concat_ws('|', version, notification_type, subtype, environment, bundle_id, app_apple_id,
+                original_transaction_id, transaction_id, product_id,
+                (extract(epoch FROM signed_date) * 1000)::bigint, auto_renew_status, kafka_topic, kafka_partition,
+                kafka_offset, raw_body = \(sqlLiteral(line.body)),
+                decoded #>> '{payload,data,signedTransactionInfo}' IS NULL,
+                decoded #>> '{transactionInfo,originalTransactionId}')
+            FROM notifications WHERE notification_uuid = '\(line.uuid)'
+            """
+        )
+        let facts = NotificationFacts(decoded)
+        let expected = [
+            "2", line.type, facts.subtype ?? "", "Sandbox", Fixtures.bundleId, "\(Fixtures.appAppleId)",
+            line.key, facts.transactionId ?? "", facts.productId ?? "", "\(facts.signedDate ?? 0)",
+            facts.autoRenewStatus.map(String.init) ?? "", StoreFixtures.topic, "3", "41", "t", "t", line.key,
+        ]
+        #expect(row.split(separator: "|", omittingEmptySubsequences: false).map(String.init) == expected)
+    }
+
+    @Test("V1: a deterministic id from the body, the shared secret redacted, dedupe of Apple's retries")
+    func v1() async throws {
+        let (server, configuration) = try makeDatabase()
+        let body = try #require(Fixtures.v1Cases.first { $0.kind == "valid" }).body
+        #expect(body.contains(Fixtures.sharedSecret))
+        let first = await StoreFixtures.entry(body: body, offset: 1)
+        let retry = await StoreFixtures.entry(body: body, offset: 2)
+        guard case .verified(.v1) = first.verdict else {
+            Issue.record("the V1 fixture did not verify")
+            return
+        }
+        let result = try await withStore(configuration) {
+            try await $0.write(NotificationBatch(entries: [first, retry]))
+        }
+        #expect(result.storedNotifications.count == 1)
+        #expect(result.duplicateNotifications == 1)
+        let stored = try server.psql(
+            configuration.database,
+            "SELECT notification_uuid || '|' || raw_body FROM notifications"
+        )
+        #expect(!stored.contains(Fixtures.sharedSecret))
+        #expect(stored.contains("\"password\": \"<redacted>\""))
+        // Version 8 (custom) UUID from the body's SHA-256.
+        let uuid = try #require(result.storedNotifications.first).uuidString.lowercased()
+        #expect(stored.hasPrefix(uuid + "|"))
+        #expect(Array(uuid)[14] == "8")
+        #expect(try server.psql(configuration.database, "SELECT signed_date IS NULL FROM notifications") == "t")
+        #expect(try server.psql(configuration.database, "SELECT count(*) FROM subscriptions") == "0")
+    }
+
+    @Test("rejected bodies: stored with status and reason, once per Kafka coordinates, a dead-letter outbox row each")
+    func rejected() async throws {
+        let (server, configuration) = try makeDatabase()
+        let hostile = Fixtures.v2Cases.filter { $0.kind != "valid" }.prefix(5)
+        var entries: [NotificationBatch.Entry] = []
+        for (index, fixture) in hostile.enumerated() {
+            entries.append(await StoreFixtures.entry(body: fixture.body, offset: Int64(100 + index)))
+        }
+        let v1Wrong = try #require(Fixtures.v1Cases.first { $0.expectedStatus == "INVALID_PASSWORD" })
+        entries.append(await StoreFixtures.entry(body: v1Wrong.body, offset: 200))
+        let rejectedEntries = entries
+        let (first, again) = try await withStore(configuration) { store in
+            (
+                try await store.write(NotificationBatch(entries: rejectedEntries + [rejectedEntries[0]])),
+                try await store.write(NotificationBatch(entries: rejectedEntries))
+            )
+        }
+        #expect(first.storedRejections == entries.count)
+        #expect(first.duplicateRejections == 1)
+        #expect(first.outbox.filter { $0.stream == .deadLetter }.count == entries.count)
+        #expect(first.outbox.allSatisfy { $0.rejectedID != nil && $0.messageKey?.hasPrefix("key-") == true })
+        #expect(again.storedRejections == 0)
+        #expect(again.duplicateRejections == entries.count)
+        let statuses = try server.psql(
+            configuration.database,
+            "SELECT string_agg(status, ',' ORDER BY kafka_offset) FROM rejected_notifications"
+        )
+        #expect(statuses == (hostile.map(\.expectedStatus) + ["INVALID_PASSWORD"]).joined(separator: ","))
+        #expect(try server.psql(configuration.database, "SELECT count(*) FROM notifications") == "0")
+        let storedV1 = try server.psql(
+            configuration.database,
+            "SELECT convert_from(raw_body, 'UTF8') FROM rejected_notifications WHERE kafka_offset = 200"
+        )
+        #expect(storedV1.contains("<redacted>"))
+        #expect(
+            try server.psql(configuration.database, "SELECT headers->>'version' FROM rejected_notifications LIMIT 1")
+                == "2"
+        )
+    }
+
+    @Test("read helpers: a subscription's state and its notifications in signedDate order")
+    func readHelpers() async throws {
+        let (_, configuration) = try makeDatabase()
+        let lines = try StoreFixtures.scenario().filter { $0.key == "5000000003" && $0.dup != true }
+        var entries: [NotificationBatch.Entry] = []
+        for (offset, line) in lines.enumerated().reversed() {
+            entries.append(await StoreFixtures.entry(body: line.body, offset: Int64(offset)))
+        }
+        let newestFirst = entries
+        let (state, timeline, missing) = try await withStore(configuration) { store in
+            _ = try await store.write(NotificationBatch(entries: newestFirst))
+            return (
+                try await store.subscription(originalTransactionId: "5000000003"),
+                try await store.notifications(originalTransactionId: "5000000003"),
+                try await store.subscription(originalTransactionId: "no-such-subscription")
+            )
+        }
+        #expect(missing == nil)
+        #expect(state?.lastNotificationType == "EXPIRED")
+        #expect(state?.lastNotificationUUID.uuidString.lowercased() == lines.last?.uuid)
+        #expect(timeline.map(\.notificationType) == lines.map(\.type))
+        #expect(timeline.map { $0.notificationUUID.uuidString.lowercased() } == lines.map(\.uuid))
+    }
+}
+
+/// A SQL string literal.
+func sqlLiteral(_ text: String) -> String {
+    "'" + text.replacingOccurrences(of: "'", with: "''") + "'"
+}

@@ -1,0 +1,70 @@
+import NotificationStore
+import StoreTestSupport
+import Testing
+
+@Suite("Migrations")
+struct MigrationTests {
+    @Test("migrate creates the schema once; running it again applies nothing")
+    func idempotent() async throws {
+        let (server, configuration) = try makeDatabase()
+        try await withStore(configuration, migrate: false) { store in
+            #expect(try await store.schemaVersion() == 0)
+            let first = try await store.migrate()
+            #expect(first.applied.map(\.version) == SchemaMigration.all.map(\.version))
+            #expect(first.version == SchemaMigration.latestVersion)
+            let second = try await store.migrate()
+            #expect(second.applied.isEmpty)
+            #expect(second.version == SchemaMigration.latestVersion)
+            try await store.checkSchema()
+        }
+        let tables = try server.psql(
+            configuration.database,
+            "SELECT string_agg(tablename, ',' ORDER BY tablename) FROM pg_tables WHERE schemaname = 'public'"
+        )
+        #expect(
+            tables == "asnp_schema_migrations,history_sync,notifications,outbox,rejected_notifications,subscriptions"
+        )
+        #expect(try server.psql(configuration.database, "SELECT count(*) FROM asnp_schema_migrations") == "1")
+    }
+
+    @Test("several processes migrating at once: one applies, the others find it done")
+    func concurrent() async throws {
+        let (server, configuration) = try makeDatabase()
+        let reports = try await withThrowingTaskGroup(of: MigrationReport.self) { group in
+            for _ in 0..<4 {
+                group.addTask { try await withStore(configuration, migrate: false) { try await $0.migrate() } }
+            }
+            return try await group.reduce(into: []) { $0.append($1) }
+        }
+        #expect(reports.filter { !$0.applied.isEmpty }.count == 1)
+        #expect(reports.allSatisfy { $0.version == SchemaMigration.latestVersion })
+        #expect(try server.psql(configuration.database, "SELECT count(*) FROM asnp_schema_migrations") == "1")
+    }
+
+    @Test("an unmigrated database: checkSchema and writes say to run asnp migrate")
+    func unmigrated() async throws {
+        let (_, configuration) = try makeDatabase()
+        try await withStore(configuration, migrate: false) { store in
+            let error = await #expect(throws: NotificationStoreError.self) { try await store.checkSchema() }
+            #expect(error?.code == .schemaNotReady)
+            #expect(error?.description.contains("asnp migrate") == true)
+            let entry = await StoreFixtures.entry(body: try StoreFixtures.scenario()[0].body, offset: 0)
+            let writeError = await #expect(throws: NotificationStoreError.self) {
+                try await store.write(NotificationBatch(entries: [entry]))
+            }
+            #expect(writeError?.code == .schemaNotReady)
+            #expect(writeError?.isRetriable == false)
+        }
+    }
+
+    @Test("an applied migration that was edited afterwards is refused")
+    func editedMigration() async throws {
+        let (server, configuration) = try makeDatabase()
+        try await withStore(configuration) { _ in }
+        try server.psql(configuration.database, "UPDATE asnp_schema_migrations SET checksum = 'edited'")
+        try await withStore(configuration, migrate: false) { store in
+            let error = await #expect(throws: NotificationStoreError.self) { try await store.migrate() }
+            #expect(error?.code == .migrationFailed)
+        }
+    }
+}

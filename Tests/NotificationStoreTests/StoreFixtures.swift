@@ -1,0 +1,116 @@
+import AppStoreModels
+import AppStoreTestSupport
+import AppStoreVerification
+import Crypto
+import Foundation
+import Logging
+import NotificationStore
+import StoreTestSupport
+import SwiftASN1
+import X509
+
+/// Runs `body` with a store on `configuration` whose pool runs for the duration.
+func withStore<Result: Sendable>(
+    _ configuration: NotificationStoreConfiguration,
+    migrate: Bool = true,
+    _ body: @Sendable (NotificationStore) async throws -> Result
+) async throws -> Result {
+    var logger = Logger(label: "asnp.store.test")
+    logger.logLevel = .warning
+    let store = NotificationStore(configuration: configuration, logger: logger)
+    return try await withThrowingTaskGroup(of: Void.self) { group in
+        group.addTask { try await store.run() }
+        defer { group.cancelAll() }
+        if migrate { try await store.migrate() }
+        return try await body(store)
+    }
+}
+
+/// A fresh, migrated-on-use database on the shared server.
+func makeDatabase() throws -> (server: TestPostgresServer, configuration: NotificationStoreConfiguration) {
+    let server = try TestPostgresServer.shared.get()
+    return (server, try server.makeDatabase())
+}
+
+/// One line of ../shared/fixtures/scenario.jsonl.
+struct ScenarioLine: Decodable {
+    var key: String
+    var seq: Int
+    var uuid: String
+    var type: String
+    var body: String
+    var dup: Bool?
+}
+
+/// Fixture bodies verified as the worker would, turned into batch entries with Kafka coordinates.
+enum StoreFixtures {
+    static let topic = "appstore.notifications.raw"
+
+    static let verifier: NotificationVerifier = {
+        let root = try! Certificate(derEncoded: Array(Fixtures.data("test-root.der")))
+        return NotificationVerifier(
+            configuration: .init(
+                policy: try! VerificationPolicy(
+                    bundleId: Fixtures.bundleId,
+                    appAppleId: Fixtures.appAppleId,
+                    environment: .sandbox
+                ),
+                sharedSecrets: [Fixtures.sharedSecret]
+            ),
+            chainVerifier: ChainVerifier(configuration: .init(trustedRoots: [root]))
+        )
+    }()
+
+    static func scenario() throws -> [ScenarioLine] {
+        try Fixtures.data("scenario.jsonl").split(separator: UInt8(ascii: "\n")).map {
+            try JSONDecoder().decode(ScenarioLine.self, from: Data($0))
+        }
+    }
+
+    static func scenarioFinal() throws -> [String: String] {
+        try JSONDecoder().decode([String: String].self, from: Fixtures.data("scenario-final.json"))
+    }
+
+    /// Verifies `body` and makes the batch entry the worker would, read from `offset` of partition 0.
+    static func entry(body: String, offset: Int64, partition: Int32 = 0) async -> NotificationBatch.Entry {
+        let raw = RawNotification(
+            body: Array(body.utf8),
+            key: "key-\(offset)",
+            headers: ["version": "2", "environment": "sandbox"],
+            receivedAt: Date(timeIntervalSince1970: 1_767_225_600 + Double(offset)),
+            source: KafkaCoordinates(topic: topic, partition: partition, offset: offset)
+        )
+        switch await verifier.verify(body: Array(body.utf8)) {
+        case .verified(let notification):
+            return NotificationBatch.Entry(raw: raw, verdict: .verified(notification))
+        case .rejected(let error):
+            return NotificationBatch.Entry(
+                raw: raw,
+                verdict: .rejected(status: error.code.rawValue, reason: error.reason)
+            )
+        }
+    }
+
+    /// The scenario's lines (duplicates included) as entries at offsets 0, 1, 2...
+    static func scenarioEntries() async throws -> [NotificationBatch.Entry] {
+        var entries: [NotificationBatch.Entry] = []
+        for (offset, line) in try scenario().enumerated() {
+            entries.append(await entry(body: line.body, offset: Int64(offset)))
+        }
+        return entries
+    }
+}
+
+/// A deterministic random number generator, so a failing shuffle can be replayed from its seed.
+struct SeededGenerator: RandomNumberGenerator {
+    var state: UInt64
+    init(seed: UInt64) { state = seed }
+    mutating func next() -> UInt64 {
+        // SplitMix64.
+        state &+= 0x9E37_79B9_7F4A_7C15
+        var z = state
+        z = (z ^ (z >> 30)) &* 0xBF58_476D_1CE4_E5B9
+        z = (z ^ (z >> 27)) &* 0x94D0_49BB_1331_11EB
+        return z ^ (z >> 31)
+    }
+}

@@ -1,0 +1,99 @@
+import AppStoreModels
+import Foundation
+import NotificationStore
+import StoreTestSupport
+import Testing
+
+@Suite("Subscription state, last writer wins by signedDate")
+struct SubscriptionStateTests {
+    /// `last_notification_type` of every subscription.
+    private func finalTypes(_ server: TestPostgresServer, _ database: String) throws -> [String: String] {
+        let rows = try server.psql(
+            database,
+            "SELECT original_transaction_id || '=' || last_notification_type FROM subscriptions"
+        )
+        return Dictionary(
+            uniqueKeysWithValues: rows.split(separator: "\n").map {
+                let parts = $0.split(separator: "=")
+                return (String(parts[0]), String(parts[1]))
+            }
+        )
+    }
+
+    @Test(
+        "the scenario shuffled, with duplicates, in batches of every size: subscriptions equal scenario-final.json",
+        arguments: [
+            (UInt64(1), 1, BatchWriteMethod.copy), (2, 5, .unnest), (3, 7, .copy), (4, 1000, .copy), (5, 3, .unnest),
+        ]
+    )
+    func shuffled(seed: UInt64, batchSize: Int, method: BatchWriteMethod) async throws {
+        var (server, configuration) = try makeDatabase()
+        configuration.batchWriteMethod = method
+        var generator = SeededGenerator(seed: seed)
+        var entries = try await StoreFixtures.scenarioEntries()
+        // Apple retries: every body once more, then everything in random order.
+        entries += entries.shuffled(using: &generator).prefix(entries.count / 2)
+        entries.shuffle(using: &generator)
+        let shuffled = entries
+        let total = try await withStore(configuration) { store in
+            var stored = 0
+            for start in stride(from: 0, to: shuffled.count, by: batchSize) {
+                let batch = Array(shuffled[start..<min(start + batchSize, shuffled.count)])
+                stored += try await store.write(NotificationBatch(entries: batch)).storedNotifications.count
+            }
+            return stored
+        }
+        #expect(try finalTypes(server, configuration.database) == StoreFixtures.scenarioFinal())
+        #expect(total == Set(try StoreFixtures.scenario().map(\.uuid)).count)
+    }
+
+    @Test("an older notification arriving after a newer one never overwrites it, and publishes no state")
+    func olderArrivesLate() async throws {
+        let (server, configuration) = try makeDatabase()
+        let lines = try StoreFixtures.scenario().filter { $0.key == "5000000007" && $0.dup != true }
+        let newest = await StoreFixtures.entry(body: lines.last!.body, offset: 10)
+        var older: [NotificationBatch.Entry] = []
+        for (offset, line) in lines.dropLast().enumerated() {
+            older.append(await StoreFixtures.entry(body: line.body, offset: Int64(offset)))
+        }
+        let olderEntries = older
+        let late = try await withStore(configuration) { store in
+            _ = try await store.write(NotificationBatch(entries: [newest]))
+            return try await store.write(NotificationBatch(entries: olderEntries))
+        }
+        #expect(late.storedNotifications.count == olderEntries.count)
+        #expect(late.subscriptionChanges.isEmpty)
+        #expect(late.outbox.allSatisfy { $0.stream == .decoded })
+        #expect(try finalTypes(server, configuration.database) == ["5000000007": "EXPIRED"])
+    }
+
+    @Test("equal signedDates: the higher notification_uuid wins, whatever the order")
+    func tieBreak() async throws {
+        let line = try StoreFixtures.scenario()[0]
+        let base = await StoreFixtures.entry(body: line.body, offset: 0)
+        guard case .verified(.v2(let decoded)) = base.verdict else {
+            Issue.record("the fixture did not verify")
+            return
+        }
+        // Two notifications of one subscription signed at the same millisecond, with different types.
+        func variant(_ uuid: String, _ type: String, offset: Int64) -> NotificationBatch.Entry {
+            var notification = decoded
+            notification.payload.notificationUUID = uuid
+            notification.payload.notificationType = .init(rawValue: type)
+            var raw = base.raw
+            raw.source.offset = offset
+            return NotificationBatch.Entry(raw: raw, verdict: .verified(.v2(notification)))
+        }
+        let low = variant("00000000-0000-4000-8000-000000000001", "DID_RENEW", offset: 1)
+        let high = variant("ffffffff-0000-4000-8000-000000000002", "EXPIRED", offset: 2)
+        for order in [[low, high], [high, low]] {
+            let (server, configuration) = try makeDatabase()
+            try await withStore(configuration) { store in
+                for entry in order {
+                    _ = try await store.write(NotificationBatch(entries: [entry]))
+                }
+            }
+            #expect(try finalTypes(server, configuration.database) == [line.key: "EXPIRED"])
+        }
+    }
+}
