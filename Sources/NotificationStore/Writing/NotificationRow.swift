@@ -153,7 +153,9 @@ extension NotificationRow {
             throw UnstorableNotification(reason: "the decoded notification cannot be encoded as JSON: \(error)")
         }
         guard !text.contains("\\u0000") else {
-            throw UnstorableNotification(reason: "the decoded notification contains U+0000, which jsonb cannot hold")
+            throw UnstorableNotification(
+                reason: "the decoded notification contains a NUL character (U+0000), which jsonb cannot hold"
+            )
         }
         return text
     }

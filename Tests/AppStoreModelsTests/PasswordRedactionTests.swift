@@ -1,0 +1,40 @@
+import AppStoreModels
+import Testing
+
+@Suite("V1 shared-secret redaction")
+struct PasswordRedactionTests {
+    private func redacted(_ body: String) -> String {
+        String(decoding: StatusUpdateNotification.redactingPassword(in: Array(body.utf8)), as: UTF8.self)
+    }
+
+    @Test("the top-level password value is replaced; every other byte is kept")
+    func topLevel() {
+        let body = #"{"environment": "Sandbox",  "password" :"s3cret\"x", "notification_type":"DID_RENEW"}"#
+        #expect(
+            redacted(body) == #"{"environment": "Sandbox",  "password" :"<redacted>", "notification_type":"DID_RENEW"}"#
+        )
+    }
+
+    @Test("an escaped member name is still the password; repeated members are all redacted")
+    func escapedAndRepeated() {
+        let body = #"{"pass\u0077ord": "one", "a": {"password": "nested"}, "password": 12}"#
+        #expect(
+            redacted(body) == #"{"pass\u0077ord": "<redacted>", "a": {"password": "nested"}, "password": "<redacted>"}"#
+        )
+    }
+
+    @Test("bodies without a top-level password, or not JSON objects, come back unchanged")
+    func unchanged() {
+        for body in [#"{"signedPayload": "eyJ.password.x"}"#, "not json", #"["password", "x"]"#, ""] {
+            #expect(redacted(body) == body)
+        }
+    }
+
+    @Test("a body cut short is redacted up to where it stops")
+    func truncated() {
+        #expect(
+            redacted(#"{"password": "abc", "unified_receipt": {"#)
+                == #"{"password": "<redacted>", "unified_receipt": {"#
+        )
+    }
+}

@@ -1,0 +1,189 @@
+import AppStoreModels
+import Foundation
+import NotificationStore
+import PostgresNIO
+import StoreTestSupport
+import Testing
+
+@Suite("Faults: concurrent writers, a stopped server, rows PostgreSQL refuses")
+struct StoreFaultTests {
+    /// The tables' contents that must not depend on who wrote what when.
+    private func snapshot(_ server: TestPostgresServer, _ database: String) throws -> [String] {
+        [
+            try server.psql(
+                database,
+                "SELECT string_agg(notification_uuid::text, ',' ORDER BY notification_uuid) FROM notifications"
+            ),
+            try server.psql(
+                database,
+                """
+                SELECT string_agg(concat_ws('|', original_transaction_id, last_notification_uuid,
+                    last_notification_type, last_signed_date, expires_date, auto_renew_status), ','
+                    ORDER BY original_transaction_id)
+                FROM subscriptions
+                """
+            ),
+            try server.psql(database, "SELECT count(*) FROM outbox WHERE stream = 'decoded'"),
+        ]
+    }
+
+    @Test("two writers with overlapping batches end where one writer ends")
+    func concurrentWriters() async throws {
+        let entries = try await StoreFixtures.scenarioEntries()
+        let (server, single) = try makeDatabase()
+        try await withStore(single) { store in
+            _ = try await store.write(NotificationBatch(entries: entries))
+        }
+        let (_, shared) = try makeDatabase()
+        try await withStore(shared) { _ in }
+        var generator = SeededGenerator(seed: 7)
+        let orders = [entries.shuffled(using: &generator), entries.shuffled(using: &generator)]
+        let stored = try await withThrowingTaskGroup(of: Int.self) { group in
+            for order in orders {
+                group.addTask {
+                    try await withStore(shared, migrate: false) { store in
+                        var stored = 0
+                        for start in stride(from: 0, to: order.count, by: 4) {
+                            let batch = NotificationBatch(entries: Array(order[start..<min(start + 4, order.count)]))
+                            stored += try await store.write(batch).storedNotifications.count
+                        }
+                        return stored
+                    }
+                }
+            }
+            return try await group.reduce(0, +)
+        }
+        #expect(try snapshot(server, shared.database) == snapshot(server, single.database))
+        // Each notification was new to exactly one of the writers.
+        #expect(stored == Set(try StoreFixtures.scenario().map(\.uuid)).count)
+    }
+
+    @Test("server stopped: a retriable error, nothing half-written; the same batch after the restart completes")
+    func serverStopped() async throws {
+        let server = try TestPostgresServer.start()
+        var settings = try server.makeDatabase()
+        settings.operationTimeout = .seconds(3)
+        settings.connectTimeout = .seconds(1)
+        let configuration = settings
+        let entries = try await StoreFixtures.scenarioEntries()
+        let firstHalf = NotificationBatch(entries: Array(entries.prefix(entries.count / 2)))
+        let secondHalf = NotificationBatch(entries: Array(entries.suffix(from: entries.count / 2)))
+        try await withStore(configuration) { store in
+            _ = try await store.write(firstHalf)
+            try server.stop()
+            let error = await #expect(throws: NotificationStoreError.self) { try await store.write(secondHalf) }
+            #expect(error?.isRetriable == true)
+            #expect([.unavailable, .timedOut].contains(error?.code))
+            try server.restart()
+            // The pool reconnects by itself; the worker writes the same batch again until it succeeds.
+            var result: BatchWriteResult?
+            for _ in 0..<20 where result == nil {
+                do {
+                    result = try await store.write(secondHalf)
+                } catch let error as NotificationStoreError where error.isRetriable {
+                    try await Task.sleep(for: .milliseconds(250))
+                }
+            }
+            #expect(result != nil)
+        }
+        let (_, reference) = try makeDatabase()
+        try await withStore(reference) { store in
+            _ = try await store.write(NotificationBatch(entries: entries))
+        }
+        let shared = try TestPostgresServer.shared.get()
+        #expect(try snapshot(server, configuration.database) == snapshot(shared, reference.database))
+    }
+
+    @Test("a transaction whose connection dies mid-way leaves nothing of the batch, and fails as retriable")
+    func atomic() async throws {
+        let (server, configuration) = try makeDatabase()
+        let entries = try await StoreFixtures.scenarioEntries()
+        try await withStore(configuration) { store in
+            // Another session holds a lock the batch needs, so the batch's transaction stops mid-way.
+            let locker = PostgresClient(
+                configuration: .init(
+                    host: "127.0.0.1",
+                    port: server.port,
+                    username: "postgres",
+                    password: nil,
+                    database: configuration.database,
+                    tls: .disable
+                )
+            )
+            try await withThrowingTaskGroup(of: Void.self) { group in
+                group.addTask { await locker.run() }
+                defer { group.cancelAll() }
+                try await locker.withConnection { connection in
+                    try await connection.query("BEGIN", logger: connection.logger)
+                    try await connection.query(
+                        "LOCK TABLE subscriptions IN ACCESS EXCLUSIVE MODE",
+                        logger: connection.logger
+                    )
+                    let write = Task { try await store.write(NotificationBatch(entries: entries)) }
+                    let waiting = """
+                        SELECT pid FROM pg_stat_activity
+                        WHERE application_name = 'asnp' AND wait_event_type = 'Lock'
+                        """
+                    var backend = ""
+                    for _ in 0..<100 where backend.isEmpty {
+                        try await Task.sleep(for: .milliseconds(50))
+                        backend = try server.psql(configuration.database, waiting)
+                    }
+                    #expect(!backend.isEmpty)
+                    // The batch statement is mid-way, its transaction open; now its connection dies.
+                    try server.psql(configuration.database, "SELECT pg_terminate_backend(\(backend))")
+                    let error = await #expect(throws: NotificationStoreError.self) { try await write.value }
+                    #expect(error?.isRetriable == true)
+                    try await connection.query("ROLLBACK", logger: connection.logger)
+                }
+            }
+        }
+        #expect(try server.psql(configuration.database, "SELECT count(*) FROM notifications") == "0")
+        #expect(try server.psql(configuration.database, "SELECT count(*) FROM outbox") == "0")
+    }
+
+    @Test("a notification PostgreSQL refuses goes to rejected as UNSTORABLE; the rest of the batch is stored")
+    func unstorable() async throws {
+        let (server, configuration) = try makeDatabase()
+        let entries = try await StoreFixtures.scenarioEntries()
+        guard case .verified(.v2(var poisoned)) = entries[0].verdict else {
+            Issue.record("the fixture did not verify")
+            return
+        }
+        // Caught before the server: a NUL character, which PostgreSQL text cannot hold.
+        poisoned.transactionInfo?.productId = "pro\u{0}duct"
+        poisoned.payload.notificationUUID = UUID().uuidString
+        var nulEntry = entries[0]
+        nulEntry.verdict = .verified(.v2(poisoned))
+        nulEntry.raw.source.offset = 900
+        // Refused by the server: a constraint this database enforces.
+        let refusedKey = try StoreFixtures.scenario()[3].key
+        try await withStore(configuration) { _ in }
+        try server.psql(
+            configuration.database,
+            "ALTER TABLE notifications ADD CONSTRAINT test_refuse CHECK (original_transaction_id <> '\(refusedKey)')"
+        )
+        let batch = NotificationBatch(entries: entries + [nulEntry])
+        let result = try await withStore(configuration, migrate: false) { try await $0.write(batch) }
+        let scenario = try StoreFixtures.scenario()
+        let refusedLines = scenario.filter { $0.key == refusedKey }
+        #expect(result.unstorableNotifications == 1 + refusedLines.count)
+        #expect(
+            result.storedNotifications.count
+                == Set(scenario.map(\.uuid)).count - Set(refusedLines.map(\.uuid)).count
+        )
+        let rejected = try server.psql(
+            configuration.database,
+            "SELECT string_agg(status || ':' || reason, '\n' ORDER BY kafka_offset) FROM rejected_notifications"
+        )
+        #expect(rejected.contains("a NUL character"))
+        #expect(rejected.contains("test_refuse"))
+        #expect(
+            try server.psql(
+                configuration.database,
+                "SELECT count(*) FROM notifications WHERE original_transaction_id = '\(refusedKey)'"
+            ) == "0"
+        )
+        #expect(try server.psql(configuration.database, "SELECT count(*) FROM subscriptions") == "11")
+    }
+}
