@@ -172,6 +172,8 @@ let package = Package(
             dependencies: [
                 "asnp",
                 "AppStoreTestSupport",
+                "StoreTestSupport",
+                "NotificationStore",
                 "KafkaClient",
                 .product(name: "NIOCore", package: "swift-nio"),
                 .product(name: "Logging", package: "swift-log"),

@@ -7,7 +7,7 @@ struct ASNP: AsyncParsableCommand {
     static let configuration = CommandConfiguration(
         commandName: "asnp",
         abstract: "App Store Notification Pipeline: verify, store and publish App Store Server Notifications.",
-        subcommands: [VerifyCommand.self, KafkaMockCommand.self, BenchCommand.self]
+        subcommands: [VerifyCommand.self, MigrateCommand.self, KafkaMockCommand.self, BenchCommand.self]
     )
 
     /// Exit codes: 0 success, 1 a rejected input (from the command itself), 2 a usage error.
@@ -41,4 +41,6 @@ enum CLIExit {
     static let rejected = ExitCode(1)
     /// The command line or an input file could not be used.
     static let usage = ExitCode(2)
+    /// A service the command needs (the database) failed or is not ready.
+    static let failed = ExitCode(3)
 }

@@ -1,0 +1,63 @@
+import ArgumentParser
+import Foundation
+import Logging
+import NotificationStore
+
+/// `asnp migrate`: brings the database schema to the version this program needs.
+struct MigrateCommand: AsyncParsableCommand {
+    static let configuration = CommandConfiguration(
+        commandName: "migrate",
+        abstract: "Apply the database schema migrations this program carries.",
+        discussion: """
+            Applies, in one transaction, every migration the database has not recorded yet (table \
+            asnp_schema_migrations), holding an advisory lock so that several processes can run it at once. \
+            Running it again changes nothing. With --check it changes nothing and fails unless the schema is \
+            current: a readiness check for workers that do not migrate by themselves.
+
+            Exit status: 0 the schema is current, 3 the database could not be migrated or (with --check) is not \
+            current.
+            """
+    )
+
+    @OptionGroup var database: DatabaseOptions
+
+    @Flag(help: "Only check that the schema is current; apply nothing.")
+    var check = false
+
+    @Option(help: "Log level on standard error: trace, debug, info, notice, warning, error.")
+    var logLevel: Logger.Level = .notice
+
+    func run() async throws {
+        let configuration = try database.configuration()
+        var logger = Logger(label: "asnp.migrate", factory: { StreamLogHandler.standardError(label: $0) })
+        logger.logLevel = logLevel
+        let store = NotificationStore(configuration: configuration, logger: logger)
+        let check = self.check
+        let outcome: Result<String, NotificationStoreError> = await withTaskGroup(of: Void.self) { group in
+            group.addTask { try? await store.run() }
+            defer { group.cancelAll() }
+            do throws(NotificationStoreError) {
+                if check {
+                    try await store.checkSchema()
+                    return .success("schema current at version \(SchemaMigration.latestVersion)")
+                }
+                let report = try await store.migrate()
+                let applied =
+                    report.applied.isEmpty
+                    ? "nothing to apply"
+                    : "applied " + report.applied.map { "\($0.version) (\($0.name))" }.joined(separator: ", ")
+                return .success("schema at version \(report.version): \(applied)")
+            } catch {
+                return .failure(error)
+            }
+        }
+        switch outcome {
+        case .success(let message):
+            print("\(configuration.redactedURL): \(message)")
+        case .failure(let error):
+            FileHandle.standardError.write(Data("asnp migrate: \(configuration.redactedURL): \(error)\n".utf8))
+            logger.debug("migration failure detail", metadata: ["error": "\(String(reflecting: error))"])
+            throw CLIExit.failed
+        }
+    }
+}
