@@ -33,61 +33,50 @@ public final class NotificationStore: Service, Sendable {
     /// Runs `body` on one connection, inside one transaction, within the operation timeout.
     ///
     /// The transaction commits when `body` returns and rolls back when it throws. Failures are classified into a
-    /// ``NotificationStoreError``; a timeout cancels the work, which rolls the transaction back.
+    /// ``NotificationStoreError``; at the timeout the connection is closed, which rolls the transaction back.
     func inTransaction<Result: Sendable>(
         _ operation: String,
         _ body: @escaping @Sendable (PostgresConnection) async throws -> Result
     ) async throws(NotificationStoreError) -> Result {
-        try await withOperationTimeout(operation) { [client, logger] in
-            try await client.withConnection { connection in
-                try await connection.query("BEGIN", logger: logger)
-                do {
-                    let result = try await body(connection)
-                    try await connection.query("COMMIT", logger: logger)
-                    return result
-                } catch {
-                    // A broken connection cannot roll back, and need not: the server aborts its transaction.
-                    _ = try? await connection.query("ROLLBACK", logger: logger)
-                    throw error
-                }
+        let logger = self.logger
+        return try await withConnection(operation) { connection in
+            try await connection.query("BEGIN", logger: logger)
+            do {
+                let result = try await body(connection)
+                try await connection.query("COMMIT", logger: logger)
+                return result
+            } catch {
+                // A broken connection cannot roll back, and need not: the server aborts its transaction.
+                _ = try? await connection.query("ROLLBACK", logger: logger)
+                throw error
             }
         }
     }
 
-    /// Runs `body` on one connection (no transaction) within the operation timeout.
+    /// Runs `body` on one pooled connection within the operation timeout.
     func withConnection<Result: Sendable>(
         _ operation: String,
         _ body: @escaping @Sendable (PostgresConnection) async throws -> Result
     ) async throws(NotificationStoreError) -> Result {
-        try await withOperationTimeout(operation) { [client] in
-            try await client.withConnection(body)
-        }
-    }
-
-    private func withOperationTimeout<Result: Sendable>(
-        _ operation: String,
-        _ body: @escaping @Sendable () async throws -> Result
-    ) async throws(NotificationStoreError) -> Result {
         let timeout = configuration.operationTimeout
+        let endpoint = configuration.endpoint
         do {
-            return try await withThrowingTaskGroup(of: Result?.self) { group in
-                group.addTask { try await body() }
-                group.addTask {
-                    try await Task.sleep(for: timeout)
-                    return nil
-                }
-                defer { group.cancelAll() }
-                guard let value = try await group.next()! else {
-                    throw NotificationStoreError(
+            return try await OperationDeadline.run(
+                timeout: timeout,
+                timeoutError: {
+                    NotificationStoreError(
                         code: .timedOut,
-                        reason: "\(operation) did not finish within \(timeout) "
-                            + "(is PostgreSQL at \(configuration.endpoint) up?)"
+                        reason: "\(operation) did not finish within \(timeout) (is PostgreSQL at \(endpoint) up?)"
                     )
                 }
-                return value
+            ) { [client] register in
+                try await client.withConnection { connection in
+                    register(connection)
+                    return try await body(connection)
+                }
             }
         } catch {
-            throw NotificationStoreError(classifying: error, operation: operation, endpoint: configuration.endpoint)
+            throw NotificationStoreError(classifying: error, operation: operation, endpoint: endpoint)
         }
     }
 }

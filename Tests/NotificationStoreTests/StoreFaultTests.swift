@@ -122,7 +122,7 @@ struct StoreFaultTests {
                     let write = Task { try await store.write(NotificationBatch(entries: entries)) }
                     let waiting = """
                         SELECT pid FROM pg_stat_activity
-                        WHERE application_name = 'asnp' AND wait_event_type = 'Lock'
+                        WHERE datname = current_database() AND application_name = 'asnp' AND wait_event_type = 'Lock'
                         """
                     var backend = ""
                     for _ in 0..<100 where backend.isEmpty {
@@ -140,6 +140,49 @@ struct StoreFaultTests {
         }
         #expect(try server.psql(configuration.database, "SELECT count(*) FROM notifications") == "0")
         #expect(try server.psql(configuration.database, "SELECT count(*) FROM outbox") == "0")
+    }
+
+    @Test("a statement that never returns (a lock held elsewhere): TIMED_OUT at the deadline, nothing written")
+    func deadline() async throws {
+        let (server, database) = try makeDatabase()
+        var settings = database
+        settings.operationTimeout = .seconds(1)
+        let configuration = settings
+        let entries = try await StoreFixtures.scenarioEntries()
+        try await withStore(configuration) { store in
+            let locker = PostgresClient(
+                configuration: .init(
+                    host: "127.0.0.1",
+                    port: server.port,
+                    username: "postgres",
+                    password: nil,
+                    database: configuration.database,
+                    tls: .disable
+                )
+            )
+            try await withThrowingTaskGroup(of: Void.self) { group in
+                group.addTask { await locker.run() }
+                defer { group.cancelAll() }
+                try await locker.withConnection { connection in
+                    try await connection.query("BEGIN", logger: connection.logger)
+                    try await connection.query(
+                        "LOCK TABLE notifications IN ACCESS EXCLUSIVE MODE",
+                        logger: connection.logger
+                    )
+                    let start = ContinuousClock.now
+                    let error = await #expect(throws: NotificationStoreError.self) {
+                        try await store.write(NotificationBatch(entries: entries))
+                    }
+                    #expect(error?.code == .timedOut)
+                    #expect(error?.isRetriable == true)
+                    #expect(ContinuousClock.now - start < .seconds(8))
+                    try await connection.query("ROLLBACK", logger: connection.logger)
+                }
+            }
+            // The pool goes on serving: the same batch now goes through.
+            let result = try await store.write(NotificationBatch(entries: entries))
+            #expect(result.storedNotifications.count == Set(try StoreFixtures.scenario().map(\.uuid)).count)
+        }
     }
 
     @Test("a notification PostgreSQL refuses goes to rejected as UNSTORABLE; the rest of the batch is stored")

@@ -1,0 +1,58 @@
+import Logging
+import PostgresNIO
+
+/// Hooks for `asnp bench store`, which compares the batch writer with a plain COPY of the same rows; not API.
+extension NotificationStore {
+    /// Runs one SQL statement and returns the first column of each row, as text.
+    @_spi(Benchmarks)
+    public func execute(_ sql: String) async throws(NotificationStoreError) -> [String] {
+        let logger = self.logger
+        return try await withConnection("running a benchmark statement") { connection in
+            var values: [String] = []
+            for try await row in try await connection.query(PostgresQuery(unsafeSQL: sql), logger: logger) {
+                let cells = row.makeRandomAccess()
+                values.append(cells.isEmpty ? "" : (try cells[0].decode(String?.self) ?? ""))
+            }
+            return values
+        }
+    }
+
+    /// COPYs the batch's verified notifications, as the batch writer stages them, into `table` (which has the
+    /// staged columns): the floor a batch writer is measured against. Returns the bytes of raw bodies and
+    /// decoded JSON written.
+    @_spi(Benchmarks)
+    public func copyPlain(_ batch: NotificationBatch, into table: String) async throws(NotificationStoreError) -> Int {
+        let rows = PreparedBatch(batch).notifications
+        let logger = self.logger
+        try await withConnection("copying a benchmark batch") { connection in
+            try await connection.copyFrom(
+                table: table,
+                columns: BatchStatements.stagedColumns.map(\.name),
+                logger: logger
+            ) { writer in
+                var encoder = CopyTextEncoder(capacity: 1 << 20)
+                for row in rows {
+                    encoder.row(row)
+                    if encoder.buffer.readableBytes >= 1 << 20 {
+                        try await writer.write(encoder.buffer)
+                        encoder = CopyTextEncoder(capacity: 1 << 20)
+                    }
+                }
+                if encoder.buffer.readableBytes > 0 {
+                    try await writer.write(encoder.buffer)
+                }
+            }
+        }
+        return rows.reduce(0) { $0 + $1.rawBody.utf8.count + $1.decoded.utf8.count }
+    }
+
+    /// `CREATE TABLE name (…)` with the staged columns, for ``copyPlain(_:into:)``.
+    @_spi(Benchmarks)
+    public static func bareTableDefinition(_ name: String, compression: String) -> String {
+        let columns = BatchStatements.stagedColumns.map { column in
+            ["decoded", "raw_body"].contains(column.name)
+                ? "\(column.name) \(column.type) COMPRESSION \(compression)" : "\(column.name) \(column.type)"
+        }
+        return "CREATE TABLE \(name) (\(columns.joined(separator: ", ")))"
+    }
+}
