@@ -46,13 +46,29 @@ extension NotificationStore {
         return rows.reduce(0) { $0 + $1.rawBody.utf8.count + $1.decoded.utf8.count }
     }
 
-    /// `CREATE TABLE name (…)` with the staged columns, for ``copyPlain(_:into:)``.
+    /// The statements creating a table `name` with the staged columns, for ``copyPlain(_:into:)``;
+    /// `compression` is `lz4`, `pglz`, or `none` (stored uncompressed).
     @_spi(Benchmarks)
-    public static func bareTableDefinition(_ name: String, compression: String) -> String {
-        let columns = BatchStatements.stagedColumns.map { column in
-            ["decoded", "raw_body"].contains(column.name)
-                ? "\(column.name) \(column.type) COMPRESSION \(compression)" : "\(column.name) \(column.type)"
+    public static func bareTableDefinition(_ name: String, compression: String) -> [String] {
+        let columns = BatchStatements.stagedColumns.map { "\($0.name) \($0.type)" }
+        return ["CREATE TABLE \(name) (\(columns.joined(separator: ", ")))"]
+            + largeColumnStorage(table: name, compression: compression)
+    }
+
+    /// The statements that give `notifications`' large columns the compression `lz4`, `pglz` or `none`.
+    @_spi(Benchmarks)
+    public static func notificationsCompression(_ compression: String) -> [String] {
+        largeColumnStorage(table: "notifications", compression: compression)
+    }
+
+    private static func largeColumnStorage(table: String, compression: String) -> [String] {
+        ["decoded", "raw_body"].flatMap { column in
+            compression == "none"
+                ? ["ALTER TABLE \(table) ALTER COLUMN \(column) SET STORAGE EXTERNAL"]
+                : [
+                    "ALTER TABLE \(table) ALTER COLUMN \(column) SET STORAGE EXTENDED",
+                    "ALTER TABLE \(table) ALTER COLUMN \(column) SET COMPRESSION \(compression)",
+                ]
         }
-        return "CREATE TABLE \(name) (\(columns.joined(separator: ", ")))"
     }
 }

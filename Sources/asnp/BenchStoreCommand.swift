@@ -15,7 +15,7 @@ struct BenchStoreCommand: AsyncParsableCommand {
             chains), verifies them, then writes them in batches to a scratch database created on the server of \
             --database-url (and dropped afterwards): with the batch writer (COPY into a staging table, then one \
             merging statement; and UNNEST arrays), and with a plain COPY of the same rows into a bare table with \
-            no keys or indexes, the floor. Each runs --rounds times per column compression (lz4, pglz); the \
+            no keys or indexes, the floor. Each runs --rounds times per column compression (lz4, pglz, none); the \
             median is reported with rows/s, MB/s of raw body + decoded JSON, and the table size.
             """
     )
@@ -81,17 +81,15 @@ struct BenchStoreCommand: AsyncParsableCommand {
             try await store.migrate()
         }
         let rounds = self.rounds
-        for compression in ["lz4", "pglz"] {
+        for compression in ["lz4", "pglz", "none"] {
             try await withStore(configuration, logger: logger) { store in
-                for column in ["decoded", "raw_body"] {
-                    _ = try await store.execute(
-                        "ALTER TABLE notifications ALTER COLUMN \(column) SET COMPRESSION \(compression)"
-                    )
+                for statement in NotificationStore.notificationsCompression(compression) {
+                    _ = try await store.execute(statement)
                 }
                 _ = try await store.execute("DROP TABLE IF EXISTS bench_plain_copy")
-                _ = try await store.execute(
-                    NotificationStore.bareTableDefinition("bench_plain_copy", compression: compression)
-                )
+                for statement in NotificationStore.bareTableDefinition("bench_plain_copy", compression: compression) {
+                    _ = try await store.execute(statement)
+                }
             }
             var samples: [String: [StoreBenchSample]] = [:]
             for _ in 0..<rounds {

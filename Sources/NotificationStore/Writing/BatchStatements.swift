@@ -29,10 +29,18 @@ enum BatchStatements {
     /// The per-connection staging table of the COPY method; emptied by every commit.
     static let stagingTable = "asnp_staged_notifications"
 
+    /// Creates the staging table on a connection's first batch. Its large columns are stored uncompressed
+    /// (`STORAGE EXTERNAL`), so they are compressed once, on the way into `notifications`, not twice.
     static let createStagingTable = """
-        CREATE TEMPORARY TABLE IF NOT EXISTS \(stagingTable) (\(
-            stagedColumns.map { "\($0.name) \($0.type)" }.joined(separator: ", ")
-        )) ON COMMIT DELETE ROWS
+        DO $$ BEGIN
+            IF to_regclass('pg_temp.\(stagingTable)') IS NULL THEN
+                CREATE TEMPORARY TABLE \(stagingTable) (\(
+                    stagedColumns.map { "\($0.name) \($0.type)" }.joined(separator: ", ")
+                )) ON COMMIT DELETE ROWS;
+                ALTER TABLE \(stagingTable) ALTER COLUMN decoded SET STORAGE EXTERNAL,
+                    ALTER COLUMN raw_body SET STORAGE EXTERNAL;
+            END IF;
+        END $$
         """
 
     /// The UNNEST method's source: one array parameter per staged column.
