@@ -12,7 +12,7 @@ struct BatchWriteTests {
         arguments: [BatchWriteMethod.copy, .unnest]
     )
     func idempotent(method: BatchWriteMethod) async throws {
-        var (server, configuration) = try makeDatabase()
+        var (server, configuration) = try await makeDatabase()
         configuration.batchWriteMethod = method
         let entries = try await StoreFixtures.scenarioEntries()
         let uniqueUUIDs = Set(try StoreFixtures.scenario().map(\.uuid))
@@ -30,13 +30,14 @@ struct BatchWriteTests {
         #expect(second.subscriptionChanges.isEmpty)
         #expect(second.outbox.isEmpty)
         let database = configuration.database
-        #expect(try server.psql(database, "SELECT count(*) FROM notifications") == "\(uniqueUUIDs.count)")
+        #expect(try await server.psql(database, "SELECT count(*) FROM notifications") == "\(uniqueUUIDs.count)")
         // One decoded event per new notification, one state event per subscription changed.
         #expect(
-            try server.psql(database, "SELECT count(*) FROM outbox WHERE stream = 'decoded'") == "\(uniqueUUIDs.count)"
+            try await server.psql(database, "SELECT count(*) FROM outbox WHERE stream = 'decoded'")
+                == "\(uniqueUUIDs.count)"
         )
         #expect(
-            try server.psql(database, "SELECT count(*) FROM outbox WHERE stream = 'subscription_state'")
+            try await server.psql(database, "SELECT count(*) FROM outbox WHERE stream = 'subscription_state'")
                 == "\(first.subscriptionChanges.count)"
         )
         #expect(first.outbox.map(\.id) == first.outbox.map(\.id).sorted())
@@ -44,7 +45,7 @@ struct BatchWriteTests {
 
     @Test("stored columns: facts, decoded JSON without the JWS forms, the exact raw body, Kafka coordinates")
     func columns() async throws {
-        let (server, configuration) = try makeDatabase()
+        let (server, configuration) = try await makeDatabase()
         let line = try StoreFixtures.scenario()[0]
         let entry = await StoreFixtures.entry(body: line.body, offset: 41, partition: 3)
         guard case .verified(.v2(let decoded)) = entry.verdict else {
@@ -52,7 +53,7 @@ struct BatchWriteTests {
             return
         }
         _ = try await withStore(configuration) { try await $0.write(NotificationBatch(entries: [entry])) }
-        let row = try server.psql(
+        let row = try await server.psql(
             configuration.database,
             """
             SELECT concat_ws('|', version, notification_type, subtype, environment, bundle_id, app_apple_id,
@@ -75,7 +76,7 @@ struct BatchWriteTests {
 
     @Test("V1: a deterministic id from the body, the shared secret redacted, dedupe of Apple's retries")
     func v1() async throws {
-        let (server, configuration) = try makeDatabase()
+        let (server, configuration) = try await makeDatabase()
         let body = try #require(Fixtures.v1Cases.first { $0.kind == "valid" }).body
         #expect(body.contains(Fixtures.sharedSecret))
         let first = await StoreFixtures.entry(body: body, offset: 1)
@@ -89,7 +90,7 @@ struct BatchWriteTests {
         }
         #expect(result.storedNotifications.count == 1)
         #expect(result.duplicateNotifications == 1)
-        let stored = try server.psql(
+        let stored = try await server.psql(
             configuration.database,
             "SELECT notification_uuid || '|' || raw_body FROM notifications"
         )
@@ -99,13 +100,13 @@ struct BatchWriteTests {
         let uuid = try #require(result.storedNotifications.first).uuidString.lowercased()
         #expect(stored.hasPrefix(uuid + "|"))
         #expect(Array(uuid)[14] == "8")
-        #expect(try server.psql(configuration.database, "SELECT signed_date IS NULL FROM notifications") == "t")
-        #expect(try server.psql(configuration.database, "SELECT count(*) FROM subscriptions") == "0")
+        #expect(try await server.psql(configuration.database, "SELECT signed_date IS NULL FROM notifications") == "t")
+        #expect(try await server.psql(configuration.database, "SELECT count(*) FROM subscriptions") == "0")
     }
 
     @Test("rejected bodies: stored with status and reason, once per Kafka coordinates, a dead-letter outbox row each")
     func rejected() async throws {
-        let (server, configuration) = try makeDatabase()
+        let (server, configuration) = try await makeDatabase()
         let hostile = Fixtures.v2Cases.filter { $0.kind != "valid" }.prefix(5)
         var entries: [NotificationBatch.Entry] = []
         for (index, fixture) in hostile.enumerated() {
@@ -126,26 +127,29 @@ struct BatchWriteTests {
         #expect(first.outbox.allSatisfy { $0.rejectedID != nil && $0.messageKey?.hasPrefix("key-") == true })
         #expect(again.storedRejections == 0)
         #expect(again.duplicateRejections == entries.count)
-        let statuses = try server.psql(
+        let statuses = try await server.psql(
             configuration.database,
             "SELECT string_agg(status, ',' ORDER BY kafka_offset) FROM rejected_notifications"
         )
         #expect(statuses == (hostile.map(\.expectedStatus) + ["INVALID_PASSWORD"]).joined(separator: ","))
-        #expect(try server.psql(configuration.database, "SELECT count(*) FROM notifications") == "0")
-        let storedV1 = try server.psql(
+        #expect(try await server.psql(configuration.database, "SELECT count(*) FROM notifications") == "0")
+        let storedV1 = try await server.psql(
             configuration.database,
             "SELECT convert_from(raw_body, 'UTF8') FROM rejected_notifications WHERE kafka_offset = 200"
         )
         #expect(storedV1.contains("<redacted>"))
         #expect(
-            try server.psql(configuration.database, "SELECT headers->>'version' FROM rejected_notifications LIMIT 1")
+            try await server.psql(
+                configuration.database,
+                "SELECT headers->>'version' FROM rejected_notifications LIMIT 1"
+            )
                 == "2"
         )
     }
 
     @Test("read helpers: a subscription's state and its notifications in signedDate order")
     func readHelpers() async throws {
-        let (_, configuration) = try makeDatabase()
+        let (_, configuration) = try await makeDatabase()
         let lines = try StoreFixtures.scenario().filter { $0.key == "5000000003" && $0.dup != true }
         var entries: [NotificationBatch.Entry] = []
         for (offset, line) in lines.enumerated().reversed() {

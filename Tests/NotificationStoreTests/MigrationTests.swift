@@ -6,7 +6,7 @@ import Testing
 struct MigrationTests {
     @Test("migrate creates the schema once; running it again applies nothing")
     func idempotent() async throws {
-        let (server, configuration) = try makeDatabase()
+        let (server, configuration) = try await makeDatabase()
         try await withStore(configuration, migrate: false) { store in
             #expect(try await store.schemaVersion() == 0)
             let first = try await store.migrate()
@@ -17,19 +17,19 @@ struct MigrationTests {
             #expect(second.version == SchemaMigration.latestVersion)
             try await store.checkSchema()
         }
-        let tables = try server.psql(
+        let tables = try await server.psql(
             configuration.database,
             "SELECT string_agg(tablename, ',' ORDER BY tablename) FROM pg_tables WHERE schemaname = 'public'"
         )
         #expect(
             tables == "asnp_schema_migrations,history_sync,notifications,outbox,rejected_notifications,subscriptions"
         )
-        #expect(try server.psql(configuration.database, "SELECT count(*) FROM asnp_schema_migrations") == "1")
+        #expect(try await server.psql(configuration.database, "SELECT count(*) FROM asnp_schema_migrations") == "1")
     }
 
     @Test("several processes migrating at once: one applies, the others find it done")
     func concurrent() async throws {
-        let (server, configuration) = try makeDatabase()
+        let (server, configuration) = try await makeDatabase()
         let reports = try await withThrowingTaskGroup(of: MigrationReport.self) { group in
             for _ in 0..<4 {
                 group.addTask { try await withStore(configuration, migrate: false) { try await $0.migrate() } }
@@ -38,12 +38,12 @@ struct MigrationTests {
         }
         #expect(reports.filter { !$0.applied.isEmpty }.count == 1)
         #expect(reports.allSatisfy { $0.version == SchemaMigration.latestVersion })
-        #expect(try server.psql(configuration.database, "SELECT count(*) FROM asnp_schema_migrations") == "1")
+        #expect(try await server.psql(configuration.database, "SELECT count(*) FROM asnp_schema_migrations") == "1")
     }
 
     @Test("an unmigrated database: checkSchema and writes say to run asnp migrate")
     func unmigrated() async throws {
-        let (_, configuration) = try makeDatabase()
+        let (_, configuration) = try await makeDatabase()
         try await withStore(configuration, migrate: false) { store in
             let error = await #expect(throws: NotificationStoreError.self) { try await store.checkSchema() }
             #expect(error?.code == .schemaNotReady)
@@ -59,9 +59,9 @@ struct MigrationTests {
 
     @Test("an applied migration that was edited afterwards is refused")
     func editedMigration() async throws {
-        let (server, configuration) = try makeDatabase()
+        let (server, configuration) = try await makeDatabase()
         try await withStore(configuration) { _ in }
-        try server.psql(configuration.database, "UPDATE asnp_schema_migrations SET checksum = 'edited'")
+        try await server.psql(configuration.database, "UPDATE asnp_schema_migrations SET checksum = 'edited'")
         try await withStore(configuration, migrate: false) { store in
             let error = await #expect(throws: NotificationStoreError.self) { try await store.migrate() }
             #expect(error?.code == .migrationFailed)

@@ -27,9 +27,9 @@ func withStore<Result: Sendable>(
 }
 
 /// A fresh, migrated-on-use database on the shared server.
-func makeDatabase() throws -> (server: TestPostgresServer, configuration: NotificationStoreConfiguration) {
-    let server = try TestPostgresServer.shared.get()
-    return (server, try server.makeDatabase())
+func makeDatabase() async throws -> (server: TestPostgresServer, configuration: NotificationStoreConfiguration) {
+    let server = try await TestPostgresServer.shared()
+    return (server, try await server.makeDatabase())
 }
 
 /// One line of ../shared/fixtures/scenario.jsonl.

@@ -7,8 +7,8 @@ import Testing
 @Suite("Subscription state, last writer wins by signedDate")
 struct SubscriptionStateTests {
     /// `last_notification_type` of every subscription.
-    private func finalTypes(_ server: TestPostgresServer, _ database: String) throws -> [String: String] {
-        let rows = try server.psql(
+    private func finalTypes(_ server: TestPostgresServer, _ database: String) async throws -> [String: String] {
+        let rows = try await server.psql(
             database,
             "SELECT original_transaction_id || '=' || last_notification_type FROM subscriptions"
         )
@@ -27,7 +27,7 @@ struct SubscriptionStateTests {
         ]
     )
     func shuffled(seed: UInt64, batchSize: Int, method: BatchWriteMethod) async throws {
-        var (server, configuration) = try makeDatabase()
+        var (server, configuration) = try await makeDatabase()
         configuration.batchWriteMethod = method
         var generator = SeededGenerator(seed: seed)
         var entries = try await StoreFixtures.scenarioEntries()
@@ -43,13 +43,13 @@ struct SubscriptionStateTests {
             }
             return stored
         }
-        #expect(try finalTypes(server, configuration.database) == StoreFixtures.scenarioFinal())
+        #expect(try await finalTypes(server, configuration.database) == StoreFixtures.scenarioFinal())
         #expect(total == Set(try StoreFixtures.scenario().map(\.uuid)).count)
     }
 
     @Test("an older notification arriving after a newer one never overwrites it, and publishes no state")
     func olderArrivesLate() async throws {
-        let (server, configuration) = try makeDatabase()
+        let (server, configuration) = try await makeDatabase()
         let lines = try StoreFixtures.scenario().filter { $0.key == "5000000007" && $0.dup != true }
         let newest = await StoreFixtures.entry(body: lines.last!.body, offset: 10)
         var older: [NotificationBatch.Entry] = []
@@ -64,7 +64,7 @@ struct SubscriptionStateTests {
         #expect(late.storedNotifications.count == olderEntries.count)
         #expect(late.subscriptionChanges.isEmpty)
         #expect(late.outbox.allSatisfy { $0.stream == .decoded })
-        #expect(try finalTypes(server, configuration.database) == ["5000000007": "EXPIRED"])
+        #expect(try await finalTypes(server, configuration.database) == ["5000000007": "EXPIRED"])
     }
 
     @Test("equal signedDates: the higher notification_uuid wins, whatever the order")
@@ -87,13 +87,13 @@ struct SubscriptionStateTests {
         let low = variant("00000000-0000-4000-8000-000000000001", "DID_RENEW", offset: 1)
         let high = variant("ffffffff-0000-4000-8000-000000000002", "EXPIRED", offset: 2)
         for order in [[low, high], [high, low]] {
-            let (server, configuration) = try makeDatabase()
+            let (server, configuration) = try await makeDatabase()
             try await withStore(configuration) { store in
                 for entry in order {
                     _ = try await store.write(NotificationBatch(entries: [entry]))
                 }
             }
-            #expect(try finalTypes(server, configuration.database) == [line.key: "EXPIRED"])
+            #expect(try await finalTypes(server, configuration.database) == [line.key: "EXPIRED"])
         }
     }
 }

@@ -4,8 +4,11 @@ import NotificationStore
 /// A throwaway PostgreSQL server for tests: Debian's `initdb` and `pg_ctl` into a temporary directory, listening
 /// on 127.0.0.1 on a free port, trusting every local connection. Run as root, it runs the server as `postgres`.
 ///
-/// Tests share ``shared`` and each takes a fresh database from ``makeDatabase()``; a test that stops the server
+/// Tests share ``shared()`` and each takes a fresh database from ``makeDatabase()``; a test that stops the server
 /// starts its own with ``start()``. Every server started is stopped when the test process exits.
+///
+/// The programs (`initdb`, `pg_ctl`, `psql`) run on threads of their own, never on the concurrency pool: on a
+/// 2-core machine the pool has two threads, and a test blocking them would stall every other test running.
 public final class TestPostgresServer: Sendable {
     /// The TCP port on 127.0.0.1.
     public let port: Int
@@ -18,10 +21,18 @@ public final class TestPostgresServer: Sendable {
     }
 
     /// The server most tests share, started on first use.
-    public static let shared: Result<TestPostgresServer, any Error> = Result { try start() }
+    public static func shared() async throws -> TestPostgresServer {
+        try await sharedServer.get()
+    }
+
+    private static let sharedServer = SharedServer()
 
     /// Starts a new server.
-    public static func start() throws -> TestPostgresServer {
+    public static func start() async throws -> TestPostgresServer {
+        try await offPool { try startBlocking() }
+    }
+
+    private static func startBlocking() throws -> TestPostgresServer {
         let directory = FileManager.default.temporaryDirectory
             .appendingPathComponent("asnp-postgres-\(UUID().uuidString.prefix(8))").path
         try FileManager.default.createDirectory(atPath: directory, withIntermediateDirectories: true)
@@ -39,21 +50,25 @@ public final class TestPostgresServer: Sendable {
     }
 
     /// Stops the server (fast shutdown: open connections are closed, as in a real outage).
-    public func stop() throws {
+    public func stop() async throws {
+        try await Self.offPool { try self.stopBlocking() }
+    }
+
+    private func stopBlocking() throws {
         try asServerUser(try Self.binary("pg_ctl"), ["-D", directory + "/data", "-m", "fast", "-w", "stop"])
     }
 
     /// Starts the server again on the same port with the same data.
-    public func restart() throws {
-        try startServer()
+    public func restart() async throws {
+        try await Self.offPool { try self.startServer() }
     }
 
     /// Creates an empty database and returns settings for a store using it.
     public func makeDatabase(name: String = "test_\(UUID().uuidString.prefix(12).lowercased().filter(\.isLetter))")
-        throws -> NotificationStoreConfiguration
+        async throws -> NotificationStoreConfiguration
     {
         let name = name + "_\(Self.counter.next())"
-        _ = try psql("postgres", "CREATE DATABASE \(name)")
+        try await psql("postgres", "CREATE DATABASE \(name)")
         return configuration(database: name)
     }
 
@@ -71,7 +86,11 @@ public final class TestPostgresServer: Sendable {
 
     /// Runs SQL through `psql` (an independent client) and returns its unaligned, tuples-only output, trimmed.
     @discardableResult
-    public func psql(_ database: String, _ sql: String) throws -> String {
+    public func psql(_ database: String, _ sql: String) async throws -> String {
+        try await Self.offPool { try self.psqlBlocking(database, sql) }
+    }
+
+    private func psqlBlocking(_ database: String, _ sql: String) throws -> String {
         try Self.run(
             try Self.binary("psql"),
             [
@@ -102,6 +121,13 @@ public final class TestPostgresServer: Sendable {
     }
 
     private static let isRoot = getuid() == 0
+
+    /// Runs blocking work on a thread of its own and waits for it without holding a pool thread.
+    private static func offPool<T: Sendable>(_ work: @escaping @Sendable () throws -> T) async throws -> T {
+        try await withCheckedThrowingContinuation { continuation in
+            Thread { continuation.resume(with: Result { try work() }) }.start()
+        }
+    }
 
     private static func shellQuoted(_ text: String) -> String {
         "'" + text.replacingOccurrences(of: "'", with: "'\\''") + "'"
@@ -224,4 +250,16 @@ private final class LockedList: @unchecked Sendable {
         }
     }
     var all: [TestPostgresServer] { lock.withLock { servers } }
+}
+
+/// Starts the shared server once, whoever asks first.
+private actor SharedServer {
+    private var starting: Task<TestPostgresServer, any Error>?
+
+    func get() async throws -> TestPostgresServer {
+        if let starting { return try await starting.value }
+        let task = Task { try await TestPostgresServer.start() }
+        starting = task
+        return try await task.value
+    }
 }

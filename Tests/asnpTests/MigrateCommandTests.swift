@@ -6,9 +6,9 @@ import Testing
 @Suite("asnp migrate")
 struct MigrateCommandTests {
     @Test("applies the schema once, reports nothing to apply the second time; --check passes after")
-    func migrates() throws {
-        let server = try TestPostgresServer.shared.get()
-        let database = try server.makeDatabase().database
+    func migrates() async throws {
+        let server = try await TestPostgresServer.shared()
+        let database = try await server.makeDatabase().database
         let url = "postgres://postgres@127.0.0.1:\(server.port)/\(database)?sslmode=disable"
 
         let check = try ASNPProcess.run(["migrate", "--check", "--database-url", url])
@@ -23,7 +23,7 @@ struct MigrateCommandTests {
         #expect(second.status == 0)
         #expect(second.standardOutput.contains("nothing to apply"))
         #expect(try ASNPProcess.run(["migrate", "--check", "--database-url", url]).status == 0)
-        #expect(try server.psql(database, "SELECT count(*) FROM asnp_schema_migrations") == "1")
+        #expect(try await server.psql(database, "SELECT count(*) FROM asnp_schema_migrations") == "1")
     }
 
     @Test("a server that is not there: exit 3 and a retriable error naming the address, promptly")
