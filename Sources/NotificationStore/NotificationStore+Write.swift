@@ -110,12 +110,9 @@ extension NotificationStore {
                     RejectedRow(
                         ordinal: row.ordinal,
                         status: RejectedRow.unstorableStatus,
-                        reason: RejectedRow.textColumnSafe("PostgreSQL refused it: \(message) (SQLSTATE \(sqlState))"),
-                        rawBody: Array(row.rawBody.utf8),
-                        headers: "{}",
-                        receivedAt: row.receivedAt,
-                        key: row.originalTransactionId,
-                        source: row.source
+                        reason: "PostgreSQL refused it: \(message) (SQLSTATE \(sqlState))",
+                        // Every notification row was prepared from a consumed body.
+                        raw: batch.rawNotifications[row.ordinal]!
                     )
                 )
             }

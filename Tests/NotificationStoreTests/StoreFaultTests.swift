@@ -226,6 +226,17 @@ struct StoreFaultTests {
         )
         #expect(rejected.contains("a NUL character"))
         #expect(rejected.contains("test_refuse"))
+        // Set aside with what the worker consumed: the headers and key of the raw message, for a replay.
+        #expect(
+            try await server.psql(
+                configuration.database,
+                """
+                SELECT DISTINCT headers->>'version' || ' ' || (outbox.message_key LIKE 'key-%')
+                FROM rejected_notifications JOIN outbox ON outbox.rejected_id = rejected_notifications.id
+                WHERE reason LIKE '%test_refuse%'
+                """
+            ) == "2 true"
+        )
         #expect(
             try await server.psql(
                 configuration.database,

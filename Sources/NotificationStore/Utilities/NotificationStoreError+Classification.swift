@@ -18,6 +18,14 @@ extension NotificationStoreError {
             self.init(code: .shutDown, reason: "\(operation) was cancelled")
             return
         }
+        if error is PostgresDecodingError {
+            self.init(
+                code: .queryFailed,
+                reason: "\(operation) failed: a result column had an unexpected type",
+                context: String(describing: error)
+            )
+            return
+        }
         guard let error = error as? PSQLError else {
             self.init(
                 code: .unavailable,

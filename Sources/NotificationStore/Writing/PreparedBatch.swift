@@ -2,6 +2,9 @@
 /// notifications that cannot be stored as such).
 struct PreparedBatch: Sendable {
     var notifications: [NotificationRow] = []
+    /// The consumed bodies of ``notifications`` by ordinal, in case the server refuses one and it must be stored
+    /// as rejected after all.
+    var rawNotifications: [Int32: RawNotification] = [:]
     var rejected: [RejectedRow] = []
     /// Rejected entries dropped because the same Kafka coordinates appear earlier in the batch.
     var repeatedRejections = 0
@@ -17,6 +20,7 @@ struct PreparedBatch: Sendable {
                     notifications.append(
                         try NotificationRow(ordinal: ordinal, notification: notification, raw: entry.raw)
                     )
+                    rawNotifications[ordinal] = entry.raw
                 } catch {
                     unstorable += 1
                     appendRejected(
