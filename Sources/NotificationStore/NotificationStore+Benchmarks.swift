@@ -25,23 +25,7 @@ extension NotificationStore {
         let rows = PreparedBatch(batch).notifications
         let logger = self.logger
         try await withConnection("copying a benchmark batch") { connection in
-            try await connection.copyFrom(
-                table: table,
-                columns: BatchStatements.stagedColumns.map(\.name),
-                logger: logger
-            ) { writer in
-                var encoder = CopyTextEncoder(capacity: 1 << 20)
-                for row in rows {
-                    encoder.row(row)
-                    if encoder.buffer.readableBytes >= 1 << 20 {
-                        try await writer.write(encoder.buffer)
-                        encoder = CopyTextEncoder(capacity: 1 << 20)
-                    }
-                }
-                if encoder.buffer.readableBytes > 0 {
-                    try await writer.write(encoder.buffer)
-                }
-            }
+            try await Self.copy(rows, into: table, on: connection, logger: logger)
         }
         return rows.reduce(0) { $0 + $1.rawBody.utf8.count + $1.decoded.utf8.count }
     }

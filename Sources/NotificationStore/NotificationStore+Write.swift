@@ -132,12 +132,26 @@ extension NotificationStore {
         logger: Logger
     ) async throws -> PostgresRowSequence {
         try await connection.query(PostgresQuery(unsafeSQL: BatchStatements.createStagingTable), logger: logger)
+        try await copy(rows, into: BatchStatements.stagingTable, on: connection, logger: logger)
+        return try await connection.query(
+            PostgresQuery(unsafeSQL: BatchStatements.writeNotifications(from: BatchStatements.stagingTable)),
+            logger: logger
+        )
+    }
+
+    /// COPYs rows in the staged columns' order into `table`, streaming in chunks so the server parses while we
+    /// encode.
+    static func copy(
+        _ rows: [NotificationRow],
+        into table: String,
+        on connection: PostgresConnection,
+        logger: Logger
+    ) async throws {
         try await connection.copyFrom(
-            table: BatchStatements.stagingTable,
+            table: table,
             columns: BatchStatements.stagedColumns.map(\.name),
             logger: logger
         ) { writer in
-            // Stream in chunks so the server parses while we encode.
             let chunkSize = 1 << 20
             var encoder = CopyTextEncoder(capacity: chunkSize + 64 * 1024)
             for row in rows {
@@ -151,10 +165,6 @@ extension NotificationStore {
                 try await writer.write(encoder.buffer)
             }
         }
-        return try await connection.query(
-            PostgresQuery(unsafeSQL: BatchStatements.writeNotifications(from: BatchStatements.stagingTable)),
-            logger: logger
-        )
     }
 
     private static func writeNotificationsByUnnest(

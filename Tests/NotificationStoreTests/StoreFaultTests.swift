@@ -27,6 +27,38 @@ struct StoreFaultTests {
         ]
     }
 
+    /// Runs `body` while another session holds an exclusive lock on `table`, then lets the lock go.
+    private static func holdingLock(
+        on table: String,
+        server: TestPostgresServer,
+        database: String,
+        _ body: @Sendable () async throws -> Void
+    ) async throws {
+        let locker = PostgresClient(
+            configuration: .init(
+                host: "127.0.0.1",
+                port: server.port,
+                username: "postgres",
+                password: nil,
+                database: database,
+                tls: .disable
+            )
+        )
+        try await withThrowingTaskGroup(of: Void.self) { group in
+            group.addTask { await locker.run() }
+            defer { group.cancelAll() }
+            try await locker.withConnection { connection in
+                try await connection.query("BEGIN", logger: connection.logger)
+                try await connection.query(
+                    "LOCK TABLE \(unescaped: table) IN ACCESS EXCLUSIVE MODE",
+                    logger: connection.logger
+                )
+                try await body()
+                try await connection.query("ROLLBACK", logger: connection.logger)
+            }
+        }
+    }
+
     @Test("two writers with overlapping batches end where one writer ends")
     func concurrentWriters() async throws {
         let entries = try await StoreFixtures.scenarioEntries()
@@ -100,42 +132,22 @@ struct StoreFaultTests {
         let entries = try await StoreFixtures.scenarioEntries()
         try await withStore(configuration) { store in
             // Another session holds a lock the batch needs, so the batch's transaction stops mid-way.
-            let locker = PostgresClient(
-                configuration: .init(
-                    host: "127.0.0.1",
-                    port: server.port,
-                    username: "postgres",
-                    password: nil,
-                    database: configuration.database,
-                    tls: .disable
-                )
-            )
-            try await withThrowingTaskGroup(of: Void.self) { group in
-                group.addTask { await locker.run() }
-                defer { group.cancelAll() }
-                try await locker.withConnection { connection in
-                    try await connection.query("BEGIN", logger: connection.logger)
-                    try await connection.query(
-                        "LOCK TABLE subscriptions IN ACCESS EXCLUSIVE MODE",
-                        logger: connection.logger
-                    )
-                    let write = Task { try await store.write(NotificationBatch(entries: entries)) }
-                    let waiting = """
-                        SELECT pid FROM pg_stat_activity
-                        WHERE datname = current_database() AND application_name = 'asnp' AND wait_event_type = 'Lock'
-                        """
-                    var backend = ""
-                    for _ in 0..<100 where backend.isEmpty {
-                        try await Task.sleep(for: .milliseconds(50))
-                        backend = try await server.psql(configuration.database, waiting)
-                    }
-                    #expect(!backend.isEmpty)
-                    // The batch statement is mid-way, its transaction open; now its connection dies.
-                    try await server.psql(configuration.database, "SELECT pg_terminate_backend(\(backend))")
-                    let error = await #expect(throws: NotificationStoreError.self) { try await write.value }
-                    #expect(error?.isRetriable == true)
-                    try await connection.query("ROLLBACK", logger: connection.logger)
+            try await Self.holdingLock(on: "subscriptions", server: server, database: configuration.database) {
+                let write = Task { try await store.write(NotificationBatch(entries: entries)) }
+                let waiting = """
+                    SELECT pid FROM pg_stat_activity
+                    WHERE datname = current_database() AND application_name = 'asnp' AND wait_event_type = 'Lock'
+                    """
+                var backend = ""
+                for _ in 0..<100 where backend.isEmpty {
+                    try await Task.sleep(for: .milliseconds(50))
+                    backend = try await server.psql(configuration.database, waiting)
                 }
+                #expect(!backend.isEmpty)
+                // The batch statement is mid-way, its transaction open; now its connection dies.
+                try await server.psql(configuration.database, "SELECT pg_terminate_backend(\(backend))")
+                let error = await #expect(throws: NotificationStoreError.self) { try await write.value }
+                #expect(error?.isRetriable == true)
             }
         }
         #expect(try await server.psql(configuration.database, "SELECT count(*) FROM notifications") == "0")
@@ -152,34 +164,14 @@ struct StoreFaultTests {
         // Migrate with the default timeout: a loaded machine may need more than a second for that.
         try await withStore(database) { _ in }
         try await withStore(configuration, migrate: false) { store in
-            let locker = PostgresClient(
-                configuration: .init(
-                    host: "127.0.0.1",
-                    port: server.port,
-                    username: "postgres",
-                    password: nil,
-                    database: configuration.database,
-                    tls: .disable
-                )
-            )
-            try await withThrowingTaskGroup(of: Void.self) { group in
-                group.addTask { await locker.run() }
-                defer { group.cancelAll() }
-                try await locker.withConnection { connection in
-                    try await connection.query("BEGIN", logger: connection.logger)
-                    try await connection.query(
-                        "LOCK TABLE notifications IN ACCESS EXCLUSIVE MODE",
-                        logger: connection.logger
-                    )
-                    let start = ContinuousClock.now
-                    let error = await #expect(throws: NotificationStoreError.self) {
-                        try await store.write(NotificationBatch(entries: entries))
-                    }
-                    #expect(error?.code == .timedOut)
-                    #expect(error?.isRetriable == true)
-                    #expect(ContinuousClock.now - start < .seconds(8))
-                    try await connection.query("ROLLBACK", logger: connection.logger)
+            try await Self.holdingLock(on: "notifications", server: server, database: configuration.database) {
+                let start = ContinuousClock.now
+                let error = await #expect(throws: NotificationStoreError.self) {
+                    try await store.write(NotificationBatch(entries: entries))
                 }
+                #expect(error?.code == .timedOut)
+                #expect(error?.isRetriable == true)
+                #expect(ContinuousClock.now - start < .seconds(8))
             }
         }
         // Nothing of the batch was written; with time enough, the same batch goes through.
