@@ -43,6 +43,9 @@ public final class NotificationStore: Service, Sendable {
             try await connection.query("BEGIN", logger: logger)
             do {
                 let result = try await body(connection)
+                // Past the deadline the caller was told TIMED_OUT: a transaction that got through after all
+                // (its lock released, say) must not commit behind its back.
+                try Task.checkCancellation()
                 try await connection.query("COMMIT", logger: logger)
                 return result
             } catch {

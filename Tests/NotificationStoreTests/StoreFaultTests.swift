@@ -174,7 +174,16 @@ struct StoreFaultTests {
                 #expect(ContinuousClock.now - start < .seconds(8))
             }
         }
-        // Nothing of the batch was written; with time enough, the same batch goes through.
+        // The abandoned session ends its transaction by itself (its connection was closed), committing nothing.
+        let sessions =
+            "SELECT string_agg(state || ':' || coalesce(wait_event, '-'), ',') FROM pg_stat_activity "
+            + "WHERE datname = current_database() AND application_name = 'asnp' AND state <> 'idle'"
+        var remaining = try await server.psql(configuration.database, sessions)
+        for _ in 0..<100 where !remaining.isEmpty {
+            try await Task.sleep(for: .milliseconds(100))
+            remaining = try await server.psql(configuration.database, sessions)
+        }
+        #expect(remaining.isEmpty, "sessions left: \(remaining)")
         #expect(try await server.psql(configuration.database, "SELECT count(*) FROM notifications") == "0")
         let result = try await withStore(database, migrate: false) { store in
             try await store.write(NotificationBatch(entries: entries))
