@@ -119,8 +119,11 @@ extension NotificationStore {
         }
         result.duplicateNotifications = stored - result.storedNotifications.count
         rejected.sort { $0.ordinal < $1.ordinal }
-        try await writeRejected(rejected, on: connection, logger: logger, into: &result)
-        result.duplicateRejections += batch.repeatedRejections
+        // The same Kafka record twice in the batch (a redelivery) is one rejection.
+        var sources = Set<KafkaCoordinates>()
+        let unique = rejected.filter { sources.insert($0.source).inserted }
+        try await writeRejected(unique, on: connection, logger: logger, into: &result)
+        result.duplicateRejections += batch.repeatedRejections + (rejected.count - unique.count)
         result.unstorableNotifications = batch.unstorable + (batch.notifications.count - stored)
         result.outbox.sort { $0.id < $1.id }
         return result

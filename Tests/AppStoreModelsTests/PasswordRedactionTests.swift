@@ -1,4 +1,5 @@
 import AppStoreModels
+import Foundation
 import Testing
 
 @Suite("V1 shared-secret redaction")
@@ -36,5 +37,27 @@ struct PasswordRedactionTests {
             redacted(#"{"password": "abc", "unified_receipt": {"#)
                 == #"{"password": "<redacted>", "unified_receipt": {"#
         )
+    }
+
+    @Test("a UTF-8 byte order mark, or UTF-16 / UTF-32 text, does not hide the password")
+    func otherEncodings() throws {
+        let json = #"{"notification_type": "DID_RENEW", "password": "s3cret"}"#
+        let withMark = [0xEF, 0xBB, 0xBF] + Array(json.utf8)
+        #expect(
+            !String(decoding: StatusUpdateNotification.redactingPassword(in: withMark), as: UTF8.self).contains(
+                "s3cret"
+            )
+        )
+        for encoding in [String.Encoding.utf16LittleEndian, .utf16BigEndian, .utf32LittleEndian, .utf16] {
+            let wide = Array(try #require(json.data(using: encoding)))
+            let redacted = StatusUpdateNotification.redactingPassword(in: wide)
+            #expect(
+                String(decoding: redacted, as: UTF8.self)
+                    == #"{"notification_type": "DID_RENEW", "password": "<redacted>"}"#
+            )
+        }
+        // Wide text without a password comes back byte for byte.
+        let other = Array(try #require(#"{"a": 1}"#.data(using: .utf16LittleEndian)))
+        #expect(StatusUpdateNotification.redactingPassword(in: other) == other)
     }
 }

@@ -47,10 +47,11 @@ extension NotificationStoreError {
         }
         let code: Code =
             switch error.code {
-            case .poolClosed, .clientClosedConnection: .shutDown
+            case .poolClosed: .shutDown
             case .queryCancelled: .timedOut
-            case .connectionError, .serverClosedConnection, .uncleanShutdown, .sslUnsupported,
-                .failedToAddSSLHandler:
+            // clientClosedConnection also reports a connection the server ended while idle (a restart, 57P01).
+            case .connectionError, .serverClosedConnection, .clientClosedConnection, .uncleanShutdown,
+                .sslUnsupported, .failedToAddSSLHandler:
                 .unavailable
             case .unsupportedAuthMechanism, .authMechanismRequiresPassword, .saslError: .authenticationFailed
             default: .queryFailed
@@ -71,6 +72,8 @@ extension NotificationStoreError {
     private static func code(forSQLState sqlState: String) -> Code {
         switch sqlState {
         case "40001", "40P01", "55P03": .conflict
+        // A read-only transaction: the server is a standby now (a failover in progress).
+        case "25006": .unavailable
         case "57014": .timedOut
         case "3D000": .authenticationFailed
         case "42P01", "42703", "42883", "3F000": .schemaNotReady

@@ -14,6 +14,8 @@ final class OperationDeadline<Result: Sendable>: Sendable {
         var connection: PostgresConnection?
         var work: Task<Void, Never>?
         var timer: Task<Void, Never>?
+        /// The caller was answered with a timeout or cancellation; the work's connection must not be used on.
+        var abandoned = false
     }
 
     private let state = Mutex(State())
@@ -34,7 +36,7 @@ final class OperationDeadline<Result: Sendable>: Sendable {
                 let work = Task {
                     do {
                         let value = try await body { connection in
-                            deadline.state.withLock { $0.connection = connection }
+                            deadline.register(connection)
                         }
                         deadline.finish(.success(value))
                     } catch {
@@ -49,9 +51,24 @@ final class OperationDeadline<Result: Sendable>: Sendable {
                     $0.work = work
                     $0.timer = timer
                 }
+                // A cancellation that came before the tasks were recorded would have had nothing to stop.
+                if Task.isCancelled {
+                    deadline.abandon(with: CancellationError())
+                }
             }
         } onCancel: {
             deadline.abandon(with: CancellationError())
+        }
+    }
+
+    /// Records the work's connection; one handed over after the deadline is closed at once.
+    private func register(_ connection: PostgresConnection) {
+        let abandoned = state.withLock { state in
+            if !state.abandoned { state.connection = connection }
+            return state.abandoned
+        }
+        if abandoned {
+            Task { try? await connection.close() }
         }
     }
 
@@ -74,6 +91,10 @@ final class OperationDeadline<Result: Sendable>: Sendable {
                 state.continuation = nil
                 state.connection = nil
             }
+            guard state.continuation != nil else {
+                return (CheckedContinuation<Result, any Error>?.none, Task<Void, Never>?.none, PostgresConnection?.none)
+            }
+            state.abandoned = true
             return (state.continuation, state.work, state.connection)
         }
         guard let continuation else { return }

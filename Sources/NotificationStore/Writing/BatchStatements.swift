@@ -50,9 +50,11 @@ enum BatchStatements {
         )) AS staged_input(\(stagedColumns.map(\.name).joined(separator: ", ")))
         """
 
-    /// Milliseconds since 1970 to `timestamptz`, exactly (no floating point), NULL staying NULL.
+    /// Milliseconds since 1970 to `timestamptz`, NULL staying NULL. Whole seconds and the remaining milliseconds
+    /// are added apart: `bigint * interval` goes through float8, which is exact for seconds up to year 9999 but
+    /// not for milliseconds.
     private static func timestamp(_ column: String) -> String {
-        "timestamptz 'epoch' + \(column) * interval '1 millisecond'"
+        "timestamptz 'epoch' + (\(column) / 1000) * interval '1 second' + (\(column) % 1000) * interval '1 millisecond'"
     }
 
     /// The subscription columns the statement returns for changed states, in ``SubscriptionState`` order.

@@ -142,7 +142,8 @@ extension NotificationRow {
         }
     }
 
-    /// PostgreSQL `jsonb` rejects `\u0000` in strings; JSONEncoder writes U+0000 that way.
+    /// PostgreSQL `jsonb` rejects `\u0000` in strings; JSONEncoder writes U+0000 that way. (Text that merely
+    /// reads backslash-u0000 trips the check too; such a notification is set aside as UNSTORABLE, not lost.)
     private static func json(_ value: some Encodable) throws(UnstorableNotification) -> String {
         let encoder = JSONEncoder()
         encoder.outputFormatting = [.withoutEscapingSlashes]
@@ -200,7 +201,12 @@ extension UUID {
 }
 
 extension Date {
+    /// Milliseconds since 1970, held within years 1 to 9999 (a receive time from a bad clock or header must
+    /// not make a whole batch unstorable).
     var millisecondsSince1970: Int64 {
-        Int64((timeIntervalSince1970 * 1000).rounded())
+        let milliseconds = (timeIntervalSince1970 * 1000).rounded()
+        let range = NotificationRow.storableMilliseconds
+        guard milliseconds.isFinite else { return range.lowerBound }
+        return Int64(min(max(milliseconds, Double(range.lowerBound)), Double(range.upperBound)))
     }
 }
