@@ -20,8 +20,9 @@ extension NotificationStore {
     /// server enforces) is stored as rejected with status `UNSTORABLE` and the reason, and the rest of the batch
     /// is stored: one bad row never blocks a partition.
     ///
-    /// - Throws: ``NotificationStoreError``; when ``NotificationStoreError/isRetriable``, nothing of the batch was
-    ///   written and the same batch should be written again later.
+    /// - Throws: ``NotificationStoreError``; when ``NotificationStoreError/isRetriable``, write the same batch again
+    ///   later. Nothing of it was written, unless the connection went while `COMMIT` was on the wire: then the
+    ///   retry reports duplicates, and the first attempt's outbox rows are still in the table to publish.
     public func write(_ batch: NotificationBatch) async throws(NotificationStoreError) -> BatchWriteResult {
         let prepared = PreparedBatch(batch)
         let method = configuration.batchWriteMethod
