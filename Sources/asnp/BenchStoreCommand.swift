@@ -49,17 +49,23 @@ struct BenchStoreCommand: AsyncParsableCommand {
         var logger = Logger(label: "asnp.bench.store", factory: { StreamLogHandler.standardError(label: $0) })
         logger.logLevel = .warning
         let scratch = "asnp_bench_\(UInt32.random(in: 0...UInt32.max))"
-        try await withStore(base, logger: logger) { try await $0.execute("CREATE DATABASE \(scratch)") }
+        try await NotificationStore.withRunning(configuration: base, logger: logger) {
+            try await $0.execute("CREATE DATABASE \(scratch)")
+        }
         var configuration = base
         configuration.database = scratch
         var rows: [StoreBenchRow] = []
         do {
             rows = try await measure(configuration: configuration, batches: batches, logger: logger)
         } catch {
-            try? await withStore(base, logger: logger) { _ = try await $0.execute("DROP DATABASE \(scratch)") }
+            try? await NotificationStore.withRunning(configuration: base, logger: logger) {
+                _ = try await $0.execute("DROP DATABASE \(scratch)")
+            }
             throw error
         }
-        try await withStore(base, logger: logger) { _ = try await $0.execute("DROP DATABASE \(scratch)") }
+        try await NotificationStore.withRunning(configuration: base, logger: logger) {
+            _ = try await $0.execute("DROP DATABASE \(scratch)")
+        }
         StoreBenchReport(
             title: "PostgreSQL batch write, \(count) V2 notifications in batches of \(batchSize), median of "
                 + "\(rounds) rounds",
@@ -73,16 +79,12 @@ struct BenchStoreCommand: AsyncParsableCommand {
         logger: Logger
     ) async throws -> [StoreBenchRow] {
         var rows: [StoreBenchRow] = []
-        var copyConfiguration = configuration
-        copyConfiguration.batchWriteMethod = .copy
-        var unnestConfiguration = configuration
-        unnestConfiguration.batchWriteMethod = .unnest
-        try await withStore(configuration, logger: logger) { store in
+        try await NotificationStore.withRunning(configuration: configuration, logger: logger) { store in
             try await store.migrate()
         }
         let rounds = self.rounds
         for compression in ["lz4", "pglz", "none"] {
-            try await withStore(configuration, logger: logger) { store in
+            try await NotificationStore.withRunning(configuration: configuration, logger: logger) { store in
                 for statement in NotificationStore.notificationsCompression(compression) {
                     _ = try await store.execute(statement)
                 }
@@ -91,20 +93,20 @@ struct BenchStoreCommand: AsyncParsableCommand {
                     _ = try await store.execute(statement)
                 }
             }
-            var samples: [String: [StoreBenchSample]] = [:]
+            var samples: [StoreBenchMethod: [StoreBenchSample]] = [:]
             for _ in 0..<rounds {
-                for (name, settings) in [
-                    ("plain COPY, bare table", configuration), ("batch writer, COPY + merge", copyConfiguration),
-                    ("batch writer, UNNEST", unnestConfiguration),
-                ] {
-                    let sample = try await withStore(settings, logger: logger) { store in
+                for method in StoreBenchMethod.allCases {
+                    var settings = configuration
+                    settings.batchWriteMethod = method.writeMethod ?? configuration.batchWriteMethod
+                    let sample = try await NotificationStore.withRunning(configuration: settings, logger: logger) {
+                        store in
                         _ = try await store.execute("TRUNCATE notifications, subscriptions, outbox, bench_plain_copy")
                         _ = try? await store.execute("CHECKPOINT")
                         let start = ContinuousClock.now
                         var bytes = 0
                         var stored = 0
                         for batch in batches {
-                            if name.hasPrefix("plain") {
+                            if method == .plainCopy {
                                 bytes += try await store.copyPlain(batch, into: "bench_plain_copy")
                                 stored += batch.entries.count
                             } else {
@@ -112,7 +114,7 @@ struct BenchStoreCommand: AsyncParsableCommand {
                             }
                         }
                         let seconds = (ContinuousClock.now - start).seconds
-                        let table = name.hasPrefix("plain") ? "bench_plain_copy" : "notifications"
+                        let table = method == .plainCopy ? "bench_plain_copy" : "notifications"
                         let size = try await store.execute("SELECT pg_total_relation_size('\(table)')::text")
                         return StoreBenchSample(
                             rows: stored,
@@ -122,33 +124,20 @@ struct BenchStoreCommand: AsyncParsableCommand {
                         )
                     }
                     guard sample.rows == batches.reduce(0, { $0 + $1.entries.count }) else {
-                        throw ValidationError("\(name) stored \(sample.rows) rows, expected every notification")
+                        throw ValidationError("\(method.name) stored \(sample.rows) rows, expected every notification")
                     }
-                    samples[name, default: []].append(sample)
+                    samples[method, default: []].append(sample)
                 }
             }
             // Every method writes the same rows: MB/s counts the raw bodies and decoded JSON that plain COPY sent.
-            let inputBytes = samples["plain COPY, bare table"]![0].bytes
-            for name in ["plain COPY, bare table", "batch writer, COPY + merge", "batch writer, UNNEST"] {
-                var median = samples[name]!.sorted { $0.seconds < $1.seconds }[rounds / 2]
+            let inputBytes = samples[.plainCopy]![0].bytes
+            for method in StoreBenchMethod.allCases {
+                var median = samples[method]!.sorted { $0.seconds < $1.seconds }[rounds / 2]
                 median.bytes = inputBytes
-                rows.append(StoreBenchRow(method: name, compression: compression, sample: median))
+                rows.append(StoreBenchRow(method: method.name, compression: compression, sample: median))
             }
         }
         return rows
-    }
-
-    private func withStore<Result: Sendable>(
-        _ configuration: NotificationStoreConfiguration,
-        logger: Logger,
-        _ body: @Sendable (NotificationStore) async throws -> Result
-    ) async throws -> Result {
-        let store = NotificationStore(configuration: configuration, logger: logger)
-        return try await withThrowingTaskGroup(of: Void.self) { group in
-            group.addTask { try await store.run() }
-            defer { group.cancelAll() }
-            return try await body(store)
-        }
     }
 
     /// Signed, verified notifications as the worker would hand them over, in batches.
@@ -176,6 +165,28 @@ struct BenchStoreCommand: AsyncParsableCommand {
         }
         if !batch.entries.isEmpty { batches.append(batch) }
         return batches
+    }
+}
+
+/// What the store benchmark measures: the floor, then the batch writer's two methods.
+enum StoreBenchMethod: CaseIterable, Sendable {
+    case plainCopy, copyAndMerge, unnest
+
+    var name: String {
+        switch self {
+        case .plainCopy: "plain COPY, bare table"
+        case .copyAndMerge: "batch writer, COPY + merge"
+        case .unnest: "batch writer, UNNEST"
+        }
+    }
+
+    /// The batch writer's method; nil for the plain COPY, which does not use the batch writer.
+    var writeMethod: BatchWriteMethod? {
+        switch self {
+        case .plainCopy: nil
+        case .copyAndMerge: .copy
+        case .unnest: .unnest
+        }
     }
 }
 
@@ -213,7 +224,7 @@ struct StoreBenchReport {
 
     func print(json: Bool) {
         func ratio(_ row: StoreBenchRow) -> Double {
-            let floor = rows.first { $0.compression == row.compression && $0.method.hasPrefix("plain") }
+            let floor = rows.first { $0.compression == row.compression && $0.method == StoreBenchMethod.plainCopy.name }
             return row.rowsPerSecond / (floor?.rowsPerSecond ?? row.rowsPerSecond)
         }
         if json {

@@ -31,30 +31,23 @@ struct MigrateCommand: AsyncParsableCommand {
         let configuration = try database.configuration()
         var logger = Logger(label: "asnp.migrate", factory: { StreamLogHandler.standardError(label: $0) })
         logger.logLevel = logLevel
-        let store = NotificationStore(configuration: configuration, logger: logger)
         let check = self.check
-        let outcome: Result<String, NotificationStoreError> = await withTaskGroup(of: Void.self) { group in
-            group.addTask { try? await store.run() }
-            defer { group.cancelAll() }
-            do throws(NotificationStoreError) {
+        do {
+            let message = try await NotificationStore.withRunning(configuration: configuration, logger: logger) {
+                store in
                 if check {
                     try await store.checkSchema()
-                    return .success("schema current at version \(SchemaMigration.latestVersion)")
+                    return "schema current at version \(SchemaMigration.latestVersion)"
                 }
                 let report = try await store.migrate()
                 let applied =
                     report.applied.isEmpty
                     ? "nothing to apply"
                     : "applied " + report.applied.map { "\($0.version) (\($0.name))" }.joined(separator: ", ")
-                return .success("schema at version \(report.version): \(applied)")
-            } catch {
-                return .failure(error)
+                return "schema at version \(report.version): \(applied)"
             }
-        }
-        switch outcome {
-        case .success(let message):
             print("\(configuration.redactedURL): \(message)")
-        case .failure(let error):
+        } catch {
             FileHandle.standardError.write(Data("asnp migrate: \(configuration.redactedURL): \(error)\n".utf8))
             logger.debug("migration failure detail", metadata: ["error": "\(String(reflecting: error))"])
             throw CLIExit.failed

@@ -17,10 +17,7 @@ func withStore<Result: Sendable>(
 ) async throws -> Result {
     var logger = Logger(label: "asnp.store.test")
     logger.logLevel = .warning
-    let store = NotificationStore(configuration: configuration, logger: logger)
-    return try await withThrowingTaskGroup(of: Void.self) { group in
-        group.addTask { try await store.run() }
-        defer { group.cancelAll() }
+    return try await NotificationStore.withRunning(configuration: configuration, logger: logger) { store in
         if migrate { try await store.migrate() }
         return try await body(store)
     }
