@@ -34,14 +34,25 @@ public final class NotificationStore: Service, Sendable {
     ///
     /// The transaction commits when `body` returns and rolls back when it throws. Failures are classified into a
     /// ``NotificationStoreError``; at the timeout the connection is closed, which rolls the transaction back.
+    ///
+    /// The server enforces the same timeout on the transaction: a closed socket goes unnoticed by a backend that
+    /// waits on a lock, and a transaction that outlived its caller must not keep its row locks from the retry.
     func inTransaction<Result: Sendable>(
         _ operation: String,
         _ body: @escaping @Sendable (PostgresConnection) async throws -> Result
     ) async throws(NotificationStoreError) -> Result {
         let logger = self.logger
+        let serverTimeout = configuration.serverTimeoutSetting
         return try await withConnection(operation) { connection in
             try await connection.query("BEGIN", logger: logger)
             do {
+                try await connection.query(
+                    """
+                    SELECT set_config('statement_timeout', \(serverTimeout), true),
+                           set_config('idle_in_transaction_session_timeout', \(serverTimeout), true)
+                    """,
+                    logger: logger
+                )
                 let result = try await body(connection)
                 // Past the deadline the caller was told TIMED_OUT: a transaction that got through after all
                 // (its lock released, say) must not commit behind its back.
@@ -85,6 +96,12 @@ public final class NotificationStore: Service, Sendable {
 }
 
 extension NotificationStoreConfiguration {
+    /// The operation timeout as a PostgreSQL setting value; at least 1 ms, since 0 turns a timeout off.
+    var serverTimeoutSetting: String {
+        let (seconds, attoseconds) = operationTimeout.components
+        return "\(max(1, seconds * 1_000 + attoseconds / 1_000_000_000_000_000))ms"
+    }
+
     var postgresClientConfiguration: PostgresClient.Configuration {
         var configuration: PostgresClient.Configuration
         switch endpoint {
