@@ -1,3 +1,4 @@
+import AppStoreModels
 import Crypto
 
 #if canImport(FoundationEssentials)

@@ -95,21 +95,7 @@ public final class KafkaAdminClient: Sendable {
         let milliseconds = Int32(clamping: timeout.wholeMilliseconds)
         return try await executor.run { () throws(KafkaError) -> Int in
             client.servePending()
-            guard let topicHandle = rd_kafka_topic_new(client.handle, topic, nil) else {
-                throw .rdKafka(rd_kafka_last_error(), "invalid topic name '\(topic)'")
-            }
-            defer { rd_kafka_topic_destroy(topicHandle) }
-            var metadata: UnsafePointer<rd_kafka_metadata>?
-            let result = rd_kafka_metadata(client.handle, 0, topicHandle, &metadata, milliseconds)
-            defer { metadata.map { rd_kafka_metadata_destroy($0) } }
-            guard result == RD_KAFKA_RESP_ERR_NO_ERROR, let metadata, metadata.pointee.topic_cnt > 0 else {
-                throw .rdKafka(result, "could not read the metadata of topic '\(topic)'")
-            }
-            let entry = metadata.pointee.topics[0]
-            guard entry.err == RD_KAFKA_RESP_ERR_NO_ERROR else {
-                throw .rdKafka(entry.err, "the cluster has no usable topic '\(topic)'")
-            }
-            return Int(entry.partition_cnt)
+            return try client.partitionCount(of: topic, timeoutMilliseconds: milliseconds)
         }
     }
 

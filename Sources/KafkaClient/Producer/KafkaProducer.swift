@@ -26,6 +26,8 @@ public final class KafkaProducer: Service, Sendable {
     private let pollExecutor = BlockingExecutor(label: "asnp.kafka.producer.poll")
     /// `rd_kafka_flush`, which must not wait behind the poll loop.
     private let flushExecutor = BlockingExecutor(label: "asnp.kafka.producer.flush")
+    /// Metadata requests (readiness checks), which block for up to their timeout.
+    private let metadataExecutor = BlockingExecutor(label: "asnp.kafka.producer.metadata")
     private let stopPolling: Locked<Bool>
     private let logger: Logger
 
@@ -109,6 +111,17 @@ public final class KafkaProducer: Service, Sendable {
                 result,
                 "\(queuedMessages) message(s) still unacknowledged after the flush timeout"
             )
+        }
+    }
+
+    /// The number of partitions of `topic`, asked of the cluster: a readiness check that the producer reaches a
+    /// broker and the topic exists. Throws ``KafkaError/Code/timedOut`` when no broker answered within `timeout`,
+    /// ``KafkaError/Code/brokerError`` (`UNKNOWN_TOPIC_OR_PART`) when the topic does not exist.
+    public func partitionCount(of topic: String, timeout: Duration) async throws(KafkaError) -> Int {
+        let client = client
+        let milliseconds = Int32(clamping: timeout.wholeMilliseconds)
+        return try await metadataExecutor.run { () throws(KafkaError) -> Int in
+            try client.partitionCount(of: topic, timeoutMilliseconds: milliseconds)
         }
     }
 

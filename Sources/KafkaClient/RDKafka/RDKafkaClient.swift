@@ -71,6 +71,25 @@ final class RDKafkaClient: @unchecked Sendable {
         return RDKafkaClient(handle: handle, context: context, backgroundQueue: backgroundQueue)
     }
 
+    /// The number of partitions of `topic`, from a metadata request (blocks for up to the timeout).
+    func partitionCount(of topic: String, timeoutMilliseconds: Int32) throws(KafkaError) -> Int {
+        guard let topicHandle = rd_kafka_topic_new(handle, topic, nil) else {
+            throw .rdKafka(rd_kafka_last_error(), "invalid topic name '\(topic)'")
+        }
+        defer { rd_kafka_topic_destroy(topicHandle) }
+        var metadata: UnsafePointer<rd_kafka_metadata>?
+        let result = rd_kafka_metadata(handle, 0, topicHandle, &metadata, timeoutMilliseconds)
+        defer { metadata.map { rd_kafka_metadata_destroy($0) } }
+        guard result == RD_KAFKA_RESP_ERR_NO_ERROR, let metadata, metadata.pointee.topic_cnt > 0 else {
+            throw .rdKafka(result, "could not read the metadata of topic '\(topic)'")
+        }
+        let entry = metadata.pointee.topics[0]
+        guard entry.err == RD_KAFKA_RESP_ERR_NO_ERROR else {
+            throw .rdKafka(entry.err, "the cluster has no usable topic '\(topic)'")
+        }
+        return Int(entry.partition_cnt)
+    }
+
     /// Makes `deinit` skip the consumer close, as a crashed process would.
     func destroyWithoutConsumerClose() {
         destroyFlags.store(Int32(RD_KAFKA_DESTROY_F_NO_CONSUMER_CLOSE), ordering: .relaxed)

@@ -1,6 +1,6 @@
 /// Strict base64url decoding (RFC 4648 §5, no padding) of JWS segments, straight from the string's bytes: no
 /// alphabet translation, padding or intermediate copies on the hot path.
-enum Base64URL {
+package enum Base64URL {
     /// 6-bit values by ASCII code; 0x80 marks a byte outside the alphabet.
     private static let table: [UInt8] = {
         var table = [UInt8](repeating: 0x80, count: 256)
@@ -14,7 +14,7 @@ enum Base64URL {
 
     /// Decodes `input`, or returns nil for a byte outside the alphabet (padding included), an impossible length,
     /// or non-zero leftover bits (so each byte string has exactly one accepted encoding).
-    static func decode(_ input: UnsafeBufferPointer<UInt8>) -> [UInt8]? {
+    package static func decode(_ input: UnsafeBufferPointer<UInt8>) -> [UInt8]? {
         let count = input.count
         let remainder = count % 4
         guard remainder != 1 else { return nil }
@@ -54,7 +54,7 @@ enum Base64URL {
     }
 
     /// Decodes the bytes of `text`.
-    static func decode(_ text: String) -> [UInt8]? {
+    package static func decode(_ text: String) -> [UInt8]? {
         var text = text
         return text.withUTF8 { decode($0) }
     }

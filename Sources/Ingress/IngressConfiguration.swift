@@ -1,0 +1,64 @@
+import PipelineContract
+
+/// Settings of the ingress; the defaults suit `asnp dev` and a production pod behind a load balancer alike.
+public struct IngressConfiguration: Sendable {
+    /// The address to listen on. Default `0.0.0.0` (every interface, as a container needs).
+    public var host = "0.0.0.0"
+    /// The TCP port. Default 8080; 0 picks a free one (tests).
+    public var port = 8080
+    /// The apps served; the route's `{app}` segment names one. With exactly one app the segment may be left out.
+    public var apps: [PipelineApp]
+    /// The topic raw bodies go to. Default `appstore.notifications.raw`.
+    public var rawTopic = "appstore.notifications.raw"
+    /// The largest body accepted; larger ones get 413. Default 256 KiB (Apple's bodies are a few KiB).
+    public var maximumBodySize = 256 * 1024
+    /// How long a request waits for the broker's acknowledgement before it gets 503 (Apple retries). Also the
+    /// producer's delivery timeout, so a body answered 503 is not delivered later. Default 5 s.
+    public var acknowledgementTimeout: Duration = .seconds(5)
+    /// A connection that sends nothing for this long, between requests or in the middle of one (a slow body),
+    /// is closed. Default 30 s.
+    public var idleTimeout: Duration = .seconds(30)
+    /// Notification requests handled at once; more get 503 at once, without reading their body. Default 1,024.
+    public var maximumConcurrentRequests = 1_024
+    /// Client addresses notification routes accept (CIDR); empty accepts any. Apple posts from `17.0.0.0/8`.
+    /// Health and metrics routes are not filtered: keep them off the public load balancer.
+    public var allowedSources: [IPNetwork] = []
+    /// Proxies whose `X-Forwarded-For` is believed; the client is the last address in it that is not one of them.
+    public var trustedProxies: [IPNetwork] = []
+    /// A secret first path segment (`/{token}/v2/notifications/...`); requests without it get 404. Default none.
+    public var pathToken: String?
+    /// How long `/health/ready` waits for the broker's answer. Default 2 s.
+    public var readinessTimeout: Duration = .seconds(2)
+    /// How long a readiness answer is reused, so frequent probes do not each ask the broker. Default 1 s.
+    public var readinessCacheDuration: Duration = .seconds(1)
+
+    /// Settings serving `apps`, with the defaults above.
+    public init(apps: [PipelineApp]) {
+        self.apps = apps
+    }
+
+    /// Checks the settings; throws ``IngressError/Code/invalidConfiguration`` naming the first bad one.
+    public func validate() throws(IngressError) {
+        func invalid(_ reason: String) -> IngressError { IngressError(code: .invalidConfiguration, reason: reason) }
+        guard !apps.isEmpty else { throw invalid("no app is configured: configure at least one (apps.names)") }
+        var names = Set<String>()
+        for app in apps {
+            guard PipelineApp.isValidName(app.name) else {
+                throw invalid("app name '\(app.name)' is not 1-64 of a-z, 0-9, '-', '_'")
+            }
+            guard names.insert(app.name).inserted else { throw invalid("app '\(app.name)' is configured twice") }
+        }
+        guard (0...65_535).contains(port) else { throw invalid("port \(port) is not 0-65535") }
+        guard !rawTopic.isEmpty else { throw invalid("the raw topic name is empty") }
+        guard maximumBodySize > 0 else { throw invalid("maximumBodySize must be positive") }
+        guard acknowledgementTimeout > .zero, idleTimeout > .zero, readinessTimeout > .zero else {
+            throw invalid("acknowledgementTimeout, idleTimeout and readinessTimeout must be positive")
+        }
+        guard maximumConcurrentRequests > 0 else { throw invalid("maximumConcurrentRequests must be positive") }
+        if let pathToken {
+            guard pathToken.utf8.count >= 16, !pathToken.contains("/") else {
+                throw invalid("the path token must be at least 16 characters without '/'")
+            }
+        }
+    }
+}

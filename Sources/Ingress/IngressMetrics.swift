@@ -1,0 +1,77 @@
+import CoreMetrics
+import Metrics
+import Prometheus
+import Synchronization
+
+/// The ingress's Prometheus metrics, served on `GET /metrics` (Docs/ingress.md lists them).
+///
+/// Made from a factory of their own rather than the process-wide `MetricsSystem`, so several ingresses (tests) keep
+/// separate counts and `asnp` needs no global bootstrap for them.
+final class IngressMetrics: Sendable {
+    let registry: PrometheusCollectorRegistry
+    private let factory: PrometheusMetricsFactory
+    /// Counters with dimensions, made on first use, by label and dimensions.
+    private let counters = Mutex<[String: CoreMetrics.Counter]>([:])
+    /// From a complete body to the broker's acknowledgement (or the failure), in seconds.
+    let acknowledgementDuration: Metrics.Timer
+    /// Bytes of the bodies accepted for producing.
+    let receivedBytes: CoreMetrics.Counter
+    /// Notification requests being handled now.
+    let inFlightRequests: CoreMetrics.Gauge
+    /// Messages handed to librdkafka and not yet acknowledged, sampled at each scrape.
+    let producerQueueDepth: CoreMetrics.Gauge
+
+    init(registry: PrometheusCollectorRegistry) {
+        self.registry = registry
+        var factory = PrometheusMetricsFactory(registry: registry)
+        factory.durationHistogramBuckets = [
+            "asnp_ingress_ack_duration_seconds": [
+                .milliseconds(1), .milliseconds(2), .milliseconds(5), .milliseconds(10), .milliseconds(25),
+                .milliseconds(50), .milliseconds(100), .milliseconds(250), .milliseconds(500), .seconds(1),
+                .seconds(2.5), .seconds(5), .seconds(10),
+            ]
+        ]
+        self.factory = factory
+        acknowledgementDuration = Metrics.Timer(label: "asnp_ingress_ack_duration_seconds", factory: factory)
+        receivedBytes = CoreMetrics.Counter(label: "asnp_ingress_received_bytes_total", factory: factory)
+        inFlightRequests = CoreMetrics.Gauge(label: "asnp_ingress_in_flight_requests", factory: factory)
+        producerQueueDepth = CoreMetrics.Gauge(label: "asnp_ingress_producer_queue_depth", factory: factory)
+    }
+
+    /// Counts one answered request by route (`v1`, `v2`, `health`, `metrics`, `other`) and status code.
+    func countRequest(route: String, status: Int) {
+        counter(
+            label: "asnp_ingress_requests_total",
+            dimensions: [
+                ("route", route), ("status", String(status)),
+            ]
+        ).increment()
+    }
+
+    /// Counts a body the broker did not acknowledge, by KafkaError code (or `TIMED_OUT` for the request deadline).
+    func countProduceFailure(code: String) {
+        counter(
+            label: "asnp_ingress_produce_failures_total",
+            dimensions: [
+                ("code", code)
+            ]
+        ).increment()
+    }
+
+    /// The metrics in Prometheus' text format.
+    func render() -> [UInt8] {
+        var bytes: [UInt8] = []
+        registry.emit(into: &bytes)
+        return bytes
+    }
+
+    private func counter(label: String, dimensions: [(String, String)]) -> CoreMetrics.Counter {
+        let key = label + "{" + dimensions.map { "\($0.0)=\($0.1)" }.joined(separator: ",") + "}"
+        return counters.withLock { counters in
+            if let counter = counters[key] { return counter }
+            let counter = CoreMetrics.Counter(label: label, dimensions: dimensions, factory: factory)
+            counters[key] = counter
+            return counter
+        }
+    }
+}

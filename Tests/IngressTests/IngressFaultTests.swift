@@ -1,0 +1,141 @@
+import AppStoreTestSupport
+import Foundation
+import Ingress
+import KafkaClient
+import NIOCore
+import NIOHTTP1
+import PipelineContract
+import ServiceLifecycle
+import Testing
+
+@Suite("Ingress under faults: broker down, saturation, shutdown under load; health and metrics")
+struct IngressFaultTests {
+    static let bodies: [String] = Fixtures.v2Cases.filter { $0.expectedStatus == "OK" }.map(\.body)
+
+    @Test("Broker down: 503 within the acknowledgement timeout, never 200; afterwards 200s resume and all are stored")
+    func brokerDown() async throws {
+        try await IngressHarness.with(configure: { $0.acknowledgementTimeout = .seconds(2) }) { ingress in
+            var acknowledged = Set<String>()
+            for body in Self.bodies.prefix(3) {
+                let reply = try await ingress.post("/v2/notifications/sandbox", body: body)
+                #expect(reply.status == .ok)
+                acknowledged.insert(try #require(reply.requestID))
+            }
+            let reply1 = try await ingress.send(.GET, "/health/ready")
+            #expect(reply1.status == .ok)
+            try ingress.mock.setBrokerDown(1)
+            let replies = try await withThrowingTaskGroup(of: (IngressHarness.Reply, Duration).self) { group in
+                for body in Self.bodies.prefix(6) {
+                    group.addTask {
+                        let start = ContinuousClock.now
+                        let reply = try await ingress.post("/v2/notifications/sandbox", body: body)
+                        return (reply, ContinuousClock.now - start)
+                    }
+                }
+                return try await group.reduce(into: []) { $0.append($1) }
+            }
+            for (reply, elapsed) in replies {
+                #expect(reply.status == .serviceUnavailable)
+                #expect(elapsed < .seconds(3.5), "answered after \(elapsed)")
+            }
+            try await Task.sleep(for: .milliseconds(1_100))
+            let reply2 = try await ingress.send(.GET, "/health/ready")
+            #expect(reply2.status == .serviceUnavailable)
+            let reply3 = try await ingress.send(.GET, "/health/live")
+            #expect(reply3.status == .ok)
+            try ingress.mock.setBrokerUp(1)
+            // librdkafka reconnects with a backoff; Apple would retry, so do we.
+            for body in Self.bodies.suffix(5) {
+                var reply = try await ingress.post("/v2/notifications/sandbox", body: body)
+                for _ in 0..<10 where reply.status != .ok {
+                    try await Task.sleep(for: .milliseconds(500))
+                    reply = try await ingress.post("/v2/notifications/sandbox", body: body)
+                }
+                #expect(reply.status == .ok)
+                acknowledged.insert(try #require(reply.requestID))
+            }
+            let stored = try await ingress.consume(count: acknowledged.count)
+            let storedIDs = Set(stored.compactMap { $0.headerFields[RawNotificationHeaders.Name.requestID] })
+            #expect(acknowledged.isSubset(of: storedIDs))
+            let refusedIDs = Set(replies.compactMap { $0.0.requestID })
+            #expect(storedIDs.isDisjoint(with: refusedIDs), "a 503'd body was delivered later (allowed but unexpected)")
+        }
+    }
+
+    @Test("Saturated: past the concurrency limit requests get 503 at once, the others still succeed")
+    func saturation() async throws {
+        try await IngressHarness.with(configure: { $0.maximumConcurrentRequests = 2 }) { ingress in
+            // Connected first (producer id, metadata), then slow: the admitted requests hold their places a while.
+            let warmUp = try await ingress.post("/v2/notifications/sandbox", body: Self.bodies[0])
+            #expect(warmUp.status == .ok)
+            try ingress.mock.setRoundTripTime(.milliseconds(400), broker: 1)
+            let statuses = try await withThrowingTaskGroup(of: (HTTPResponseStatus, Duration).self) { group in
+                for body in Self.bodies.prefix(8) {
+                    group.addTask {
+                        let start = ContinuousClock.now
+                        let reply = try await ingress.post("/v2/notifications/sandbox", body: body)
+                        return (reply.status, ContinuousClock.now - start)
+                    }
+                }
+                return try await group.reduce(into: []) { $0.append($1) }
+            }
+            let admitted = statuses.filter { $0.0 == .ok }
+            let refused = statuses.filter { $0.0 == .serviceUnavailable }
+            #expect((1...2).contains(admitted.count), "\(statuses)")
+            #expect(refused.count == statuses.count - admitted.count, "\(statuses)")
+            #expect(refused.allSatisfy { $0.1 < .milliseconds(300) }, "saturation answers must be fast: \(statuses)")
+            #expect(admitted.allSatisfy { $0.1 >= .milliseconds(300) }, "\(statuses)")
+        }
+    }
+
+    @Test("Metrics count requests by route and status, acknowledgement latency and bytes")
+    func metrics() async throws {
+        try await IngressHarness.with { ingress in
+            _ = try await ingress.post("/v2/notifications/sandbox", body: Self.bodies[0])
+            _ = try await ingress.post("/v2/notifications/sandbox", body: "nope")
+            _ = try await ingress.send(.GET, "/nowhere")
+            let text = try await ingress.send(.GET, "/metrics")
+            #expect(text.status == .ok)
+            #expect(text.headers.first(name: "Content-Type")?.hasPrefix("text/plain; version=0.0.4") == true)
+            #expect(text.body.contains(#"asnp_ingress_requests_total{route="v2",status="200"} 1"#))
+            #expect(text.body.contains(#"asnp_ingress_requests_total{route="v2",status="400"} 1"#))
+            #expect(text.body.contains(#"asnp_ingress_requests_total{route="other",status="404"} 1"#))
+            #expect(text.body.contains("asnp_ingress_ack_duration_seconds_count 1"))
+            #expect(text.body.contains("asnp_ingress_received_bytes_total \(Self.bodies[0].utf8.count)"))
+            #expect(text.body.contains("asnp_ingress_producer_queue_depth"))
+            #expect(text.body.contains("asnp_ingress_in_flight_requests"))
+        }
+    }
+
+    @Test("Graceful shutdown under load: every request answered 200 is in the topic")
+    func shutdownUnderLoad() async throws {
+        let outcome = try await IngressHarness.with { ingress in
+            try ingress.mock.setRoundTripTime(.milliseconds(50), broker: 1)
+            let acknowledged = try await withThrowingTaskGroup(of: [String].self) { group in
+                for worker in 0..<8 {
+                    group.addTask {
+                        var acknowledged: [String] = []
+                        for index in 0..<200 {
+                            let body = Self.bodies[(worker + index) % Self.bodies.count]
+                            guard let reply = try? await ingress.post("/v2/notifications/sandbox", body: body) else {
+                                break  // the server stopped accepting
+                            }
+                            if reply.status == .ok { acknowledged.append(try #require(reply.requestID)) }
+                        }
+                        return acknowledged
+                    }
+                }
+                try await Task.sleep(for: .milliseconds(700))
+                await ingress.group.triggerGracefulShutdown()
+                return try await group.reduce(into: []) { $0 += $1 }
+            }
+            return (acknowledged, ingress)
+        }
+        let (acknowledged, ingress) = outcome
+        #expect(!acknowledged.isEmpty)
+        #expect(acknowledged.count < 8 * 200, "the shutdown should have come mid-load")
+        let stored = try await ingress.consume(count: acknowledged.count)
+        let storedIDs = Set(stored.compactMap { $0.headerFields[RawNotificationHeaders.Name.requestID] })
+        #expect(Set(acknowledged).isSubset(of: storedIDs))
+    }
+}
