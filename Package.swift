@@ -36,6 +36,7 @@ let package = Package(
         .package(url: "https://github.com/apple/swift-configuration.git", from: "1.4.0"),
         .package(url: "https://github.com/swift-server/async-http-client.git", from: "1.37.0"),
         .package(url: "https://github.com/apple/swift-http-types.git", from: "1.8.0"),
+        .package(url: "https://github.com/apple/swift-system.git", from: "1.5.0"),
     ],
     targets: [
         // Decoded shapes of everything Apple sends; depends on nothing of ours.
@@ -137,6 +138,7 @@ let package = Package(
                 "Ingress",
                 .product(name: "ArgumentParser", package: "swift-argument-parser"),
                 .product(name: "Configuration", package: "swift-configuration"),
+                .product(name: "SystemPackage", package: "swift-system"),
                 .product(name: "Metrics", package: "swift-metrics"),
                 .product(name: "Prometheus", package: "swift-prometheus"),
                 .product(name: "NIOCore", package: "swift-nio"),
@@ -230,6 +232,8 @@ let package = Package(
             name: "asnpTests",
             dependencies: [
                 "asnp",
+                "PipelineContract",
+                .product(name: "AsyncHTTPClient", package: "async-http-client"),
                 "AppStoreTestSupport",
                 "StoreTestSupport",
                 "NotificationStore",

@@ -7,7 +7,9 @@ struct ASNP: AsyncParsableCommand {
     static let configuration = CommandConfiguration(
         commandName: "asnp",
         abstract: "App Store Notification Pipeline: verify, store and publish App Store Server Notifications.",
-        subcommands: [VerifyCommand.self, MigrateCommand.self, KafkaMockCommand.self, BenchCommand.self]
+        subcommands: [
+            VerifyCommand.self, IngressCommand.self, MigrateCommand.self, KafkaMockCommand.self, BenchCommand.self,
+        ]
     )
 
     /// Exit codes: 0 success, 1 a rejected input (from the command itself), 2 a usage error.

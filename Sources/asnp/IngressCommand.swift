@@ -1,0 +1,61 @@
+import ArgumentParser
+import Foundation
+import Ingress
+import KafkaClient
+import Logging
+import ServiceLifecycle
+import UnixSignals
+
+/// `asnp ingress`: the HTTP receiver Apple posts to.
+struct IngressCommand: AsyncParsableCommand {
+    static let configuration = CommandConfiguration(
+        commandName: "ingress",
+        abstract: "Receive App Store Server Notifications over HTTP and put them on the raw Kafka topic.",
+        discussion: """
+            Settings come from the environment and, with --config, a JSON file (the environment wins); \
+            Config/README.md lists them. Required: kafka.bootstrapServers (KAFKA_BOOTSTRAP_SERVERS), apps.names \
+            (APPS_NAMES) and apps.{name}.bundleId. Answers 200 only after the broker acknowledged the body; 503 \
+            otherwise, so Apple retries. SIGTERM or SIGINT: stop accepting, finish the requests in progress, \
+            flush, exit 0.
+            """
+    )
+
+    @Option(help: "A JSON configuration file (see Config/).")
+    var config: String?
+
+    @Option(help: "Log level: trace, debug, info, notice, warning, error.")
+    var logLevel: Logger.Level = .info
+
+    func run() async throws {
+        var logger = Logger(label: "asnp.ingress")
+        logger.logLevel = logLevel
+        let settings = try await PipelineSettings.load(file: config)
+        let apps = try settings.apps()
+        let ingress = try settings.ingress(apps: apps)
+        var producerConfiguration = KafkaProducerConfiguration(
+            cluster: try settings.kafkaCluster(clientID: "asnp-ingress")
+        )
+        // A body answered 503 must not be delivered later: librdkafka gives up when the request does.
+        producerConfiguration.deliveryTimeout = ingress.acknowledgementTimeout
+        let producer = try KafkaProducer(configuration: producerConfiguration, logger: logger)
+        let server = try IngressServer(configuration: ingress, producer: producer, logger: logger)
+        logger.info(
+            "Starting the ingress",
+            metadata: [
+                "kafka.bootstrap": "\(producerConfiguration.cluster.bootstrapServers.joined(separator: ","))",
+                "kafka.topic": "\(ingress.rawTopic)",
+                "apps": "\(apps.map(\.description).joined(separator: "; "))",
+            ]
+        )
+        // Services stop in reverse order: the server first (finishing its requests), then the producer (flushing).
+        let group = ServiceGroup(
+            configuration: ServiceGroupConfiguration(
+                services: [.init(service: producer), .init(service: server)],
+                gracefulShutdownSignals: [.sigterm, .sigint],
+                logger: logger
+            )
+        )
+        try await group.run()
+        logger.info("Ingress stopped")
+    }
+}

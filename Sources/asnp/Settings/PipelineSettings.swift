@@ -1,0 +1,118 @@
+import Configuration
+import Foundation
+import SystemPackage
+
+/// The pipeline's settings, read with swift-configuration from the environment, then a JSON file, then defaults.
+///
+/// Keys are dotted camelCase (`ingress.maxBodyBytes`); in the environment the same key is upper snake case
+/// (`INGRESS_MAX_BODY_BYTES`), in the file a nested object (`{"ingress": {"maxBodyBytes": 262144}}`).
+/// Config/README.md lists every key. Unlike swift-configuration's own readers, a value that is present but not of
+/// the right type is an error naming the key, never silently the default.
+struct PipelineSettings {
+    let reader: ConfigReader
+
+    /// Reads the environment, and `file` (JSON) when given; the environment wins.
+    static func load(file: String?) async throws -> PipelineSettings {
+        var providers: [any ConfigProvider] = [EnvironmentVariablesProvider()]
+        if let file {
+            guard FileManager.default.fileExists(atPath: file) else {
+                throw SettingsError(key: "--config", reason: "the configuration file \(file) does not exist")
+            }
+            do {
+                providers.append(try await FileProvider<JSONSnapshot>(filePath: FilePath(file)))
+            } catch {
+                throw SettingsError(key: "--config", reason: "\(file) is not a valid JSON configuration file: \(error)")
+            }
+        }
+        return PipelineSettings(reader: ConfigReader(providers: providers))
+    }
+
+    /// The environment variable that sets `key`.
+    static func environmentName(of key: String) -> String {
+        var name = ""
+        for character in key {
+            if character == "." || character == "-" {
+                name += "_"
+            } else if character.isUppercase, let last = name.last, last != "_" {
+                name += "_" + String(character)
+            } else {
+                name += String(character).uppercased()
+            }
+        }
+        return name
+    }
+
+    func string(_ key: String, isSecret: Bool = false) throws -> String? {
+        try optional(key) { try reader.requiredString(forKey: ConfigKey(key), isSecret: isSecret) }
+    }
+
+    func int(_ key: String) throws -> Int? {
+        try optional(key) { try reader.requiredInt(forKey: ConfigKey(key)) }
+    }
+
+    func double(_ key: String) throws -> Double? {
+        try optional(key) { try reader.requiredDouble(forKey: ConfigKey(key)) }
+    }
+
+    func bool(_ key: String) throws -> Bool? {
+        try optional(key) { try reader.requiredBool(forKey: ConfigKey(key)) }
+    }
+
+    func stringArray(_ key: String, isSecret: Bool = false) throws -> [String]? {
+        try optional(key) { try reader.requiredStringArray(forKey: ConfigKey(key), isSecret: isSecret) }
+    }
+
+    /// Seconds as a duration (`ingress.ackTimeoutSeconds: 2.5`); must be positive.
+    func duration(_ key: String) throws -> Duration? {
+        guard let seconds = try double(key) else { return nil }
+        guard seconds > 0, seconds.isFinite else {
+            throw SettingsError(key: key, reason: "must be a positive number of seconds, not \(seconds)")
+        }
+        return .milliseconds(Int64((seconds * 1_000).rounded()))
+    }
+
+    /// A secret, from `key` itself or from the file named by `key` + `File` (a mounted Kubernetes secret).
+    func secret(_ key: String) throws -> String? {
+        if let value = try string(key, isSecret: true) { return value }
+        guard let path = try string(key + "File") else { return nil }
+        do {
+            return try String(contentsOfFile: path, encoding: .utf8).trimmingCharacters(in: .whitespacesAndNewlines)
+        } catch {
+            throw SettingsError(key: key + "File", reason: "cannot read \(path): \(error.localizedDescription)")
+        }
+    }
+
+    /// Secrets, one per line of the file named by `key` + `File`, or a comma-separated list in `key`.
+    func secrets(_ key: String) throws -> [String] {
+        if let values = try stringArray(key, isSecret: true) { return values }
+        guard let path = try string(key + "File") else { return [] }
+        do {
+            return try String(contentsOfFile: path, encoding: .utf8).split(whereSeparator: \.isNewline)
+                .map { $0.trimmingCharacters(in: .whitespaces) }.filter { !$0.isEmpty }
+        } catch {
+            throw SettingsError(key: key + "File", reason: "cannot read \(path): \(error.localizedDescription)")
+        }
+    }
+
+    /// Reads a required-style value: missing is nil, anything else that fails is an error naming the key.
+    private func optional<Value>(_ key: String, _ read: () throws -> Value) throws -> Value? {
+        do {
+            return try read()
+        } catch {
+            // swift-configuration's error type is not public; its message tells a missing value apart.
+            if "\(error)".hasPrefix("Missing required config value") { return nil }
+            throw SettingsError(key: key, reason: "has a value of the wrong type (\(error))")
+        }
+    }
+}
+
+/// A setting that is missing or invalid; the message names the key and its environment variable.
+struct SettingsError: Error, CustomStringConvertible {
+    var key: String
+    var reason: String
+
+    var description: String {
+        if key.hasPrefix("-") { return "INVALID_CONFIGURATION: \(reason)" }
+        return "INVALID_CONFIGURATION: \(key) (environment \(PipelineSettings.environmentName(of: key))) \(reason)"
+    }
+}

@@ -1,0 +1,153 @@
+import AppStoreTestSupport
+import AsyncHTTPClient
+import Foundation
+import KafkaClient
+import Logging
+import NIOCore
+import NIOHTTP1
+import PipelineContract
+import Testing
+
+@testable import asnp
+
+@Suite("asnp ingress as a process: configuration from the environment, SIGTERM under load")
+struct IngressCommandTests {
+    static let topic = "appstore.notifications.raw"
+
+    /// A port that was free a moment ago.
+    static func freePort() throws -> Int {
+        let socket = Foundation.socket(AF_INET, Int32(SOCK_STREAM.rawValue), 0)
+        defer { close(socket) }
+        var address = sockaddr_in()
+        address.sin_family = sa_family_t(AF_INET)
+        address.sin_addr.s_addr = inet_addr("127.0.0.1")
+        address.sin_port = 0
+        var length = socklen_t(MemoryLayout<sockaddr_in>.size)
+        let bound = withUnsafeMutablePointer(to: &address) {
+            $0.withMemoryRebound(to: sockaddr.self, capacity: 1) { pointer in
+                bind(socket, pointer, length) == 0 && getsockname(socket, pointer, &length) == 0
+            }
+        }
+        guard bound else { throw IngressCommandTestError(reason: "no free port") }
+        return Int(UInt16(bigEndian: address.sin_port))
+    }
+
+    @Test("Every body answered 200 before and during a SIGTERM is in the topic; the process exits 0")
+    func sigtermUnderLoad() async throws {
+        let mock = try KafkaMockChild(executable: ASNPProcess.executable, arguments: ["--topic", "\(Self.topic):8"])
+        defer { mock.stop() }
+        let port = try Self.freePort()
+        let ingress = Process()
+        ingress.executableURL = ASNPProcess.executable
+        ingress.arguments = ["ingress", "--log-level", "warning"]
+        var environment = ProcessInfo.processInfo.environment
+        environment["KAFKA_BOOTSTRAP_SERVERS"] = mock.bootstrapServers
+        environment["APPS_NAMES"] = "notes"
+        environment["APPS_NOTES_BUNDLE_ID"] = Fixtures.bundleId
+        environment["INGRESS_HOST"] = "127.0.0.1"
+        environment["INGRESS_PORT"] = String(port)
+        ingress.environment = environment
+        ingress.standardOutput = FileHandle.nullDevice
+        ingress.standardError = FileHandle.nullDevice
+        try ingress.run()
+        defer { if ingress.isRunning { ingress.terminate() } }
+
+        var configuration = HTTPClient.Configuration()
+        configuration.timeout = .init(connect: .seconds(1), read: .seconds(10))
+        configuration.connectionPool.retryConnectionEstablishment = false
+        let client = HTTPClient(eventLoopGroupProvider: .singleton, configuration: configuration)
+        do {
+            let base = "http://127.0.0.1:\(port)"
+            var ready = false
+            for _ in 0..<100 where !ready {
+                if let reply = try? await client.execute(
+                    HTTPClientRequest(url: "\(base)/health/ready"),
+                    timeout: .seconds(2)
+                ),
+                    reply.status == .ok
+                {
+                    ready = true
+                } else {
+                    try await Task.sleep(for: .milliseconds(200))
+                }
+            }
+            try #require(ready, "asnp ingress did not become ready")
+
+            let bodies = Fixtures.v2Cases.filter { $0.expectedStatus == "OK" }.map(\.body)
+            let acknowledged = try await withThrowingTaskGroup(of: [String].self) { group in
+                for worker in 0..<6 {
+                    group.addTask {
+                        var acknowledged: [String] = []
+                        for index in 0..<2_000 {
+                            var request = HTTPClientRequest(url: "\(base)/v2/notifications/sandbox")
+                            request.method = .POST
+                            request.body = .bytes(ByteBuffer(string: bodies[(worker + index) % bodies.count]))
+                            guard let reply = try? await client.execute(request, timeout: .seconds(10)) else { break }
+                            _ = try? await reply.body.collect(upTo: 1 << 16)
+                            if reply.status == .ok, let id = reply.headers.first(name: "X-Request-ID") {
+                                acknowledged.append(id)
+                            }
+                        }
+                        return acknowledged
+                    }
+                }
+                try await Task.sleep(for: .milliseconds(800))
+                ingress.terminate()
+                return try await group.reduce(into: []) { $0 += $1 }
+            }
+            ingress.waitUntilExit()
+            #expect(ingress.terminationStatus == 0)
+            #expect(!acknowledged.isEmpty)
+            #expect(acknowledged.count < 6 * 2_000, "SIGTERM should have come mid-load")
+
+            var logger = Logger(label: "test.ingress-command")
+            logger.logLevel = .critical
+            var consumerConfiguration = KafkaConsumerConfiguration(
+                cluster: KafkaClusterConfiguration(bootstrapServers: mock.bootstrapServers),
+                groupID: "check",
+                topics: [Self.topic]
+            )
+            consumerConfiguration.pollMaxWait = .milliseconds(50)
+            let consumer = try KafkaConsumer(configuration: consumerConfiguration, logger: logger)
+            var stored = Set<String>()
+            let deadline = ContinuousClock.now.advanced(by: .seconds(60))
+            while !Set(acknowledged).isSubset(of: stored), ContinuousClock.now < deadline {
+                for event in try await consumer.poll(maxMessages: 1_000, maxWait: .milliseconds(50)) {
+                    guard case .messages(let messages) = event else { continue }
+                    for message in messages {
+                        if let id = message.headers.first(named: RawNotificationHeaders.Name.requestID) {
+                            stored.insert(id)
+                        }
+                    }
+                }
+            }
+            try await consumer.close()
+            #expect(Set(acknowledged).isSubset(of: stored), "\(Set(acknowledged).subtracting(stored).count) lost")
+        } catch {
+            try? await client.shutdown()
+            throw error
+        }
+        try await client.shutdown()
+    }
+
+    @Test("A missing or malformed setting stops the start with an error naming the key and its variable")
+    func configurationErrors() throws {
+        let missing = try runProgram(ASNPProcess.executable.path, ["ingress"])
+        #expect(missing.status == 2)
+        let malformed = try runProgram(
+            "sh",
+            [
+                "-c",
+                "APPS_NAMES=notes APPS_NOTES_BUNDLE_ID=com.example.notes KAFKA_BOOTSTRAP_SERVERS=127.0.0.1:1 "
+                    + "INGRESS_MAX_BODY_BYTES=big '\(ASNPProcess.executable.path)' ingress 2>&1",
+            ]
+        )
+        #expect(malformed.status == 2)
+        let message = String(decoding: malformed.output, as: UTF8.self)
+        #expect(message.contains("ingress.maxBodyBytes (environment INGRESS_MAX_BODY_BYTES)"), "\(message)")
+    }
+}
+
+struct IngressCommandTestError: Error {
+    var reason: String
+}
