@@ -233,6 +233,7 @@ let package = Package(
             dependencies: [
                 "asnp",
                 "PipelineContract",
+                "Ingress",
                 .product(name: "AsyncHTTPClient", package: "async-http-client"),
                 "AppStoreTestSupport",
                 "StoreTestSupport",

@@ -1,6 +1,7 @@
 import AppStoreTestSupport
 import AsyncHTTPClient
 import Foundation
+import Ingress
 import KafkaClient
 import Logging
 import NIOCore
@@ -150,4 +151,36 @@ struct IngressCommandTests {
 
 struct IngressCommandTestError: Error {
     var reason: String
+}
+
+@Suite("Settings files in Config/")
+struct ConfigFileTests {
+    @Test("Config/ingress.dev.json gives a valid ingress, with the environment winning over the file")
+    func devFile() async throws {
+        let file = Fixtures.packageRoot.appendingPathComponent("Config/ingress.dev.json").path
+        setenv("INGRESS_PORT", "9191", 1)
+        defer { unsetenv("INGRESS_PORT") }
+        let settings = try await PipelineSettings.load(file: file)
+        let apps = try settings.apps()
+        #expect(apps.map(\.name) == ["notes"])
+        #expect(apps.first?.bundleID == "com.example.notes")
+        #expect(apps.first?.appAppleID == 1_234_567_890)
+        let ingress = try settings.ingress(apps: apps)
+        #expect(ingress.port == 9191)
+        #expect(ingress.host == "127.0.0.1")
+        #expect(ingress.acknowledgementTimeout == .seconds(2))
+        #expect(ingress.maximumBodySize == 256 * 1_024)
+        #expect(try settings.kafkaCluster(clientID: "x").bootstrapServers == ["127.0.0.1:9092"])
+    }
+
+    @Test(
+        "Environment names of keys",
+        arguments: [
+            ("ingress.maxBodyBytes", "INGRESS_MAX_BODY_BYTES"), ("kafka.bootstrapServers", "KAFKA_BOOTSTRAP_SERVERS"),
+            ("apps.notes.bundleId", "APPS_NOTES_BUNDLE_ID"), ("apps.my-app.appAppleId", "APPS_MY_APP_APP_APPLE_ID"),
+        ]
+    )
+    func environmentNames(key: String, name: String) {
+        #expect(PipelineSettings.environmentName(of: key) == name)
+    }
 }
