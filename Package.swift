@@ -189,7 +189,7 @@ let package = Package(
         // A throwaway PostgreSQL server for the test targets that need one.
         .target(
             name: "StoreTestSupport",
-            dependencies: ["NotificationStore"],
+            dependencies: ["NotificationStore", "AppStoreTestSupport"],
             path: "Tests/StoreTestSupport",
             swiftSettings: strictSettings
         ),

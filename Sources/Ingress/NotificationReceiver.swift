@@ -117,22 +117,19 @@ struct NotificationReceiver: Sendable {
             metrics.inFlightRequests.record(limiter.current)
         }
 
+        let tooLarge = Self.answer(
+            .contentTooLarge,
+            requestID: requestID,
+            message: "the body is larger than \(configuration.maximumBodySize) bytes"
+        )
         if let declared = request.headers[.contentLength].flatMap(Int.init), declared > configuration.maximumBodySize {
-            return Self.answer(
-                .contentTooLarge,
-                requestID: requestID,
-                message: "the body is larger than \(configuration.maximumBodySize) bytes"
-            )
+            return tooLarge
         }
         let body: ByteBuffer
         do {
             body = try await request.body.collect(upTo: configuration.maximumBodySize)
         } catch is NIOTooManyBytesError {
-            return Self.answer(
-                .contentTooLarge,
-                requestID: requestID,
-                message: "the body is larger than \(configuration.maximumBodySize) bytes"
-            )
+            return tooLarge
         }
         let receivedAt = Date()
         let bytes = Data(buffer: body, byteTransferStrategy: .noCopy)

@@ -1,3 +1,4 @@
+import AppStoreTestSupport
 import Foundation
 import NotificationStore
 
@@ -36,7 +37,7 @@ public final class TestPostgresServer: Sendable {
         let directory = FileManager.default.temporaryDirectory
             .appendingPathComponent("asnp-postgres-\(UUID().uuidString.prefix(8))").path
         try FileManager.default.createDirectory(atPath: directory, withIntermediateDirectories: true)
-        let server = TestPostgresServer(port: try freePort(), directory: directory)
+        let server = TestPostgresServer(port: try LoopbackPort.free(), directory: directory)
         if isRoot {
             try run("/bin/chown", ["postgres:postgres", directory])
         }
@@ -185,23 +186,6 @@ public final class TestPostgresServer: Sendable {
             )
         }
         return output
-    }
-
-    private static func freePort() throws -> Int {
-        let socket = socket(AF_INET, Int32(SOCK_STREAM.rawValue), 0)
-        defer { close(socket) }
-        var address = sockaddr_in()
-        address.sin_family = sa_family_t(AF_INET)
-        address.sin_addr.s_addr = inet_addr("127.0.0.1")
-        address.sin_port = 0
-        var length = socklen_t(MemoryLayout<sockaddr_in>.size)
-        let bound = withUnsafeMutablePointer(to: &address) {
-            $0.withMemoryRebound(to: sockaddr.self, capacity: 1) {
-                bind(socket, $0, length) == 0 && getsockname(socket, $0, &length) == 0
-            }
-        }
-        guard bound else { throw TestPostgresError("no free port on 127.0.0.1") }
-        return Int(UInt16(bigEndian: address.sin_port))
     }
 
     private static let counter = Counter()

@@ -15,29 +15,11 @@ import Testing
 struct IngressCommandTests {
     static let topic = "appstore.notifications.raw"
 
-    /// A port that was free a moment ago.
-    static func freePort() throws -> Int {
-        let socket = Foundation.socket(AF_INET, Int32(SOCK_STREAM.rawValue), 0)
-        defer { close(socket) }
-        var address = sockaddr_in()
-        address.sin_family = sa_family_t(AF_INET)
-        address.sin_addr.s_addr = inet_addr("127.0.0.1")
-        address.sin_port = 0
-        var length = socklen_t(MemoryLayout<sockaddr_in>.size)
-        let bound = withUnsafeMutablePointer(to: &address) {
-            $0.withMemoryRebound(to: sockaddr.self, capacity: 1) { pointer in
-                bind(socket, pointer, length) == 0 && getsockname(socket, pointer, &length) == 0
-            }
-        }
-        guard bound else { throw IngressCommandTestError(reason: "no free port") }
-        return Int(UInt16(bigEndian: address.sin_port))
-    }
-
     @Test("Every body answered 200 before and during a SIGTERM is in the topic; the process exits 0")
     func sigtermUnderLoad() async throws {
         let mock = try KafkaMockChild(executable: ASNPProcess.executable, arguments: ["--topic", "\(Self.topic):8"])
         defer { mock.stop() }
-        let port = try Self.freePort()
+        let port = try LoopbackPort.free()
         let ingress = Process()
         ingress.executableURL = ASNPProcess.executable
         ingress.arguments = ["ingress", "--log-level", "warning"]
@@ -147,10 +129,6 @@ struct IngressCommandTests {
         let message = String(decoding: malformed.output, as: UTF8.self)
         #expect(message.contains("ingress.maxBodyBytes (environment INGRESS_MAX_BODY_BYTES)"), "\(message)")
     }
-}
-
-struct IngressCommandTestError: Error {
-    var reason: String
 }
 
 @Suite("Settings files in Config/")
