@@ -52,6 +52,24 @@ struct NotificationReceiver: Sendable {
         var logger = self.logger
         logger[metadataKey: "request.id"] = "\(requestID)"
 
+        // The sender first: an address outside the allow-list learns nothing about routes or apps.
+        let client = ClientAddress.resolve(
+            peer: context.remoteAddress?.ipAddress,
+            forwardedFor: request.headers[values: .xForwardedFor],
+            trustedProxies: configuration.trustedProxies
+        )
+        if !configuration.allowedSources.isEmpty {
+            guard let client, configuration.allowedSources.contains(where: { $0.contains(client) }) else {
+                logger.notice(
+                    "Refused a notification from an address outside the allow-list",
+                    metadata: [
+                        "client.address": "\(client ?? "unknown")"
+                    ]
+                )
+                return Self.answer(.forbidden, requestID: requestID, message: "this address may not post notifications")
+            }
+        }
+
         if let token = configuration.pathToken {
             guard let given = context.parameters.get("token"), Self.constantTimeEquals(given, token) else {
                 return Self.answer(.notFound, requestID: requestID, message: "no such route")
@@ -81,23 +99,6 @@ struct NotificationReceiver: Sendable {
                 )
             }
             app = configuration.apps[0]
-        }
-
-        let client = ClientAddress.resolve(
-            peer: context.remoteAddress?.ipAddress,
-            forwardedFor: request.headers[values: .xForwardedFor],
-            trustedProxies: configuration.trustedProxies
-        )
-        if !configuration.allowedSources.isEmpty {
-            guard let client, configuration.allowedSources.contains(where: { $0.contains(client) }) else {
-                logger.notice(
-                    "Refused a notification from an address outside the allow-list",
-                    metadata: [
-                        "client.address": "\(client ?? "unknown")"
-                    ]
-                )
-                return Self.answer(.forbidden, requestID: requestID, message: "this address may not post notifications")
-            }
         }
 
         guard limiter.acquire() else {
