@@ -235,6 +235,7 @@ let package = Package(
                 "PipelineContract",
                 "Ingress",
                 .product(name: "AsyncHTTPClient", package: "async-http-client"),
+                .product(name: "Configuration", package: "swift-configuration"),
                 "AppStoreTestSupport",
                 "StoreTestSupport",
                 "NotificationStore",

@@ -1,5 +1,6 @@
 import AppStoreTestSupport
 import AsyncHTTPClient
+import Configuration
 import Foundation
 import Ingress
 import KafkaClient
@@ -156,9 +157,13 @@ struct ConfigFileTests {
         arguments: [
             ("ingress.maxBodyBytes", "INGRESS_MAX_BODY_BYTES"), ("kafka.bootstrapServers", "KAFKA_BOOTSTRAP_SERVERS"),
             ("apps.notes.bundleId", "APPS_NOTES_BUNDLE_ID"), ("apps.my-app.appAppleId", "APPS_MY_APP_APP_APPLE_ID"),
+            ("a.httpURL", "A_HTTP_URL"),
         ]
     )
     func environmentNames(key: String, name: String) {
         #expect(PipelineSettings.environmentName(of: key) == name)
+        // The name our errors print is the one swift-configuration's environment provider looks up.
+        let reader = ConfigReader(provider: EnvironmentVariablesProvider(environmentVariables: [name: "found"]))
+        #expect(reader.string(forKey: ConfigKey(key)) == "found")
     }
 }

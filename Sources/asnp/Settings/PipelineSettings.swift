@@ -27,17 +27,17 @@ struct PipelineSettings {
         return PipelineSettings(reader: ConfigReader(providers: providers))
     }
 
-    /// The environment variable that sets `key`.
+    /// The environment variable that sets `key`, as swift-configuration's environment provider names it: `_` where
+    /// a lowercase letter meets an uppercase one, `_` for anything not a letter or digit, upper case.
     static func environmentName(of key: String) -> String {
         var name = ""
+        var previous: Character?
         for character in key {
-            if character == "." || character == "-" {
+            if let previous, previous.isLowercase, character.isUppercase {
                 name += "_"
-            } else if character.isUppercase, let last = name.last, last != "_" {
-                name += "_" + String(character)
-            } else {
-                name += String(character).uppercased()
             }
+            name += character.isLetter || character.isNumber ? character.uppercased() : "_"
+            previous = character
         }
         return name
     }
