@@ -5,6 +5,8 @@ struct BenchCommand: AsyncParsableCommand {
     static let configuration = CommandConfiguration(
         commandName: "bench",
         abstract: "Measure the pipeline's performance against a baseline measured in the same run.",
-        subcommands: [BenchVerifyCommand.self, BenchKafkaCommand.self, BenchStoreCommand.self]
+        subcommands: [
+            BenchVerifyCommand.self, BenchKafkaCommand.self, BenchStoreCommand.self, BenchIngressCommand.self,
+        ]
     )
 }
