@@ -18,6 +18,7 @@ let package = Package(
         .library(name: "NotificationStore", targets: ["NotificationStore"]),
         .library(name: "PipelineContract", targets: ["PipelineContract"]),
         .library(name: "Ingress", targets: ["Ingress"]),
+        .library(name: "Worker", targets: ["Worker"]),
     ],
     dependencies: [
         .package(url: "https://github.com/apple/swift-argument-parser.git", from: "1.5.0"),
@@ -126,6 +127,21 @@ let package = Package(
             ],
             swiftSettings: strictSettings
         ),
+        // The consumer group that verifies raw bodies, stores them and publishes the output topics.
+        .target(
+            name: "Worker",
+            dependencies: [
+                "PipelineContract",
+                "KafkaClient",
+                "AppStoreModels",
+                "AppStoreVerification",
+                "NotificationStore",
+                .product(name: "NIOCore", package: "swift-nio"),
+                .product(name: "Logging", package: "swift-log"),
+                .product(name: "ServiceLifecycle", package: "swift-service-lifecycle"),
+            ],
+            swiftSettings: strictSettings
+        ),
         .executableTarget(
             name: "asnp",
             dependencies: [
@@ -225,6 +241,22 @@ let package = Package(
                 .product(name: "NIOCore", package: "swift-nio"),
                 .product(name: "Logging", package: "swift-log"),
                 .product(name: "ServiceLifecycle", package: "swift-service-lifecycle"),
+            ],
+            swiftSettings: strictSettings
+        ),
+        .testTarget(
+            name: "WorkerTests",
+            dependencies: [
+                "Worker",
+                "PipelineContract",
+                "KafkaClient",
+                "NotificationStore",
+                "AppStoreModels",
+                "AppStoreVerification",
+                "AppStoreTestSupport",
+                .product(name: "X509", package: "swift-certificates"),
+                .product(name: "SwiftASN1", package: "swift-asn1"),
+                .product(name: "NIOCore", package: "swift-nio"),
             ],
             swiftSettings: strictSettings
         ),

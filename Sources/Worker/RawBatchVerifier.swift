@@ -1,0 +1,106 @@
+import AppStoreModels
+import AppStoreVerification
+import KafkaClient
+import NIOCore
+import NotificationStore
+import PipelineContract
+
+#if canImport(FoundationEssentials)
+import FoundationEssentials
+#else
+import Foundation
+#endif
+
+/// Turns a partition's consumed raw messages into a ``NotificationBatch``: each body verified by its app and
+/// environment's verifier, in parallel, the verdicts in offset order.
+///
+/// Every message gets a verdict: verified, or rejected with a status and reason (Apple's verification statuses, or
+/// `INVALID_HEADERS`, `UNKNOWN_APP`, `APP_NOT_CONFIGURED` for messages this worker cannot attribute). The one
+/// exception is `RETRYABLE_VERIFICATION_FAILURE`: such a batch must be tried again later, never stored as rejected.
+public struct RawBatchVerifier: Sendable {
+    /// A verification that may succeed later; the whole batch is retried.
+    public struct RetryLater: Error, Sendable, CustomStringConvertible {
+        public var message: KafkaCoordinates
+        public var error: VerificationError
+        public var description: String { "verification of \(message) must be retried: \(error)" }
+    }
+
+    let directory: VerifierDirectory
+    /// Bodies verified at once; verification is pure CPU, so about the number of cores.
+    let parallelism: Int
+
+    public init(directory: VerifierDirectory, parallelism: Int) {
+        self.directory = directory
+        self.parallelism = max(1, parallelism)
+    }
+
+    /// Verifies `messages` (one partition's, in offset order) and returns the batch in the same order.
+    public func batch(for messages: [KafkaMessage]) async throws(RetryLater) -> NotificationBatch {
+        let directory = directory
+        let results = await withTaskGroup(of: (Int, Result<NotificationBatch.Entry, RetryLater>).self) { group in
+            var entries = [Result<NotificationBatch.Entry, RetryLater>?](repeating: nil, count: messages.count)
+            var next = 0
+            func startNext() {
+                guard next < messages.count else { return }
+                let index = next
+                let message = messages[index]
+                next += 1
+                group.addTask { (index, await Self.entry(for: message, directory: directory)) }
+            }
+            for _ in 0..<parallelism { startNext() }
+            while let (index, entry) = await group.next() {
+                entries[index] = entry
+                startNext()
+            }
+            return entries
+        }
+        var batch = NotificationBatch()
+        for result in results {
+            // Every index was filled: each task reports once.
+            guard let result else { continue }
+            batch.entries.append(try result.get())
+        }
+        return batch
+    }
+
+    /// One message's entry: its raw form for the store, and its verdict.
+    static func entry(
+        for message: KafkaMessage,
+        directory: VerifierDirectory
+    ) async -> Result<NotificationBatch.Entry, RetryLater> {
+        let fields = Dictionary(
+            message.headers.compactMap { header in header.stringValue.map { (header.key, $0) } },
+            uniquingKeysWith: { first, _ in first }
+        )
+        let coordinates = KafkaCoordinates(topic: message.topic, partition: message.partition, offset: message.offset)
+        let brokerTime = message.timestamp.map { Date(timeIntervalSince1970: Double($0.millisecondsSince1970) / 1_000) }
+        let body = Array(message.value.readableBytesView)
+        var raw = RawNotification(
+            body: body,
+            key: message.key.map { String(decoding: $0.readableBytesView, as: UTF8.self) },
+            headers: fields,
+            receivedAt: brokerTime ?? Date(),
+            source: coordinates
+        )
+        let headers: RawNotificationHeaders
+        do throws(RawNotificationHeadersError) {
+            headers = try RawNotificationHeaders(fields: fields)
+        } catch {
+            return .success(.init(raw: raw, verdict: .rejected(status: "INVALID_HEADERS", reason: "\(error)")))
+        }
+        raw.receivedAt = headers.receivedAt
+        switch directory.verifier(app: headers.app, environment: headers.environment) {
+        case .failure(let unavailable):
+            return .success(.init(raw: raw, verdict: .rejected(status: unavailable.status, reason: unavailable.reason)))
+        case .success(let verifier):
+            switch await verifier.verify(body: body, version: NotificationVersion(rawValue: headers.version)) {
+            case .verified(let notification):
+                return .success(.init(raw: raw, verdict: .verified(notification)))
+            case .rejected(let error) where error.isRetriable:
+                return .failure(RetryLater(message: coordinates, error: error))
+            case .rejected(let error):
+                return .success(.init(raw: raw, verdict: .rejected(status: error.code.rawValue, reason: error.reason)))
+            }
+        }
+    }
+}

@@ -1,0 +1,79 @@
+import AppStoreModels
+import AppStoreVerification
+import PipelineContract
+
+/// The verifier for each configured app and environment, all sharing one chain verifier (and so one cache of
+/// verified certificate chains).
+///
+/// A raw message's headers name its app and environment (from the ingress route); the body is verified against that
+/// app's bundle id and app Apple id and that environment, so a sandbox body posted to the production URL, or one app's
+/// body on another app's route, is rejected.
+public struct VerifierDirectory: Sendable {
+    /// Why a message's app or environment has no verifier: a rejection status and reason.
+    public struct Unavailable: Error, Sendable, Hashable {
+        public var status: String
+        public var reason: String
+    }
+
+    private struct Key: Hashable {
+        var app: String
+        var environment: AppStoreEnvironment
+    }
+
+    private let verifiers: [Key: Result<NotificationVerifier, Unavailable>]
+
+    /// Verifiers for `apps` in Production and Sandbox, trusting the chain verifier's roots.
+    ///
+    /// An app without an app Apple id gets no Production verifier (Apple's rules require the id there): its
+    /// Production bodies are rejected with `APP_NOT_CONFIGURED`, to be replayed once it is configured.
+    public init(apps: [PipelineApp], chainVerifier: ChainVerifier, maximumBodySize: Int = 1 << 20) {
+        var verifiers: [Key: Result<NotificationVerifier, Unavailable>] = [:]
+        for app in apps {
+            for environment in [AppStoreEnvironment.production, .sandbox] {
+                let key = Key(app: app.name, environment: environment)
+                do {
+                    let policy = try VerificationPolicy(
+                        bundleId: app.bundleID,
+                        appAppleId: app.appAppleID,
+                        environment: environment
+                    )
+                    let configuration = NotificationVerifier.Configuration(
+                        policy: policy,
+                        sharedSecrets: app.sharedSecrets,
+                        maximumBodySize: maximumBodySize
+                    )
+                    verifiers[key] = .success(
+                        NotificationVerifier(configuration: configuration, chainVerifier: chainVerifier)
+                    )
+                } catch {
+                    verifiers[key] = .failure(
+                        Unavailable(
+                            status: "APP_NOT_CONFIGURED",
+                            reason: "app '\(app.name)' cannot verify \(environment) notifications: \(error)"
+                        )
+                    )
+                }
+            }
+        }
+        self.verifiers = verifiers
+    }
+
+    /// The verifier for `app` in `environment`, or why there is none.
+    public func verifier(app: String, environment: AppStoreEnvironment) -> Result<NotificationVerifier, Unavailable> {
+        verifiers[Key(app: app, environment: environment)]
+            ?? .failure(
+                Unavailable(
+                    status: "UNKNOWN_APP",
+                    reason: "no app '\(app)' with environment \(environment) is configured in this worker"
+                )
+            )
+    }
+
+    /// The apps and environments that cannot be verified, for a warning at startup.
+    public var unavailable: [Unavailable] {
+        verifiers.values.compactMap { result in
+            if case .failure(let unavailable) = result { return unavailable }
+            return nil
+        }.sorted { $0.reason < $1.reason }
+    }
+}
