@@ -248,6 +248,9 @@ let package = Package(
             name: "WorkerTests",
             dependencies: [
                 "Worker",
+                "StoreTestSupport",
+                .product(name: "Logging", package: "swift-log"),
+                .product(name: "ServiceLifecycle", package: "swift-service-lifecycle"),
                 "PipelineContract",
                 "KafkaClient",
                 "NotificationStore",

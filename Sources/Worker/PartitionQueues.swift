@@ -1,0 +1,92 @@
+import KafkaClient
+
+/// One partition's messages taken together, in offset order, and how often they failed.
+struct PartitionBatch: Sendable {
+    var partition: KafkaTopicPartition
+    var messages: [KafkaMessage]
+    var attempts = 0
+
+    /// The offset to commit once the batch is stored: after its last message.
+    var nextOffset: KafkaTopicPartitionOffset {
+        KafkaTopicPartitionOffset(partition, offset: (messages.last?.offset ?? -1) + 1)
+    }
+}
+
+/// The messages handed out per partition and not yet stored, with each failed partition's backoff.
+///
+/// A failed partition keeps its messages (and receives no new ones: it is paused) until its backoff passes; then the
+/// same messages, plus any that arrived before the pause took effect, are tried again.
+struct PartitionQueues {
+    private struct Queue {
+        var messages: [KafkaMessage] = []
+        var attempts = 0
+        var retryAt: ContinuousClock.Instant?
+    }
+
+    private let configuration: WorkerConfiguration
+    private var queues: [KafkaTopicPartition: Queue] = [:]
+    private var paused: Set<KafkaTopicPartition> = []
+
+    init(configuration: WorkerConfiguration) {
+        self.configuration = configuration
+    }
+
+    /// The partitions with messages in hand.
+    var partitions: [KafkaTopicPartition] { Array(queues.keys) }
+
+    mutating func append(_ messages: [KafkaMessage]) {
+        for message in messages {
+            queues[message.topicPartition, default: Queue()].messages.append(message)
+        }
+    }
+
+    /// Takes the batches whose partition is not waiting out a backoff.
+    mutating func takeReady() -> [PartitionBatch] {
+        let now = ContinuousClock.now
+        let ready = queues.filter { _, queue in !queue.messages.isEmpty && (queue.retryAt.map { $0 <= now } ?? true) }
+        return take(Array(ready.keys), ignoringBackoff: true)
+    }
+
+    /// Takes the batches of `partitions` (waiting out a backoff or not).
+    mutating func take(_ partitions: [KafkaTopicPartition], ignoringBackoff: Bool) -> [PartitionBatch] {
+        partitions.compactMap { partition in
+            guard let queue = queues.removeValue(forKey: partition), !queue.messages.isEmpty else { return nil }
+            return PartitionBatch(partition: partition, messages: queue.messages, attempts: queue.attempts)
+        }
+    }
+
+    /// Puts a failed batch back in front of whatever arrived since, with its next backoff.
+    mutating func requeue(_ batch: PartitionBatch) {
+        let attempts = batch.attempts + 1
+        var queue = queues[batch.partition] ?? Queue()
+        queue.messages = batch.messages + queue.messages
+        queue.attempts = attempts
+        queue.retryAt = ContinuousClock.now.advanced(by: backoff(attempts: attempts))
+        queues[batch.partition] = queue
+    }
+
+    /// Forgets `partitions` (revoked or lost).
+    mutating func drop(_ partitions: [KafkaTopicPartition]) {
+        for partition in partitions {
+            queues[partition] = nil
+            paused.remove(partition)
+        }
+    }
+
+    /// Pauses partitions that are waiting out a backoff, resumes those whose messages were all stored.
+    mutating func applyPauses(_ consumer: KafkaConsumer) async throws(KafkaError) {
+        let waiting = Set(queues.filter { $0.value.retryAt != nil }.keys)
+        let toPause = waiting.subtracting(paused).filter { consumer.assignment.contains($0) }
+        let toResume = paused.subtracting(waiting)
+        if !toPause.isEmpty { try await consumer.pause(Array(toPause)) }
+        if !toResume.isEmpty { try await consumer.resume(Array(toResume)) }
+        paused = paused.union(toPause).subtracting(toResume)
+    }
+
+    /// Exponential in the attempts, capped, with ±25% jitter so workers do not retry in step.
+    private func backoff(attempts: Int) -> Duration {
+        let base = configuration.initialBackoff * (1 << min(attempts - 1, 16))
+        let capped = min(base, configuration.maximumBackoff)
+        return capped * Double.random(in: 0.75...1.25)
+    }
+}

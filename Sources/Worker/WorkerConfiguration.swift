@@ -1,0 +1,23 @@
+import Foundation
+import KafkaClient
+
+/// Settings of a ``Worker``.
+public struct WorkerConfiguration: Sendable {
+    /// The consumer group and the raw topic it reads (``KafkaConsumerConfiguration/topics``).
+    public var consumer: KafkaConsumerConfiguration
+    /// Messages taken per poll, over all partitions. Default 1,000.
+    public var maximumBatchSize = 1_000
+    /// How long a poll waits for the first message. Default 200 ms.
+    public var maximumWait: Duration = .milliseconds(200)
+    /// Bodies verified at once (verification is pure CPU). Default: the number of cores.
+    public var verificationParallelism = ProcessInfo.processInfo.activeProcessorCount
+    /// The first pause after a failed batch; doubled per failure up to ``maximumBackoff``, with jitter. Default 250 ms.
+    public var initialBackoff: Duration = .milliseconds(250)
+    /// The longest pause between attempts at one batch. Default 30 s.
+    public var maximumBackoff: Duration = .seconds(30)
+
+    /// Settings reading `consumer`'s topics with the defaults above.
+    public init(consumer: KafkaConsumerConfiguration) {
+        self.consumer = consumer
+    }
+}

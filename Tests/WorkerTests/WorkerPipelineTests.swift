@@ -1,0 +1,157 @@
+import AppStoreModels
+import AppStoreTestSupport
+import AppStoreVerification
+import Foundation
+import KafkaClient
+import Logging
+import NIOCore
+import NotificationStore
+import PipelineContract
+import StoreTestSupport
+import SwiftASN1
+import Testing
+import Worker
+import X509
+
+@Suite("Workers: raw topic to PostgreSQL, in order per subscription, nothing lost or applied twice")
+struct WorkerPipelineTests {
+    static let topic = "appstore.notifications.raw"
+    static let group = "asnp-workers"
+
+    struct ScenarioLine: Decodable {
+        var key: String
+        var uuid: String
+        var body: String
+    }
+
+    static func logger() -> Logger {
+        var logger = Logger(label: "test.worker")
+        logger.logLevel =
+            ProcessInfo.processInfo.environment["ASNP_TEST_LOG"].flatMap { Logger.Level(rawValue: $0) } ?? .critical
+        return logger
+    }
+
+    /// A raw message as the ingress writes it.
+    static func rawMessage(_ body: String, version: Int = 2) -> KafkaProducerMessage {
+        let headers = RawNotificationHeaders(
+            version: version,
+            environment: .sandbox,
+            app: "notes",
+            receivedAt: Date(),
+            requestID: UUID().uuidString,
+            source: .ingress
+        )
+        let key = PartitionKey.peek(body: Data(body.utf8), version: version)?.value ?? "not-an-object"
+        return KafkaProducerMessage(
+            topic: topic,
+            key: key,
+            value: ByteBuffer(string: body),
+            headers: headers.fields.map { KafkaHeader(key: $0.name, string: $0.value) }
+        )
+    }
+
+    static func directory() throws -> VerifierDirectory {
+        let root = try Certificate(derEncoded: Array(Fixtures.data("test-root.der")))
+        return VerifierDirectory(
+            apps: [
+                PipelineApp(
+                    name: "notes",
+                    bundleID: Fixtures.bundleId,
+                    appAppleID: Fixtures.appAppleId,
+                    sharedSecrets: [Fixtures.sharedSecret]
+                )
+            ],
+            chainVerifier: ChainVerifier(configuration: .init(trustedRoots: [root]))
+        )
+    }
+
+    @Test(
+        "Shuffled scenario with duplicates and hostile bodies, two workers: the expected end state, offsets committed"
+    )
+    func scenario() async throws {
+        let logger = Self.logger()
+        let lines = try String(contentsOf: Fixtures.directory.appendingPathComponent("scenario.jsonl"), encoding: .utf8)
+            .split(separator: "\n").map { try JSONDecoder().decode(ScenarioLine.self, from: Data($0.utf8)) }
+        let final = try JSONDecoder().decode(
+            [String: String].self,
+            from: Fixtures.data("scenario-final.json")
+        )
+        let hostile = Fixtures.v2Cases.filter { $0.expectedStatus != "OK" }
+        var generator = SystemRandomNumberGenerator()
+        let bodies = (lines.map(\.body) + lines.prefix(10).map(\.body)).shuffled(using: &generator)
+
+        let mock = try KafkaMockCluster(brokers: 1, logger: logger)
+        try mock.createTopic(Self.topic, partitions: 6)
+        let server = try await TestPostgresServer.shared()
+        let database = try await server.makeDatabase()
+        try await NotificationStore.withRunning(configuration: database, logger: logger) { store in
+            _ = try await store.migrate()
+        }
+
+        let producer = try KafkaProducer(
+            configuration: KafkaProducerConfiguration(cluster: mock.clusterConfiguration),
+            logger: logger
+        )
+        let directory = try Self.directory()
+        try await withThrowingTaskGroup(of: Void.self) { tasks in
+            tasks.addTask { try await producer.run() }
+            let store = NotificationStore(configuration: database, logger: logger)
+            tasks.addTask { try await store.run() }
+            var consumer = KafkaConsumerConfiguration(
+                cluster: mock.clusterConfiguration,
+                groupID: Self.group,
+                topics: [Self.topic]
+            )
+            consumer.sessionTimeout = .seconds(6)
+            consumer.heartbeatInterval = .milliseconds(500)
+            var configuration = WorkerConfiguration(consumer: consumer)
+            configuration.maximumBatchSize = 7  // many small batches: order across batches matters
+            let workers = (0..<2).map { _ in
+                Worker(configuration: configuration, verifiers: directory, store: store, logger: logger)
+            }
+            for worker in workers { tasks.addTask { try await worker.run() } }
+
+            let reports = await producer.send(
+                contentsOf: bodies.map { Self.rawMessage($0) } + hostile.map { Self.rawMessage($0.body) }
+            )
+            #expect(reports.allSatisfy { (try? $0.get()) != nil })
+
+            let unique = Set(lines.map(\.uuid)).count
+            var stored = ""
+            for _ in 0..<300 {
+                stored = try await server.psql(
+                    database.database,
+                    "SELECT (SELECT count(*) FROM notifications) || '/' || (SELECT count(*) FROM rejected_notifications)"
+                )
+                if stored == "\(unique)/\(hostile.count)" { break }
+                try await Task.sleep(for: .milliseconds(100))
+            }
+            #expect(stored == "\(unique)/\(hostile.count)")
+
+            let admin = try KafkaAdminClient(cluster: mock.clusterConfiguration, logger: logger)
+            var lag: Int64 = -1
+            for _ in 0..<100 {
+                lag = try await admin.consumerLag(group: Self.group, topic: Self.topic).map(\.lag).reduce(0, +)
+                if lag == 0 { break }
+                try await Task.sleep(for: .milliseconds(100))
+            }
+            #expect(lag == 0, "every offset is committed once its batch is stored")
+            tasks.cancelAll()
+        }
+
+        let subscriptions = try await server.psql(
+            database.database,
+            "SELECT string_agg(original_transaction_id || '=' || last_notification_type, ',' "
+                + "ORDER BY original_transaction_id) FROM subscriptions"
+        )
+        let expected = final.sorted { $0.key < $1.key }.map { "\($0.key)=\($0.value)" }.joined(separator: ",")
+        #expect(subscriptions == expected)
+        let rejected = try await server.psql(
+            database.database,
+            "SELECT string_agg(status, ',' ORDER BY status) FROM rejected_notifications"
+        )
+        let acceptable = hostile.map(\.expectedStatus)
+        #expect(rejected.split(separator: ",").count == hostile.count)
+        #expect(rejected.split(separator: ",").allSatisfy { acceptable.contains(String($0)) || $0 == "MALFORMED_BODY" })
+    }
+}
