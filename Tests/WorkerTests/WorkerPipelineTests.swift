@@ -65,17 +65,64 @@ struct WorkerPipelineTests {
         )
     }
 
+    static func scenarioLines() throws -> [ScenarioLine] {
+        try String(contentsOf: Fixtures.directory.appendingPathComponent("scenario.jsonl"), encoding: .utf8)
+            .split(separator: "\n").map { try JSONDecoder().decode(ScenarioLine.self, from: Data($0.utf8)) }
+    }
+
+    /// `subscriptions` as `id=type,...`, and what scenario-final.json says it must be.
+    static func subscriptions(_ server: TestPostgresServer, _ database: String) async throws -> (String, String) {
+        let final = try JSONDecoder().decode([String: String].self, from: Fixtures.data("scenario-final.json"))
+        let actual = try await server.psql(
+            database,
+            "SELECT string_agg(original_transaction_id || '=' || last_notification_type, ',' "
+                + "ORDER BY original_transaction_id) FROM subscriptions"
+        )
+        return (actual, final.sorted { $0.key < $1.key }.map { "\($0.key)=\($0.value)" }.joined(separator: ","))
+    }
+
+    /// Waits until the tables hold `notifications` and `rejected` rows; returns what they held last.
+    static func waitForRows(
+        _ server: TestPostgresServer,
+        _ database: String,
+        notifications: Int,
+        rejected: Int,
+        timeout: Duration = .seconds(60)
+    ) async throws -> String {
+        let deadline = ContinuousClock.now.advanced(by: timeout)
+        var stored = ""
+        while ContinuousClock.now < deadline {
+            stored =
+                (try? await server.psql(
+                    database,
+                    "SELECT (SELECT count(*) FROM notifications) || '/' || (SELECT count(*) FROM rejected_notifications)"
+                )) ?? "unreachable"
+            if stored == "\(notifications)/\(rejected)" { break }
+            try await Task.sleep(for: .milliseconds(100))
+        }
+        return stored
+    }
+
+    static func workerConfiguration(_ mock: KafkaMockCluster) -> WorkerConfiguration {
+        var consumer = KafkaConsumerConfiguration(
+            cluster: mock.clusterConfiguration,
+            groupID: group,
+            topics: [topic]
+        )
+        consumer.sessionTimeout = .seconds(6)
+        consumer.heartbeatInterval = .milliseconds(500)
+        var configuration = WorkerConfiguration(consumer: consumer)
+        configuration.maximumBatchSize = 7  // many small batches: order across batches matters
+        configuration.maximumBackoff = .seconds(1)
+        return configuration
+    }
+
     @Test(
         "Shuffled scenario with duplicates and hostile bodies, two workers: the expected end state, offsets committed"
     )
     func scenario() async throws {
         let logger = Self.logger()
-        let lines = try String(contentsOf: Fixtures.directory.appendingPathComponent("scenario.jsonl"), encoding: .utf8)
-            .split(separator: "\n").map { try JSONDecoder().decode(ScenarioLine.self, from: Data($0.utf8)) }
-        let final = try JSONDecoder().decode(
-            [String: String].self,
-            from: Fixtures.data("scenario-final.json")
-        )
+        let lines = try Self.scenarioLines()
         let hostile = Fixtures.v2Cases.filter { $0.expectedStatus != "OK" }
         var generator = SystemRandomNumberGenerator()
         let bodies = (lines.map(\.body) + lines.prefix(10).map(\.body)).shuffled(using: &generator)
@@ -97,15 +144,7 @@ struct WorkerPipelineTests {
             tasks.addTask { try await producer.run() }
             let store = NotificationStore(configuration: database, logger: logger)
             tasks.addTask { try await store.run() }
-            var consumer = KafkaConsumerConfiguration(
-                cluster: mock.clusterConfiguration,
-                groupID: Self.group,
-                topics: [Self.topic]
-            )
-            consumer.sessionTimeout = .seconds(6)
-            consumer.heartbeatInterval = .milliseconds(500)
-            var configuration = WorkerConfiguration(consumer: consumer)
-            configuration.maximumBatchSize = 7  // many small batches: order across batches matters
+            let configuration = Self.workerConfiguration(mock)
             let workers = (0..<2).map { _ in
                 Worker(configuration: configuration, verifiers: directory, store: store, logger: logger)
             }
@@ -117,15 +156,12 @@ struct WorkerPipelineTests {
             #expect(reports.allSatisfy { (try? $0.get()) != nil })
 
             let unique = Set(lines.map(\.uuid)).count
-            var stored = ""
-            for _ in 0..<300 {
-                stored = try await server.psql(
-                    database.database,
-                    "SELECT (SELECT count(*) FROM notifications) || '/' || (SELECT count(*) FROM rejected_notifications)"
-                )
-                if stored == "\(unique)/\(hostile.count)" { break }
-                try await Task.sleep(for: .milliseconds(100))
-            }
+            let stored = try await Self.waitForRows(
+                server,
+                database.database,
+                notifications: unique,
+                rejected: hostile.count
+            )
             #expect(stored == "\(unique)/\(hostile.count)")
 
             let admin = try KafkaAdminClient(cluster: mock.clusterConfiguration, logger: logger)
@@ -139,12 +175,7 @@ struct WorkerPipelineTests {
             tasks.cancelAll()
         }
 
-        let subscriptions = try await server.psql(
-            database.database,
-            "SELECT string_agg(original_transaction_id || '=' || last_notification_type, ',' "
-                + "ORDER BY original_transaction_id) FROM subscriptions"
-        )
-        let expected = final.sorted { $0.key < $1.key }.map { "\($0.key)=\($0.value)" }.joined(separator: ",")
+        let (subscriptions, expected) = try await Self.subscriptions(server, database.database)
         #expect(subscriptions == expected)
         let rejected = try await server.psql(
             database.database,
@@ -153,5 +184,58 @@ struct WorkerPipelineTests {
         let acceptable = hostile.map(\.expectedStatus)
         #expect(rejected.split(separator: ",").count == hostile.count)
         #expect(rejected.split(separator: ",").allSatisfy { acceptable.contains(String($0)) || $0 == "MALFORMED_BODY" })
+    }
+
+    @Test("PostgreSQL stopped mid-run: the worker waits, retries the same batches, and ends where a clean run ends")
+    func databaseOutage() async throws {
+        let logger = Self.logger()
+        let lines = try Self.scenarioLines()
+        let mock = try KafkaMockCluster(brokers: 1, logger: logger)
+        try mock.createTopic(Self.topic, partitions: 4)
+        let server = try await TestPostgresServer.start()
+        defer { Task { try? await server.stop() } }
+        var database = try await server.makeDatabase()
+        database.operationTimeout = .seconds(2)
+        database.connectTimeout = .seconds(1)
+        try await NotificationStore.withRunning(configuration: database, logger: logger) { store in
+            _ = try await store.migrate()
+        }
+        let producer = try KafkaProducer(
+            configuration: KafkaProducerConfiguration(cluster: mock.clusterConfiguration),
+            logger: logger
+        )
+        let directory = try Self.directory()
+        let half = lines.count / 2
+        try await withThrowingTaskGroup(of: Void.self) { tasks in
+            tasks.addTask { try await producer.run() }
+            let store = NotificationStore(configuration: database, logger: logger)
+            tasks.addTask { try await store.run() }
+            let worker = Worker(
+                configuration: Self.workerConfiguration(mock),
+                verifiers: directory,
+                store: store,
+                logger: logger
+            )
+            tasks.addTask { try await worker.run() }
+            _ = await producer.send(contentsOf: lines.prefix(half).map { Self.rawMessage($0.body) })
+            let first = Set(lines.prefix(half).map(\.uuid)).count
+            #expect(
+                try await Self.waitForRows(server, database.database, notifications: first, rejected: 0) == "\(first)/0"
+            )
+
+            try await server.stop()
+            _ = await producer.send(contentsOf: lines.suffix(from: half).map { Self.rawMessage($0.body) })
+            try await Task.sleep(for: .seconds(3))  // batches fail and back off meanwhile
+            try await server.restart()
+
+            let unique = Set(lines.map(\.uuid)).count
+            #expect(
+                try await Self.waitForRows(server, database.database, notifications: unique, rejected: 0)
+                    == "\(unique)/0"
+            )
+            tasks.cancelAll()
+        }
+        let (subscriptions, expected) = try await Self.subscriptions(server, database.database)
+        #expect(subscriptions == expected)
     }
 }
