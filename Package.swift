@@ -152,6 +152,7 @@ let package = Package(
                 "NotificationStore",
                 "PipelineContract",
                 "Ingress",
+                "Worker",
                 .product(name: "ArgumentParser", package: "swift-argument-parser"),
                 .product(name: "Configuration", package: "swift-configuration"),
                 .product(name: "SystemPackage", package: "swift-system"),
@@ -267,6 +268,7 @@ let package = Package(
             name: "asnpTests",
             dependencies: [
                 "asnp",
+                "AppStoreModels",
                 "PipelineContract",
                 "Ingress",
                 .product(name: "AsyncHTTPClient", package: "async-http-client"),

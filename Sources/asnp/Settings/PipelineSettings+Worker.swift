@@ -1,0 +1,54 @@
+import AppStoreVerification
+import KafkaClient
+import NotificationStore
+import PipelineContract
+import Worker
+import X509
+
+extension PipelineSettings {
+    /// `database.*`: the PostgreSQL store (`database.url` is `DATABASE_URL` in the environment).
+    func database() throws -> NotificationStoreConfiguration {
+        guard let url = try secret("database.url"), !url.isEmpty else {
+            throw SettingsError(key: "database.url", reason: "is required: postgres://user@host:port/database")
+        }
+        var configuration: NotificationStoreConfiguration
+        do {
+            configuration = try NotificationStoreConfiguration(url: url)
+        } catch {
+            throw SettingsError(key: "database.url", reason: "is invalid: \(error.reason)")
+        }
+        configuration.maximumConnections = try int("database.maxConnections") ?? configuration.maximumConnections
+        configuration.operationTimeout = try duration("database.timeoutSeconds") ?? configuration.operationTimeout
+        return configuration
+    }
+
+    /// `worker.*` and `kafka.topics.raw`.
+    func worker(cluster: KafkaClusterConfiguration) throws -> WorkerConfiguration {
+        let consumer = KafkaConsumerConfiguration(
+            cluster: cluster,
+            groupID: try string("worker.groupId") ?? "asnp-workers",
+            topics: [try string("kafka.topics.raw") ?? "appstore.notifications.raw"]
+        )
+        var configuration = WorkerConfiguration(consumer: consumer)
+        configuration.maximumBatchSize = try int("worker.batchSize") ?? configuration.maximumBatchSize
+        configuration.maximumWait = try duration("worker.maxWaitSeconds") ?? configuration.maximumWait
+        configuration.verificationParallelism =
+            try int("worker.parallelism") ?? configuration.verificationParallelism
+        guard configuration.maximumBatchSize > 0, configuration.verificationParallelism > 0 else {
+            throw SettingsError(key: "worker", reason: "batchSize and parallelism must be positive")
+        }
+        return configuration
+    }
+
+    /// `worker.rootCertificates`: trusted roots (DER or PEM files); Apple Root CA - G3 when not set.
+    func trustedRoots() throws -> [Certificate] {
+        guard let paths = try stringArray("worker.rootCertificates"), !paths.isEmpty else {
+            return [AppleRootCertificates.appleRootCAG3]
+        }
+        do {
+            return try paths.flatMap { try RootCertificateFile.load(path: $0) }
+        } catch {
+            throw SettingsError(key: "worker.rootCertificates", reason: "\(error)")
+        }
+    }
+}

@@ -1,0 +1,86 @@
+import AppStoreVerification
+import ArgumentParser
+import Foundation
+import KafkaClient
+import Logging
+import NotificationStore
+import ServiceLifecycle
+import UnixSignals
+import Worker
+
+/// `asnp worker`: a member of the worker consumer group.
+struct WorkerCommand: AsyncParsableCommand {
+    static let configuration = CommandConfiguration(
+        commandName: "worker",
+        abstract: "Verify raw notifications from Kafka and store them in PostgreSQL; run one per container.",
+        discussion: """
+            Settings come from the environment and, with --config, a JSON file (the environment wins); \
+            Config/README.md lists them. Required: kafka.bootstrapServers, apps.names and apps.{name}.bundleId, \
+            database.url (DATABASE_URL). Offsets are committed only after a batch's transaction committed; a batch \
+            that cannot be stored is retried, never skipped. Add workers to scale: partitions are shared in the \
+            consumer group. SIGTERM or SIGINT: finish the batch in hand, leave the group, exit 0.
+            """
+    )
+
+    @Option(help: "A JSON configuration file (see Config/).")
+    var config: String?
+
+    @Flag(help: "Apply missing schema migrations before consuming (otherwise the schema must be current).")
+    var migrate = false
+
+    @Option(help: "Log level: trace, debug, info, notice, warning, error.")
+    var logLevel: Logger.Level = .info
+
+    func run() async throws {
+        var logger = Logger(label: "asnp.worker")
+        logger.logLevel = logLevel
+        let settings = try await PipelineSettings.load(file: config)
+        let apps = try settings.apps()
+        let cluster = try settings.kafkaCluster(clientID: "asnp-worker")
+        let workerConfiguration = try settings.worker(cluster: cluster)
+        let database = try settings.database()
+        let directory = VerifierDirectory(
+            apps: apps,
+            chainVerifier: ChainVerifier(configuration: .init(trustedRoots: try settings.trustedRoots()))
+        )
+        let store = NotificationStore(configuration: database, logger: logger)
+        let worker = Worker(configuration: workerConfiguration, verifiers: directory, store: store, logger: logger)
+        logger.info(
+            "Starting a worker",
+            metadata: [
+                "kafka.group": "\(workerConfiguration.consumer.groupID)",
+                "kafka.topic": "\(workerConfiguration.consumer.topics.joined(separator: ","))",
+                "database": "\(database.redactedURL)",
+                "apps": "\(apps.map(\.description).joined(separator: "; "))",
+            ]
+        )
+        // The store is listed first so it stops last, after the worker finished its batch.
+        let group = ServiceGroup(
+            configuration: ServiceGroupConfiguration(
+                services: [
+                    .init(service: store), .init(service: SchemaGate(store: store, migrate: migrate, worker: worker)),
+                ],
+                gracefulShutdownSignals: [.sigterm, .sigint],
+                logger: logger
+            )
+        )
+        try await group.run()
+        logger.info("Worker stopped")
+    }
+}
+
+/// Checks (or migrates) the schema, then runs the worker: consuming before the tables exist would only fail batches.
+struct SchemaGate: Service {
+    let store: NotificationStore
+    let migrate: Bool
+    let worker: Worker
+
+    func run() async throws {
+        if migrate {
+            _ = try await store.migrate()
+        } else {
+            try await store.checkSchema()
+        }
+        try await worker.run()
+    }
+}

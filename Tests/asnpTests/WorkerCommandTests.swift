@@ -1,0 +1,101 @@
+import AppStoreModels
+import AppStoreTestSupport
+import Foundation
+import KafkaClient
+import Logging
+import NIOCore
+import NotificationStore
+import PipelineContract
+import StoreTestSupport
+import Testing
+
+@testable import asnp
+
+@Suite("asnp worker as a process: settings from the environment, migrate, store, SIGTERM")
+struct WorkerCommandTests {
+    struct ScenarioLine: Decodable {
+        var key: String
+        var uuid: String
+        var body: String
+    }
+
+    @Test("The scenario produced to the raw topic ends in PostgreSQL as scenario-final.json says; SIGTERM exits 0")
+    func scenario() async throws {
+        let topic = "appstore.notifications.raw"
+        let mock = try KafkaMockChild(executable: ASNPProcess.executable, arguments: ["--topic", "\(topic):4"])
+        defer { mock.stop() }
+        let server = try await TestPostgresServer.shared()
+        let database = try await server.makeDatabase()
+
+        let worker = Process()
+        worker.executableURL = ASNPProcess.executable
+        worker.arguments = ["worker", "--migrate", "--log-level", "warning"]
+        var environment = ProcessInfo.processInfo.environment
+        environment["KAFKA_BOOTSTRAP_SERVERS"] = mock.bootstrapServers
+        environment["APPS_NAMES"] = "notes"
+        environment["APPS_NOTES_BUNDLE_ID"] = Fixtures.bundleId
+        environment["APPS_NOTES_APP_APPLE_ID"] = String(Fixtures.appAppleId)
+        environment["DATABASE_URL"] =
+            "postgres://postgres@127.0.0.1:\(server.port)/\(database.database)?sslmode=disable"
+        environment["WORKER_ROOT_CERTIFICATES"] = Fixtures.directory.appendingPathComponent("test-root.der").path
+        worker.environment = environment
+        worker.standardOutput = FileHandle.nullDevice
+        worker.standardError = FileHandle.nullDevice
+        try worker.run()
+        defer { if worker.isRunning { worker.terminate() } }
+
+        let lines = try String(contentsOf: Fixtures.directory.appendingPathComponent("scenario.jsonl"), encoding: .utf8)
+            .split(separator: "\n").map { try JSONDecoder().decode(ScenarioLine.self, from: Data($0.utf8)) }
+        var logger = Logger(label: "test.worker-command")
+        logger.logLevel = .critical
+        let producer = try KafkaProducer(
+            configuration: KafkaProducerConfiguration(
+                cluster: KafkaClusterConfiguration(bootstrapServers: mock.bootstrapServers)
+            ),
+            logger: logger
+        )
+        try await withThrowingTaskGroup(of: Void.self) { tasks in
+            tasks.addTask { try await producer.run() }
+            let messages = lines.shuffled().map { line in
+                let headers = RawNotificationHeaders(
+                    version: 2,
+                    environment: .sandbox,
+                    app: "notes",
+                    receivedAt: Date(),
+                    requestID: UUID().uuidString,
+                    source: .ingress
+                )
+                return KafkaProducerMessage(
+                    topic: topic,
+                    key: line.key,
+                    value: ByteBuffer(string: line.body),
+                    headers: headers.fields.map { KafkaHeader(key: $0.name, string: $0.value) }
+                )
+            }
+            let reports = await producer.send(contentsOf: messages)
+            #expect(reports.allSatisfy { (try? $0.get()) != nil })
+            tasks.cancelAll()
+        }
+
+        let unique = Set(lines.map(\.uuid)).count
+        var stored = ""
+        for _ in 0..<600 where stored != String(unique) {
+            stored = (try? await server.psql(database.database, "SELECT count(*) FROM notifications")) ?? ""
+            try await Task.sleep(for: .milliseconds(100))
+        }
+        #expect(stored == String(unique))
+        worker.terminate()
+        worker.waitUntilExit()
+        #expect(worker.terminationStatus == 0)
+
+        let final = try JSONDecoder().decode([String: String].self, from: Fixtures.data("scenario-final.json"))
+        let subscriptions = try await server.psql(
+            database.database,
+            "SELECT string_agg(original_transaction_id || '=' || last_notification_type, ',' "
+                + "ORDER BY original_transaction_id) FROM subscriptions"
+        )
+        #expect(
+            subscriptions == final.sorted { $0.key < $1.key }.map { "\($0.key)=\($0.value)" }.joined(separator: ",")
+        )
+    }
+}
