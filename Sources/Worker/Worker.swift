@@ -5,8 +5,12 @@ import NotificationStore
 import ServiceLifecycle
 
 /// A member of the worker consumer group: polls the raw topic in batches, verifies each partition's messages,
-/// writes them to PostgreSQL in one transaction per partition batch, and commits the partition's offsets only after
-/// that transaction committed.
+/// writes them to PostgreSQL in one transaction per partition batch, commits the partition's offsets only after
+/// that transaction committed, then publishes the batch's outbox rows to the output topics.
+///
+/// The outbox makes publishing crash-safe: rows are written in the batch's transaction and deleted only once the
+/// broker acknowledged their events. A member publishes a partition's leftover rows when it is assigned the
+/// partition, after a batch fails (its COMMIT may have gone through) and, while publishing fails, every second.
 ///
 /// A batch that fails (database unavailable, a verification to retry, anything else) is never skipped: its partition
 /// is paused, the same messages are tried again after a growing, jittered pause, and no offset moves past them.
@@ -17,17 +21,27 @@ public final class Worker: Service, Sendable {
     public let configuration: WorkerConfiguration
     private let store: NotificationStore
     private let verifier: RawBatchVerifier
+    private let publisher: OutboxPublisher
     private let logger: Logger
 
+    /// - Parameter producer: produces the output topics; run it in the same `ServiceGroup`, before the worker, so it
+    ///   flushes after the worker stopped.
     public init(
         configuration: WorkerConfiguration,
         verifiers: VerifierDirectory,
         store: NotificationStore,
+        producer: KafkaProducer,
         logger: Logger
     ) {
         self.configuration = configuration
         self.store = store
         self.verifier = RawBatchVerifier(directory: verifiers, parallelism: configuration.verificationParallelism)
+        self.publisher = OutboxPublisher(
+            store: store,
+            producer: producer,
+            topics: configuration.outputTopics,
+            logger: logger
+        )
         self.logger = logger
         for unavailable in verifiers.unavailable {
             logger.warning("\(unavailable.reason); such notifications are stored as rejected (\(unavailable.status))")
@@ -38,6 +52,7 @@ public final class Worker: Service, Sendable {
     public func run() async throws {
         let consumer = try KafkaConsumer(configuration: configuration.consumer, logger: logger)
         var partitions = PartitionQueues(configuration: configuration)
+        var outbox = UnpublishedPartitions()
         do {
             while !Task.isCancelled, !Task.isShuttingDownGracefully {
                 let events = try await consumer.poll(
@@ -50,24 +65,35 @@ public final class Worker: Service, Sendable {
                         partitions.append(messages)
                     case .partitionsAssigned(let assigned):
                         logger.info("Partitions assigned", metadata: ["kafka.partitions": "\(assigned.sorted())"])
+                        // A previous owner may have stored batches whose events it did not publish.
+                        outbox.mark(assigned)
                     case .partitionsRevoked(let revocation):
                         // Lost partitions already belong to another member: their work is abandoned uncommitted.
                         // Revoked ones are finished now, before the next poll hands them over.
-                        if revocation.isLost {
-                            partitions.drop(revocation.partitions)
-                        } else {
-                            await process(partitions.take(revocation.partitions, ignoringBackoff: true), consumer)
-                                .forEach { partitions.requeue($0) }
-                            partitions.drop(revocation.partitions)
+                        if !revocation.isLost {
+                            let outcomes = await process(
+                                partitions.take(revocation.partitions, ignoringBackoff: true),
+                                consumer
+                            )
+                            outbox.mark(outcomes.unpublished)
+                            await outbox.publish(revocation.partitions, with: publisher)
                         }
+                        partitions.drop(revocation.partitions)
+                        outbox.forget(revocation.partitions)
                     }
                 }
-                let failed = await process(partitions.takeReady(), consumer)
-                for batch in failed { partitions.requeue(batch) }
+                let outcomes = await process(partitions.takeReady(), consumer)
+                for batch in outcomes.failed { partitions.requeue(batch) }
+                outbox.mark(outcomes.unpublished)
+                if outbox.isDue {
+                    await outbox.publish(Array(consumer.assignment), with: publisher)
+                }
                 try await partitions.applyPauses(consumer)
             }
             // Graceful shutdown: one last try at what is in hand; the rest is redelivered to the next owner.
-            _ = await process(partitions.take(partitions.partitions, ignoringBackoff: true), consumer)
+            let outcomes = await process(partitions.take(partitions.partitions, ignoringBackoff: true), consumer)
+            outbox.mark(outcomes.unpublished)
+            await outbox.publish(Array(consumer.assignment), with: publisher)
         } catch {
             try? await consumer.close()
             throw error
@@ -75,17 +101,32 @@ public final class Worker: Service, Sendable {
         try await consumer.close()
     }
 
-    /// Processes the partitions' batches at once; returns the ones that failed, to retry.
-    private func process(_ batches: [PartitionBatch], _ consumer: KafkaConsumer) async -> [PartitionBatch] {
-        await withTaskGroup(of: PartitionBatch?.self) { group in
+    /// What became of a round of batches.
+    struct Outcomes {
+        /// Batches not stored, to retry.
+        var failed: [PartitionBatch] = []
+        /// Partitions whose outbox may hold rows not yet published.
+        var unpublished: [KafkaTopicPartition] = []
+    }
+
+    /// Processes the partitions' batches at once.
+    private func process(_ batches: [PartitionBatch], _ consumer: KafkaConsumer) async -> Outcomes {
+        await withTaskGroup(of: (PartitionBatch, stored: Bool, published: Bool).self) { group in
             for batch in batches {
-                group.addTask { await self.process(batch, consumer) ? nil : batch }
+                group.addTask {
+                    guard await self.process(batch, consumer) else {
+                        // A failed write may have committed after all: its events wait in the outbox.
+                        return (batch, false, false)
+                    }
+                    return (batch, true, await self.publisher.publishPending(for: batch.partition))
+                }
             }
-            var failed: [PartitionBatch] = []
-            for await result in group {
-                if let result { failed.append(result) }
+            var outcomes = Outcomes()
+            for await (batch, stored, published) in group {
+                if !stored { outcomes.failed.append(batch) }
+                if !published { outcomes.unpublished.append(batch.partition) }
             }
-            return failed
+            return outcomes
         }
     }
 

@@ -15,6 +15,8 @@ public struct WorkerConfiguration: Sendable {
     public var initialBackoff: Duration = .milliseconds(250)
     /// The longest pause between attempts at one batch. Default 30 s.
     public var maximumBackoff: Duration = .seconds(30)
+    /// Where the outbox is published.
+    public var outputTopics = OutputTopics()
 
     /// Settings reading `consumer`'s topics with the defaults above.
     public init(consumer: KafkaConsumerConfiguration) {

@@ -44,7 +44,14 @@ struct WorkerCommand: AsyncParsableCommand {
             chainVerifier: ChainVerifier(configuration: .init(trustedRoots: try settings.trustedRoots()))
         )
         let store = NotificationStore(configuration: database, logger: logger)
-        let worker = Worker(configuration: workerConfiguration, verifiers: directory, store: store, logger: logger)
+        let producer = try KafkaProducer(configuration: KafkaProducerConfiguration(cluster: cluster), logger: logger)
+        let worker = Worker(
+            configuration: workerConfiguration,
+            verifiers: directory,
+            store: store,
+            producer: producer,
+            logger: logger
+        )
         logger.info(
             "Starting a worker",
             metadata: [
@@ -54,11 +61,13 @@ struct WorkerCommand: AsyncParsableCommand {
                 "apps": "\(apps.map(\.description).joined(separator: "; "))",
             ]
         )
-        // The store is listed first so it stops last, after the worker finished its batch.
+        // Services stop in reverse order: the worker finishes its batch, then the producer flushes the output
+        // events, then the store's pool closes.
         let group = ServiceGroup(
             configuration: ServiceGroupConfiguration(
                 services: [
-                    .init(service: store), .init(service: SchemaGate(store: store, migrate: migrate, worker: worker)),
+                    .init(service: store), .init(service: producer),
+                    .init(service: SchemaGate(store: store, migrate: migrate, worker: worker)),
                 ],
                 gracefulShutdownSignals: [.sigterm, .sigint],
                 logger: logger

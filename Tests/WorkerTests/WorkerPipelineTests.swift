@@ -117,8 +117,33 @@ struct WorkerPipelineTests {
         return configuration
     }
 
+    /// Reads `topics` from the start with a group of its own until `until` holds or 30 s passed.
+    static func readAll(
+        _ topics: [String],
+        mock: KafkaMockCluster,
+        logger: Logger,
+        until: ([KafkaMessage]) -> Bool
+    ) async throws -> [KafkaMessage] {
+        var configuration = KafkaConsumerConfiguration(
+            cluster: mock.clusterConfiguration,
+            groupID: "reader-\(UUID().uuidString)",
+            topics: topics
+        )
+        configuration.pollMaxWait = .milliseconds(50)
+        let consumer = try KafkaConsumer(configuration: configuration, logger: logger)
+        var messages: [KafkaMessage] = []
+        let deadline = ContinuousClock.now.advanced(by: .seconds(30))
+        while !until(messages), ContinuousClock.now < deadline {
+            for event in try await consumer.poll(maxMessages: 1_000, maxWait: .milliseconds(50)) {
+                if case .messages(let batch) = event { messages += batch }
+            }
+        }
+        try await consumer.close()
+        return messages
+    }
+
     @Test(
-        "Shuffled scenario with duplicates and hostile bodies, two workers: the expected end state, offsets committed"
+        "Shuffled scenario with duplicates and hostile bodies, two workers: the expected tables and output topics"
     )
     func scenario() async throws {
         let logger = Self.logger()
@@ -129,6 +154,10 @@ struct WorkerPipelineTests {
 
         let mock = try KafkaMockCluster(brokers: 1, logger: logger)
         try mock.createTopic(Self.topic, partitions: 6)
+        let outputs = OutputTopics()
+        for topic in [outputs.decoded, outputs.subscriptionState, outputs.deadLetter] {
+            try mock.createTopic(topic, partitions: 3)
+        }
         let server = try await TestPostgresServer.shared()
         let database = try await server.makeDatabase()
         try await NotificationStore.withRunning(configuration: database, logger: logger) { store in
@@ -146,7 +175,13 @@ struct WorkerPipelineTests {
             tasks.addTask { try await store.run() }
             let configuration = Self.workerConfiguration(mock)
             let workers = (0..<2).map { _ in
-                Worker(configuration: configuration, verifiers: directory, store: store, logger: logger)
+                Worker(
+                    configuration: configuration,
+                    verifiers: directory,
+                    store: store,
+                    producer: producer,
+                    logger: logger
+                )
             }
             for worker in workers { tasks.addTask { try await worker.run() } }
 
@@ -172,6 +207,47 @@ struct WorkerPipelineTests {
                 try await Task.sleep(for: .milliseconds(100))
             }
             #expect(lag == 0, "every offset is committed once its batch is stored")
+
+            var outbox = ""
+            for _ in 0..<100 where outbox != "0" {
+                outbox = try await server.psql(database.database, "SELECT count(*) FROM outbox")
+                try await Task.sleep(for: .milliseconds(100))
+            }
+            #expect(outbox == "0", "every outbox row is published and deleted")
+            let topics = OutputTopics()
+            let published = try await Self.readAll(
+                [topics.decoded, topics.subscriptionState, topics.deadLetter],
+                mock: mock,
+                logger: logger,
+                until: { messages in
+                    messages.filter { $0.topic == topics.decoded }.count >= unique
+                        && messages.filter { $0.topic == topics.deadLetter }.count >= hostile.count
+                }
+            )
+            let decoded = published.filter { $0.topic == topics.decoded }
+            let ids = decoded.compactMap { $0.headers.first(named: "ce_id") }
+            #expect(ids.count == decoded.count)
+            #expect(Set(ids) == Set(lines.map { $0.uuid.lowercased() }), "one event per new notification, by ce_id")
+            #expect(decoded.allSatisfy { $0.headers.first(named: "ce_specversion") == "1.0" })
+            #expect(decoded.allSatisfy { $0.headers.first(named: "content-type") == "application/json" })
+            #expect(
+                decoded.allSatisfy {
+                    $0.headers.first(named: "ce_time") != nil && $0.headers.first(named: "ce_type") != nil
+                }
+            )
+            let letters = published.filter { $0.topic == topics.deadLetter }
+            #expect(letters.count == hostile.count)
+            #expect(letters.allSatisfy { $0.headers.first(named: "asnp-status") != nil })
+            // The last state event of each subscription is its final state.
+            let final = try JSONDecoder().decode([String: String].self, from: Fixtures.data("scenario-final.json"))
+            var lastState: [String: String] = [:]
+            for message in published where message.topic == topics.subscriptionState {
+                lastState[String(buffer: try #require(message.key))] = String(buffer: message.value)
+            }
+            #expect(Set(lastState.keys) == Set(final.keys))
+            for (key, type) in final {
+                #expect(lastState[key]?.contains("\"last_notification_type\": \"\(type)\"") == true, "\(key)")
+            }
             tasks.cancelAll()
         }
 
@@ -214,6 +290,7 @@ struct WorkerPipelineTests {
                 configuration: Self.workerConfiguration(mock),
                 verifiers: directory,
                 store: store,
+                producer: producer,
                 logger: logger
             )
             tasks.addTask { try await worker.run() }

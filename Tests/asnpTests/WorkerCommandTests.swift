@@ -22,7 +22,12 @@ struct WorkerCommandTests {
     @Test("The scenario produced to the raw topic ends in PostgreSQL as scenario-final.json says; SIGTERM exits 0")
     func scenario() async throws {
         let topic = "appstore.notifications.raw"
-        let mock = try KafkaMockChild(executable: ASNPProcess.executable, arguments: ["--topic", "\(topic):4"])
+        let mock = try KafkaMockChild(
+            executable: ASNPProcess.executable,
+            arguments: ["--topic", "\(topic):4"]
+                + ["appstore.notifications.decoded", "appstore.subscriptions.state", "appstore.notifications.dlq"]
+                .flatMap { ["--topic", "\($0):2"] }
+        )
         defer { mock.stop() }
         let server = try await TestPostgresServer.shared()
         let database = try await server.makeDatabase()

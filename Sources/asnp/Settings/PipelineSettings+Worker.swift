@@ -30,6 +30,11 @@ extension PipelineSettings {
             topics: [try string("kafka.topics.raw") ?? "appstore.notifications.raw"]
         )
         var configuration = WorkerConfiguration(consumer: consumer)
+        configuration.outputTopics.decoded = try string("kafka.topics.decoded") ?? configuration.outputTopics.decoded
+        configuration.outputTopics.subscriptionState =
+            try string("kafka.topics.subscriptionState") ?? configuration.outputTopics.subscriptionState
+        configuration.outputTopics.deadLetter =
+            try string("kafka.topics.deadLetter") ?? configuration.outputTopics.deadLetter
         configuration.maximumBatchSize = try int("worker.batchSize") ?? configuration.maximumBatchSize
         configuration.maximumWait = try duration("worker.maxWaitSeconds") ?? configuration.maximumWait
         configuration.verificationParallelism =
