@@ -270,12 +270,14 @@ struct WorkerPipelineTests {
         try mock.createTopic(Self.topic, partitions: 4)
         let server = try await TestPostgresServer.start()
         defer { Task { try? await server.stop() } }
-        var database = try await server.makeDatabase()
-        database.operationTimeout = .seconds(2)
-        database.connectTimeout = .seconds(1)
-        try await NotificationStore.withRunning(configuration: database, logger: logger) { store in
+        let migrating = try await server.makeDatabase()
+        // Migrate with the default timeout: a loaded machine may need more than the outage settings allow.
+        try await NotificationStore.withRunning(configuration: migrating, logger: logger) { store in
             _ = try await store.migrate()
         }
+        var database = migrating
+        database.operationTimeout = .seconds(2)
+        database.connectTimeout = .seconds(1)
         let producer = try KafkaProducer(
             configuration: KafkaProducerConfiguration(cluster: mock.clusterConfiguration),
             logger: logger
