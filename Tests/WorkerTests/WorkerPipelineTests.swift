@@ -317,4 +317,51 @@ struct WorkerPipelineTests {
         let (subscriptions, expected) = try await Self.subscriptions(server, database.database)
         #expect(subscriptions == expected)
     }
+
+    @Test("Scaling from 1 to 3 workers while consuming: partitions move, the end state is the same")
+    func scaleOut() async throws {
+        let logger = Self.logger()
+        let lines = try Self.scenarioLines()
+        let mock = try KafkaMockCluster(brokers: 1, logger: logger)
+        try mock.createTopic(Self.topic, partitions: 6)
+        let server = try await TestPostgresServer.shared()
+        let database = try await server.makeDatabase()
+        try await NotificationStore.withRunning(configuration: database, logger: logger) { store in
+            _ = try await store.migrate()
+        }
+        let producer = try KafkaProducer(
+            configuration: KafkaProducerConfiguration(cluster: mock.clusterConfiguration),
+            logger: logger
+        )
+        let directory = try Self.directory()
+        let shuffled = lines.shuffled()
+        let third = shuffled.count / 3
+        try await withThrowingTaskGroup(of: Void.self) { tasks in
+            tasks.addTask { try await producer.run() }
+            let store = NotificationStore(configuration: database, logger: logger)
+            tasks.addTask { try await store.run() }
+            func startWorker() {
+                let worker = Worker(
+                    configuration: Self.workerConfiguration(mock),
+                    verifiers: directory,
+                    store: store,
+                    producer: producer,
+                    logger: logger
+                )
+                tasks.addTask { try await worker.run() }
+            }
+            startWorker()
+            _ = await producer.send(contentsOf: shuffled.prefix(third).map { Self.rawMessage($0.body) })
+            startWorker()
+            startWorker()
+            _ = await producer.send(contentsOf: shuffled.dropFirst(third).map { Self.rawMessage($0.body) })
+
+            let unique = Set(lines.map(\.uuid)).count
+            let stored = try await Self.waitForRows(server, database.database, notifications: unique, rejected: 0)
+            #expect(stored == "\(unique)/0")
+            tasks.cancelAll()
+        }
+        let (subscriptions, expected) = try await Self.subscriptions(server, database.database)
+        #expect(subscriptions == expected)
+    }
 }
