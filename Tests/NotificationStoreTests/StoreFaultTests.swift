@@ -93,14 +93,17 @@ struct StoreFaultTests {
     @Test("server stopped: a retriable error, nothing half-written; the same batch after the restart completes")
     func serverStopped() async throws {
         let server = try await TestPostgresServer.start()
-        var settings = try await server.makeDatabase()
+        let database = try await server.makeDatabase()
+        // Migrate with the default timeout: a loaded machine may need more than the short one below for that.
+        try await withStore(database) { _ in }
+        var settings = database
         settings.operationTimeout = .seconds(3)
         settings.connectTimeout = .seconds(1)
         let configuration = settings
         let entries = try await StoreFixtures.scenarioEntries()
         let firstHalf = NotificationBatch(entries: Array(entries.prefix(entries.count / 2)))
         let secondHalf = NotificationBatch(entries: Array(entries.suffix(from: entries.count / 2)))
-        try await withStore(configuration) { store in
+        try await withStore(configuration, migrate: false) { store in
             _ = try await store.write(firstHalf)
             try await server.stop()
             let error = await #expect(throws: NotificationStoreError.self) { try await store.write(secondHalf) }
