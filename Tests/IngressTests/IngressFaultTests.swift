@@ -12,7 +12,10 @@ import Testing
 struct IngressFaultTests {
     static let bodies: [String] = Fixtures.v2Cases.filter { $0.expectedStatus == "OK" }.map(\.body)
 
-    @Test("Broker down: 503 within the acknowledgement timeout, never 200; afterwards 200s resume and all are stored")
+    // The broker stops answering (every response held 4 s) rather than going down: librdkafka 2.0.2's mock re-binds
+    // a downed broker's port at once and aborts the process if another socket took it meanwhile, which a busy test
+    // run can make happen (Docs/kafka.md).
+    @Test("Broker not answering: 503 within the acknowledgement timeout, never 200; afterwards 200s resume, all stored")
     func brokerDown() async throws {
         try await IngressHarness.with(configure: { $0.acknowledgementTimeout = .seconds(2) }) { ingress in
             var acknowledged = Set<String>()
@@ -23,7 +26,7 @@ struct IngressFaultTests {
             }
             let reply1 = try await ingress.send(.GET, "/health/ready")
             #expect(reply1.status == .ok)
-            try ingress.mock.setBrokerDown(1)
+            try ingress.mock.setRoundTripTime(.seconds(4), broker: 1)
             let replies = try await withThrowingTaskGroup(of: (IngressHarness.Reply, Duration).self) { group in
                 for body in Self.bodies.prefix(6) {
                     group.addTask {
@@ -43,8 +46,8 @@ struct IngressFaultTests {
             #expect(reply2.status == .serviceUnavailable)
             let reply3 = try await ingress.send(.GET, "/health/live")
             #expect(reply3.status == .ok)
-            try ingress.mock.setBrokerUp(1)
-            // librdkafka reconnects with a backoff; Apple would retry, so do we.
+            try ingress.mock.setRoundTripTime(.zero, broker: 1)
+            // Requests already sent still wait out their delay; Apple would retry, so do we.
             for body in Self.bodies.suffix(5) {
                 var reply = try await ingress.post("/v2/notifications/sandbox", body: body)
                 for _ in 0..<10 where reply.status != .ok {
@@ -57,8 +60,6 @@ struct IngressFaultTests {
             let stored = try await ingress.consume(count: acknowledged.count)
             let storedIDs = Set(stored.compactMap { $0.headerFields[RawNotificationHeaders.Name.requestID] })
             #expect(acknowledged.isSubset(of: storedIDs))
-            let refusedIDs = Set(replies.compactMap { $0.0.requestID })
-            #expect(storedIDs.isDisjoint(with: refusedIDs), "a 503'd body was delivered later (allowed but unexpected)")
         }
     }
 

@@ -1,5 +1,6 @@
 import CRDKafka
 import Logging
+import Synchronization
 
 /// librdkafka's in-process mock Kafka cluster: real brokers speaking the Kafka protocol on loopback, for `asnp dev`
 /// and tests. Any Kafka client (ours, kcat) can connect to ``bootstrapServers``.
@@ -41,7 +42,11 @@ public final class KafkaMockCluster: Sendable {
             properties: ["client.id": "asnp-kafka-mock"],
             callbacks: RDKafkaCallbacks(logger: logger)
         )
-        guard let cluster = rd_kafka_mock_cluster_new(owner.handle, Int32(brokers)) else {
+        let handle = owner.handle
+        let created = Self.listenerLock.withLock { _ in
+            rd_kafka_mock_cluster_new(handle, Int32(brokers)).map(MockClusterHandle.init(pointer:))
+        }
+        guard let cluster = created?.pointer else {
             throw KafkaError(code: .mockCluster, reason: "librdkafka could not start a mock cluster (no free ports?)")
         }
         self.cluster = MockClusterHandle(pointer: cluster)
@@ -73,13 +78,22 @@ public final class KafkaMockCluster: Sendable {
 
     /// Takes a broker down: its connections close and it refuses new ones until ``setBrokerUp(_:)``.
     public func setBrokerDown(_ broker: Int32) throws(KafkaError) {
-        try check(rd_kafka_mock_broker_set_down(cluster.pointer, try known(broker)), "could not stop broker \(broker)")
+        let id = try known(broker)
+        let result = Self.listenerLock.withLock { _ in rd_kafka_mock_broker_set_down(cluster.pointer, id) }
+        try check(result, "could not stop broker \(broker)")
     }
 
     /// Brings a broker back up.
     public func setBrokerUp(_ broker: Int32) throws(KafkaError) {
-        try check(rd_kafka_mock_broker_set_up(cluster.pointer, try known(broker)), "could not start broker \(broker)")
+        let id = try known(broker)
+        let result = Self.listenerLock.withLock { _ in rd_kafka_mock_broker_set_up(cluster.pointer, id) }
+        try check(result, "could not start broker \(broker)")
     }
+
+    /// Held while librdkafka binds mock listeners. Taking a broker down closes its listener and binds the same port
+    /// again at once (librdkafka 2.0.2 asserts that this succeeds); a mock cluster created in that instant could be
+    /// given the freed port and abort the process, so creation and down/up never overlap within a process.
+    private static let listenerLock = Mutex(())
 
     /// Adds `roundTripTime` to every answer of `broker` (zero removes it).
     public func setRoundTripTime(_ roundTripTime: Duration, broker: Int32) throws(KafkaError) {
