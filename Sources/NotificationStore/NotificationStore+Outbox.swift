@@ -95,7 +95,7 @@ extension NotificationStore {
     public func deleteOutbox(_ ids: [Int64]) async throws(NotificationStoreError) {
         guard !ids.isEmpty else { return }
         let logger = self.logger
-        try await withConnection("deleting \(ids.count) published outbox rows") { connection in
+        _ = try await withConnection("deleting \(ids.count) published outbox rows") { connection in
             try await connection.query("DELETE FROM outbox WHERE id = ANY(\(ids))", logger: logger)
         }
     }
