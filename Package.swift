@@ -269,8 +269,12 @@ let package = Package(
             dependencies: [
                 "asnp",
                 "AppStoreModels",
+                "AppStoreVerification",
                 "PipelineContract",
                 "Ingress",
+                "Worker",
+                .product(name: "X509", package: "swift-certificates"),
+                .product(name: "SwiftASN1", package: "swift-asn1"),
                 .product(name: "AsyncHTTPClient", package: "async-http-client"),
                 .product(name: "Configuration", package: "swift-configuration"),
                 "AppStoreTestSupport",

@@ -30,6 +30,13 @@ extension PipelineSettings {
             topics: [try string("kafka.topics.raw") ?? "appstore.notifications.raw"]
         )
         var configuration = WorkerConfiguration(consumer: consumer)
+        configuration.consumer.sessionTimeout =
+            try duration("worker.sessionTimeoutSeconds") ?? configuration.consumer.sessionTimeout
+        configuration.consumer.heartbeatInterval =
+            try duration("worker.heartbeatIntervalSeconds") ?? configuration.consumer.heartbeatInterval
+        guard configuration.consumer.heartbeatInterval < configuration.consumer.sessionTimeout else {
+            throw SettingsError(key: "worker.heartbeatIntervalSeconds", reason: "must be less than the session timeout")
+        }
         configuration.outputTopics.decoded = try string("kafka.topics.decoded") ?? configuration.outputTopics.decoded
         configuration.outputTopics.subscriptionState =
             try string("kafka.topics.subscriptionState") ?? configuration.outputTopics.subscriptionState

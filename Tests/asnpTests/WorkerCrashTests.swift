@@ -1,0 +1,160 @@
+import AppStoreModels
+import AppStoreTestSupport
+import AppStoreVerification
+import Foundation
+import KafkaClient
+import Logging
+import NIOCore
+import NotificationStore
+import PipelineContract
+import StoreTestSupport
+import SwiftASN1
+import Testing
+import Worker
+import X509
+
+@testable import asnp
+
+@Suite("Worker processes killed with SIGKILL mid-batch")
+struct WorkerCrashTests {
+    static let topic = "appstore.notifications.raw"
+
+    /// Tables reduced to comparable digests: notification ids, subscription states, rejections.
+    static func digest(_ server: TestPostgresServer, _ database: String) async throws -> String {
+        try await server.psql(
+            database,
+            """
+            SELECT (SELECT count(*) || ':' || md5(string_agg(notification_uuid::text, ',' ORDER BY notification_uuid))
+                    FROM notifications)
+                || ' ' || (SELECT count(*) || ':' || md5(string_agg(original_transaction_id || '/'
+                    || last_notification_uuid || '/' || last_notification_type, ',' ORDER BY original_transaction_id))
+                    FROM subscriptions)
+                || ' ' || (SELECT count(*) FROM rejected_notifications)
+            """
+        )
+    }
+
+    @Test("Killing a worker with SIGKILL twice while it consumes: the tables end exactly as a clean run leaves them")
+    func killNine() async throws {
+        let workload = try VerifyWorkload(count: 1_000, chains: 1)
+        let directory = FileManager.default.temporaryDirectory.appendingPathComponent("asnp-crash-\(UUID().uuidString)")
+        try FileManager.default.createDirectory(at: directory, withIntermediateDirectories: true)
+        defer { try? FileManager.default.removeItem(at: directory) }
+        let rootFile = directory.appendingPathComponent("root.der")
+        try Data(workload.rootDERs[0]).write(to: rootFile)
+
+        let mock = try KafkaMockChild(executable: ASNPProcess.executable, arguments: ["--topic", "\(Self.topic):8"])
+        defer { mock.stop() }
+        let server = try await TestPostgresServer.shared()
+        let database = try await server.makeDatabase()
+        var logger = Logger(label: "test.worker-crash")
+        logger.logLevel = .critical
+        try await NotificationStore.withRunning(configuration: database, logger: logger) { store in
+            _ = try await store.migrate()
+        }
+
+        func startWorker() throws -> Process {
+            let worker = Process()
+            worker.executableURL = ASNPProcess.executable
+            worker.arguments = ["worker", "--log-level", "critical"]
+            var environment = ProcessInfo.processInfo.environment
+            environment["KAFKA_BOOTSTRAP_SERVERS"] = mock.bootstrapServers
+            environment["APPS_NAMES"] = "bench"
+            environment["APPS_BENCH_BUNDLE_ID"] = VerifyWorkload.bundleId
+            environment["DATABASE_URL"] =
+                "postgres://postgres@127.0.0.1:\(server.port)/\(database.database)?sslmode=disable"
+            environment["WORKER_ROOT_CERTIFICATES"] = rootFile.path
+            environment["WORKER_BATCH_SIZE"] = "25"
+            // A killed member's partitions move once its session expires: keep that short.
+            environment["WORKER_SESSION_TIMEOUT_SECONDS"] = "6"
+            environment["WORKER_HEARTBEAT_INTERVAL_SECONDS"] = "0.5"
+            worker.environment = environment
+            worker.standardOutput = FileHandle.nullDevice
+            worker.standardError = FileHandle.nullDevice
+            try worker.run()
+            return worker
+        }
+
+        let messages = workload.bodies.map { body in
+            let headers = RawNotificationHeaders(
+                version: 2,
+                environment: .sandbox,
+                app: "bench",
+                receivedAt: Date(),
+                requestID: UUID().uuidString,
+                source: .ingress
+            )
+            return KafkaProducerMessage(
+                topic: Self.topic,
+                key: PartitionKey.peek(body: body, version: 2)?.value ?? "none",
+                value: ByteBuffer(bytes: body),
+                headers: headers.fields.map { KafkaHeader(key: $0.name, string: $0.value) }
+            )
+        }
+        let producer = try KafkaProducer(
+            configuration: KafkaProducerConfiguration(
+                cluster: KafkaClusterConfiguration(bootstrapServers: mock.bootstrapServers)
+            ),
+            logger: logger
+        )
+        var workers = [try startWorker(), try startWorker()]
+        defer { for worker in workers where worker.isRunning { worker.terminate() } }
+        try await withThrowingTaskGroup(of: Void.self) { tasks in
+            tasks.addTask { try await producer.run() }
+            let reports = await producer.send(contentsOf: messages)
+            #expect(reports.allSatisfy { (try? $0.get()) != nil })
+            tasks.cancelAll()
+        }
+
+        // Kill a worker whenever the table has grown by a few hundred rows, twice, replacing it each time.
+        var kills = 0
+        var count = 0
+        for _ in 0..<1_200 where count < messages.count {
+            count = Int((try? await server.psql(database.database, "SELECT count(*) FROM notifications")) ?? "") ?? 0
+            if kills < 2, count >= 250 * (kills + 1) {
+                kill(workers[0].processIdentifier, SIGKILL)
+                workers[0].waitUntilExit()
+                workers[0] = try startWorker()
+                kills += 1
+            }
+            try await Task.sleep(for: .milliseconds(100))
+        }
+        #expect(kills == 2, "the workers finished before they could be killed")
+        #expect(count == messages.count)
+        for worker in workers {
+            worker.terminate()
+            worker.waitUntilExit()
+        }
+
+        // The reference: the same bodies stored by one clean, in-process pass.
+        let reference = try await server.makeDatabase()
+        let verifier = RawBatchVerifier(
+            directory: VerifierDirectory(
+                apps: [PipelineApp(name: "bench", bundleID: VerifyWorkload.bundleId)],
+                chainVerifier: ChainVerifier(
+                    configuration: .init(trustedRoots: [try Certificate(derEncoded: workload.rootDERs[0])])
+                )
+            ),
+            parallelism: 2
+        )
+        let consumed = messages.enumerated().map { index, message in
+            KafkaMessage(
+                topic: Self.topic,
+                partition: 0,
+                offset: Int64(index),
+                key: message.key,
+                value: message.value,
+                headers: message.headers,
+                timestamp: nil
+            )
+        }
+        let batch = try await verifier.batch(for: consumed)
+        try await NotificationStore.withRunning(configuration: reference, logger: logger) { store in
+            _ = try await store.migrate()
+            _ = try await store.write(batch)
+        }
+        let crashed = try await Self.digest(server, database.database)
+        #expect(crashed == (try await Self.digest(server, reference.database)))
+        #expect(crashed.hasPrefix("\(messages.count):"))
+    }
+}
