@@ -19,6 +19,7 @@ let package = Package(
         .library(name: "PipelineContract", targets: ["PipelineContract"]),
         .library(name: "Ingress", targets: ["Ingress"]),
         .library(name: "Worker", targets: ["Worker"]),
+        .library(name: "PipelineStatus", targets: ["PipelineStatus"]),
     ],
     dependencies: [
         .package(url: "https://github.com/apple/swift-argument-parser.git", from: "1.5.0"),
@@ -127,6 +128,20 @@ let package = Package(
             ],
             swiftSettings: strictSettings
         ),
+        // Health probes and the Prometheus scrape for services without HTTP traffic of their own.
+        .target(
+            name: "PipelineStatus",
+            dependencies: [
+                .product(name: "Hummingbird", package: "hummingbird"),
+                .product(name: "HummingbirdCore", package: "hummingbird"),
+                .product(name: "HTTPTypes", package: "swift-http-types"),
+                .product(name: "Prometheus", package: "swift-prometheus"),
+                .product(name: "NIOCore", package: "swift-nio"),
+                .product(name: "Logging", package: "swift-log"),
+                .product(name: "ServiceLifecycle", package: "swift-service-lifecycle"),
+            ],
+            swiftSettings: strictSettings
+        ),
         // The consumer group that verifies raw bodies, stores them and publishes the output topics.
         .target(
             name: "Worker",
@@ -136,6 +151,7 @@ let package = Package(
                 "AppStoreModels",
                 "AppStoreVerification",
                 "NotificationStore",
+                .product(name: "Prometheus", package: "swift-prometheus"),
                 .product(name: "NIOCore", package: "swift-nio"),
                 .product(name: "Logging", package: "swift-log"),
                 .product(name: "ServiceLifecycle", package: "swift-service-lifecycle"),
@@ -153,6 +169,7 @@ let package = Package(
                 "PipelineContract",
                 "Ingress",
                 "Worker",
+                "PipelineStatus",
                 .product(name: "ArgumentParser", package: "swift-argument-parser"),
                 .product(name: "Configuration", package: "swift-configuration"),
                 .product(name: "SystemPackage", package: "swift-system"),

@@ -99,4 +99,15 @@ extension NotificationStore {
             try await connection.query("DELETE FROM outbox WHERE id = ANY(\(ids))", logger: logger)
         }
     }
+
+    /// How many outbox rows wait to be published, all partitions (a gauge for monitoring: a growing outbox means
+    /// the output topics do not take events).
+    public func outboxRowCount() async throws(NotificationStoreError) -> Int {
+        let logger = self.logger
+        return try await withConnection("counting outbox rows") { connection in
+            let rows = try await connection.query("SELECT count(*) FROM outbox", logger: logger)
+            for try await count in rows.decode(Int.self) { return count }
+            return 0
+        }
+    }
 }

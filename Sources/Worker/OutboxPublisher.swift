@@ -1,6 +1,7 @@
 import KafkaClient
 import Logging
 import NotificationStore
+import Prometheus
 
 /// Publishes a raw-topic partition's outbox rows to the output topics, in row order, and deletes them once the
 /// broker acknowledged every one.
@@ -11,6 +12,7 @@ struct OutboxPublisher: Sendable {
     let store: NotificationStore
     let producer: KafkaProducer
     let topics: OutputTopics
+    let metrics: WorkerMetrics
     let logger: Logger
     /// Rows read and published at a time.
     var chunk = 500
@@ -36,6 +38,7 @@ struct OutboxPublisher: Sendable {
                     )
                     return false
                 }
+                metrics.publishedEvents.increment(by: Int64(messages.count))
                 try await store.deleteOutbox(rows.map(\.id))
                 if rows.count < chunk { return true }
             }

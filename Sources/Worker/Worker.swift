@@ -1,8 +1,11 @@
+import AppStoreVerification
 import Foundation
 import KafkaClient
 import Logging
 import NotificationStore
+import Prometheus
 import ServiceLifecycle
+import Synchronization
 
 /// A member of the worker consumer group: polls the raw topic in batches, verifies each partition's messages,
 /// writes them to PostgreSQL in one transaction per partition batch, commits the partition's offsets only after
@@ -23,6 +26,18 @@ public final class Worker: Service, Sendable {
     private let verifier: RawBatchVerifier
     private let publisher: OutboxPublisher
     private let logger: Logger
+    /// What the worker measures; serve ``WorkerMetrics/registry`` (see ``sampleMetrics()``).
+    public let metrics: WorkerMetrics
+    private let status = Mutex(Status())
+
+    /// The run loop's state, for probes and scrapes.
+    private struct Status {
+        var running = false
+        var lastTurn: ContinuousClock.Instant?
+        var assignment: [KafkaTopicPartition] = []
+        /// Reads the group's lag; made when the loop starts.
+        var admin: KafkaAdminClient?
+    }
 
     /// - Parameter producer: produces the output topics; run it in the same `ServiceGroup`, before the worker, so it
     ///   flushes after the worker stopped.
@@ -31,6 +46,7 @@ public final class Worker: Service, Sendable {
         verifiers: VerifierDirectory,
         store: NotificationStore,
         producer: KafkaProducer,
+        metrics: WorkerMetrics = WorkerMetrics(),
         logger: Logger
     ) {
         self.configuration = configuration
@@ -40,8 +56,10 @@ public final class Worker: Service, Sendable {
             store: store,
             producer: producer,
             topics: configuration.outputTopics,
+            metrics: metrics,
             logger: logger
         )
+        self.metrics = metrics
         self.logger = logger
         for unavailable in verifiers.unavailable {
             logger.warning("\(unavailable.reason); such notifications are stored as rejected (\(unavailable.status))")
@@ -51,10 +69,20 @@ public final class Worker: Service, Sendable {
     /// Consumes until graceful shutdown or cancellation, then leaves the group.
     public func run() async throws {
         let consumer = try KafkaConsumer(configuration: configuration.consumer, logger: logger)
+        let admin = try KafkaAdminClient(cluster: configuration.consumer.cluster, logger: logger)
+        status.withLock {
+            $0.running = true
+            $0.admin = admin
+        }
+        defer { status.withLock { $0 = Status() } }
         var partitions = PartitionQueues(configuration: configuration)
         var outbox = UnpublishedPartitions()
         do {
             while !Task.isCancelled, !Task.isShuttingDownGracefully {
+                status.withLock {
+                    $0.lastTurn = .now
+                    $0.assignment = consumer.assignment.sorted()
+                }
                 let events = try await consumer.poll(
                     maxMessages: configuration.maximumBatchSize,
                     maxWait: configuration.maximumWait
@@ -80,6 +108,20 @@ public final class Worker: Service, Sendable {
                         }
                         partitions.drop(revocation.partitions)
                         outbox.forget(revocation.partitions)
+                    case .offsetGap(let gap):
+                        metrics.countLost(gap)
+                        logger.error(
+                            """
+                            Raw-topic messages were deleted before this group consumed them (retention); they are lost \
+                            to the pipeline: run the reconciler (history sync) over the time they cover
+                            """,
+                            metadata: [
+                                "kafka.partition": "\(gap.topicPartition)",
+                                "kafka.offsets": "\(gap.offsets.lowerBound)..<\(gap.offsets.upperBound)",
+                                "messages.lost": "\(gap.count)",
+                                "kafka.logStartOffset": "\(gap.logStartOffset.map(String.init) ?? "unknown")",
+                            ]
+                        )
                     }
                 }
                 let outcomes = await process(partitions.takeReady(), consumer)
@@ -89,6 +131,7 @@ public final class Worker: Service, Sendable {
                     await outbox.publish(Array(consumer.assignment), with: publisher)
                 }
                 try await partitions.applyPauses(consumer)
+                metrics.pausedPartitions.set(Double(consumer.pausedPartitions.count))
             }
             // Graceful shutdown: one last try at what is in hand; the rest is redelivered to the next owner.
             let outcomes = await process(partitions.take(partitions.partitions, ignoringBackoff: true), consumer)
@@ -134,9 +177,16 @@ public final class Worker: Service, Sendable {
     private func process(_ batch: PartitionBatch, _ consumer: KafkaConsumer) async -> Bool {
         var logger = logger
         logger[metadataKey: "kafka.partition"] = "\(batch.partition)"
+        var stage = "verify"
         do {
+            let verificationStart = ContinuousClock.now
             let notifications = try await verifier.batch(for: batch.messages)
+            metrics.verificationDuration.record(verificationStart.duration(to: .now))
+            stage = "store"
+            let storeStart = ContinuousClock.now
             let result = try await store.write(notifications)
+            metrics.storeDuration.record(storeStart.duration(to: .now))
+            countStored(notifications, result)
             logger.debug(
                 "Batch stored",
                 metadata: [
@@ -147,6 +197,7 @@ public final class Worker: Service, Sendable {
                 ]
             )
         } catch {
+            metrics.countFailedBatch(stage: stage, code: Self.code(of: error))
             logger.warning(
                 "Batch not stored; pausing the partition and trying the same batch again",
                 metadata: ["error": "\(error)", "batch.attempt": "\(batch.attempts + 1)"]
@@ -164,5 +215,70 @@ public final class Worker: Service, Sendable {
             )
         }
         return true
+    }
+
+    private func countStored(_ batch: NotificationBatch, _ result: BatchWriteResult) {
+        metrics.storedMessages.increment(by: Int64(batch.entries.count))
+        metrics.batchSize.record(Double(batch.entries.count))
+        metrics.newNotifications.increment(by: Int64(result.storedNotifications.count))
+        metrics.duplicateNotifications.increment(by: Int64(result.duplicateNotifications))
+        var rejected: [String: Int] = [:]
+        for entry in batch.entries {
+            if case .rejected(let status, _) = entry.verdict { rejected[status, default: 0] += 1 }
+        }
+        for (status, count) in rejected { metrics.countRejected(status: status, count: count) }
+    }
+
+    /// The error's code for the failure metric: the store's and Kafka's codes, else the type's name.
+    private static func code(of error: any Error) -> String {
+        switch error {
+        case let error as NotificationStoreError: error.code.rawValue
+        case let error as KafkaError: error.code.rawValue
+        case let error as RawBatchVerifier.RetryLater: error.error.code.rawValue
+        default: String(describing: type(of: error))
+        }
+    }
+
+    // MARK: - Probes and scrapes
+
+    /// Why the worker should be restarted, or nil: its loop has not turned for longer than the consumer's
+    /// `maxPollInterval` (the group has thrown it out by then).
+    public func liveness() -> String? {
+        let limit = configuration.consumer.maxPollInterval
+        return status.withLock { status in
+            guard let lastTurn = status.lastTurn, lastTurn.duration(to: .now) > limit else { return nil }
+            return "the consumer loop has not turned for more than \(limit)"
+        }
+    }
+
+    /// Why the worker is not ready, or nil: it is ready once it consumes (after the schema check) and until it stops.
+    public func readiness() -> String? {
+        status.withLock { $0.running ? nil : "not consuming (starting, or stopped)" }
+    }
+
+    /// Samples the gauges that are read rather than counted: the outbox's rows and the lag of the partitions this
+    /// member owns. Call before each scrape; a sample that fails is logged at debug and left as it was.
+    public func sampleMetrics() async {
+        let (admin, assignment) = status.withLock { ($0.admin, $0.assignment) }
+        do {
+            metrics.outboxRows.set(Double(try await store.outboxRowCount()))
+        } catch {
+            logger.debug("Could not count the outbox rows for the metrics", metadata: ["error": "\(error)"])
+        }
+        guard let admin else { return metrics.setLag([]) }
+        let owned = Set(assignment)
+        var lags: [KafkaPartitionLag] = []
+        do {
+            for topic in Set(owned.map(\.topic)) {
+                lags += try await admin.consumerLag(
+                    group: configuration.consumer.groupID,
+                    topic: topic,
+                    timeout: .seconds(5)
+                ).filter { owned.contains($0.topicPartition) }
+            }
+            metrics.setLag(lags)
+        } catch {
+            logger.debug("Could not read the consumer lag for the metrics", metadata: ["error": "\(error)"])
+        }
     }
 }

@@ -3,6 +3,7 @@ import Foundation
 import Ingress
 import KafkaClient
 import Logging
+import PipelineContract
 import ServiceLifecycle
 import UnixSignals
 

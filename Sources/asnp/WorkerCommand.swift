@@ -4,6 +4,8 @@ import Foundation
 import KafkaClient
 import Logging
 import NotificationStore
+import PipelineContract
+import PipelineStatus
 import ServiceLifecycle
 import UnixSignals
 import Worker
@@ -52,6 +54,14 @@ struct WorkerCommand: AsyncParsableCommand {
             producer: producer,
             logger: logger
         )
+        let statusServer = StatusServer(
+            configuration: try settings.workerStatus(),
+            registry: worker.metrics.registry,
+            logger: logger,
+            live: { worker.liveness() },
+            ready: { worker.readiness() },
+            beforeScrape: { await worker.sampleMetrics() }
+        )
         logger.info(
             "Starting a worker",
             metadata: [
@@ -61,12 +71,12 @@ struct WorkerCommand: AsyncParsableCommand {
                 "apps": "\(apps.map(\.description).joined(separator: "; "))",
             ]
         )
-        // Services stop in reverse order: the worker finishes its batch, then the producer flushes the output
-        // events, then the store's pool closes.
+        // Services stop in reverse order: the worker finishes its batch, then the status endpoints close, the
+        // producer flushes the output events, and the store's pool closes.
         let group = ServiceGroup(
             configuration: ServiceGroupConfiguration(
                 services: [
-                    .init(service: store), .init(service: producer),
+                    .init(service: store), .init(service: producer), .init(service: statusServer),
                     .init(service: SchemaGate(store: store, migrate: migrate, worker: worker)),
                 ],
                 gracefulShutdownSignals: [.sigterm, .sigint],

@@ -79,7 +79,7 @@ struct IngressCommandTests {
                 ingress.terminate()
                 return try await group.reduce(into: []) { $0 += $1 }
             }
-            ingress.waitUntilExit()
+            await ingress.exited()
             #expect(ingress.terminationStatus == 0)
             #expect(!acknowledged.isEmpty)
             #expect(acknowledged.count < 6 * 2_000, "SIGTERM should have come mid-load")

@@ -1,9 +1,11 @@
 import AppStoreModels
 import AppStoreTestSupport
+import AsyncHTTPClient
 import Foundation
 import KafkaClient
 import Logging
 import NIOCore
+import NIOHTTP1
 import NotificationStore
 import PipelineContract
 import StoreTestSupport
@@ -43,6 +45,9 @@ struct WorkerCommandTests {
         environment["DATABASE_URL"] =
             "postgres://postgres@127.0.0.1:\(server.port)/\(database.database)?sslmode=disable"
         environment["WORKER_ROOT_CERTIFICATES"] = Fixtures.directory.appendingPathComponent("test-root.der").path
+        let statusPort = try LoopbackPort.free()
+        environment["WORKER_STATUS_HOST"] = "127.0.0.1"
+        environment["WORKER_STATUS_PORT"] = String(statusPort)
         worker.environment = environment
         worker.standardOutput = FileHandle.nullDevice
         worker.standardError = FileHandle.nullDevice
@@ -89,8 +94,31 @@ struct WorkerCommandTests {
             try await Task.sleep(for: .milliseconds(100))
         }
         #expect(stored == String(unique))
+
+        // The status endpoints: ready while consuming; the metrics count what was stored.
+        let client = HTTPClient.shared
+        func get(_ path: String) async throws -> (status: UInt, body: String) {
+            let response = try await client.execute(
+                HTTPClientRequest(url: "http://127.0.0.1:\(statusPort)\(path)"),
+                timeout: .seconds(10)
+            )
+            let body = try await response.body.collect(upTo: 1 << 20)
+            return (response.status.code, String(buffer: body))
+        }
+        let ready = try await get("/health/ready")
+        #expect(ready.status == 200)
+        let live = try await get("/health/live")
+        #expect(live.status == 200)
+        let metrics = try await get("/metrics")
+        #expect(metrics.status == 200)
+        let metricLines = Set(metrics.body.split(separator: "\n").map(String.init))
+        #expect(metricLines.contains("asnp_worker_notifications_total{result=\"new\"} \(unique)"))
+        #expect(metricLines.contains("asnp_worker_messages_total \(lines.count)"))
+        #expect(metricLines.contains { $0.hasPrefix("asnp_worker_consumer_lag_messages{") })
+        #expect(metricLines.contains { $0.hasPrefix("asnp_worker_outbox_rows ") })
+
         worker.terminate()
-        worker.waitUntilExit()
+        await worker.exited()
         #expect(worker.terminationStatus == 0)
 
         let final = try JSONDecoder().decode([String: String].self, from: Fixtures.data("scenario-final.json"))

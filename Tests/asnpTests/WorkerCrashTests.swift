@@ -65,6 +65,8 @@ struct WorkerCrashTests {
                 "postgres://postgres@127.0.0.1:\(server.port)/\(database.database)?sslmode=disable"
             environment["WORKER_ROOT_CERTIFICATES"] = rootFile.path
             environment["WORKER_BATCH_SIZE"] = "25"
+            environment["WORKER_STATUS_HOST"] = "127.0.0.1"
+            environment["WORKER_STATUS_PORT"] = "0"
             // A killed member's partitions move once its session expires: keep that short.
             environment["WORKER_SESSION_TIMEOUT_SECONDS"] = "6"
             environment["WORKER_HEARTBEAT_INTERVAL_SECONDS"] = "0.5"
@@ -113,7 +115,7 @@ struct WorkerCrashTests {
             count = Int((try? await server.psql(database.database, "SELECT count(*) FROM notifications")) ?? "") ?? 0
             if kills < 2, count >= 250 * (kills + 1) {
                 kill(workers[0].processIdentifier, SIGKILL)
-                workers[0].waitUntilExit()
+                await workers[0].exited()
                 workers[0] = try startWorker()
                 kills += 1
             }
@@ -123,7 +125,7 @@ struct WorkerCrashTests {
         #expect(count == messages.count)
         for worker in workers {
             worker.terminate()
-            worker.waitUntilExit()
+            await worker.exited()
         }
 
         // The reference: the same bodies stored by one clean, in-process pass.

@@ -25,6 +25,8 @@ public final class KafkaConsumer: Sendable {
     let client: RDKafkaClient
     let state: Locked<StateMachine>
     let commits: Locked<CommitRegistry>
+    /// Touched on the executor's thread only; locked to keep the class `Sendable`.
+    let expectedOffsets = Locked(ExpectedOffsets())
     let logger: Logger
     private let executor = BlockingExecutor(label: "asnp.kafka.consumer")
     /// Set when a test simulates a crash: the release then skips every orderly step.
@@ -247,9 +249,10 @@ public final class KafkaConsumer: Sendable {
         // Messages of this poll belong to partitions owned before it: rebalances announced meanwhile are applied
         // only afterwards.
         let owned = state.withLock { $0.assignment }
-        let messages = try consume(owned: owned, maxMessages: maxMessages, waitMilliseconds: waitMilliseconds)
+        let (messages, gaps) = try consume(owned: owned, maxMessages: maxMessages, waitMilliseconds: waitMilliseconds)
 
-        var events: [KafkaConsumerEvent] = messages.isEmpty ? [] : [.messages(messages)]
+        var events: [KafkaConsumerEvent] = gaps.map { .offsetGap($0) }
+        if !messages.isEmpty { events.append(.messages(messages)) }
         for rebalance in state.withLock({ $0.takeAnnounced() }) {
             switch rebalance {
             case .assign(let partitions):
@@ -262,12 +265,15 @@ public final class KafkaConsumer: Sendable {
                 }
                 // Cooperative rebalances that move nothing still need the (empty) assign call, but no event.
                 guard !partitions.isEmpty else { continue }
+                let committed = committedOffsets(of: partitions)
+                expectedOffsets.withLock { $0.assigned(committed) }
                 logger.info(
                     "Kafka consumer assigned partitions",
                     metadata: ["kafka.group": "\(configuration.groupID)", "kafka.partitions": "\(partitions.sorted())"]
                 )
                 events.append(.partitionsAssigned(partitions.sorted()))
             case .revoke(let partitions, let isLost):
+                expectedOffsets.withLock { $0.revoked(partitions) }
                 logger.info(
                     isLost ? "Kafka consumer lost partitions" : "Kafka consumer giving up partitions",
                     metadata: ["kafka.group": "\(configuration.groupID)", "kafka.partitions": "\(partitions.sorted())"]
@@ -278,7 +284,8 @@ public final class KafkaConsumer: Sendable {
         return events
     }
 
-    /// Takes up to `maxMessages` messages, waiting up to `waitMilliseconds` for the first only, and copies them out.
+    /// Takes up to `maxMessages` messages, waiting up to `waitMilliseconds` for the first only, and copies them out,
+    /// with the gaps found before them.
     ///
     /// One `rd_kafka_consumer_poll` per message, not `rd_kafka_consume_batch_queue`: in librdkafka 2.0.2 the batch call
     /// counts a message as delivered when it puts it in the batch, and drops it from the batch if a partition is
@@ -290,7 +297,7 @@ public final class KafkaConsumer: Sendable {
         owned: Set<KafkaTopicPartition>,
         maxMessages: Int,
         waitMilliseconds: Int32
-    ) throws(KafkaError) -> [KafkaMessage] {
+    ) throws(KafkaError) -> (messages: [KafkaMessage], gaps: [KafkaOffsetGap]) {
         var batch: [UnsafeMutablePointer<rd_kafka_message_t>] = []
         batch.reserveCapacity(min(maxMessages, 4_096))
         defer { batch.forEach { rd_kafka_message_destroy($0) } }
@@ -309,12 +316,19 @@ public final class KafkaConsumer: Sendable {
         var slab = ByteBufferAllocator().buffer(capacity: byteCount)
         var copied: [RDKafkaMessage.Copied] = []
         copied.reserveCapacity(batch.count)
+        var gaps: [KafkaOffsetGap] = []
         for message in batch {
             let topic = RDKafkaMessage.topicName(of: message, cache: &topicNames)
             let partition = KafkaTopicPartition(topic: topic, partition: message.pointee.partition)
             switch message.pointee.err {
             case RD_KAFKA_RESP_ERR_NO_ERROR:
                 if owned.contains(partition) {
+                    let offset = message.pointee.offset
+                    if let skipped = expectedOffsets.withLock({ $0.received(partition, offset: offset) }),
+                        let gap = gap(in: partition, offsets: skipped)
+                    {
+                        gaps.append(gap)
+                    }
                     copied.append(RDKafkaMessage.copy(message, topic: topic, into: &slab))
                 } else {
                     // Cannot happen while the assignment is tracked right; the message is fetched again by the owner.
@@ -339,7 +353,7 @@ public final class KafkaConsumer: Sendable {
             throw client.fatalError() ?? KafkaError(code: .fatal, reason: "librdkafka raised a fatal consumer error")
         }
         // Slices are taken once every byte is written: writing to a buffer that slices share would copy it.
-        return copied.map { $0.message(in: slab) }
+        return (copied.map { $0.message(in: slab) }, gaps)
     }
 
     /// librdkafka keeps an application's pause on a partition across its unassignment, so a revoked partition that

@@ -8,6 +8,10 @@ public enum KafkaConsumerEvent: Sendable {
     /// The group takes partitions away from this member. They stay assigned until the member asks for its next
     /// event: finish (and commit) or abandon their in-flight work first. See ``KafkaPartitionRevocation``.
     case partitionsRevoked(KafkaPartitionRevocation)
+    /// Messages of an owned partition were skipped because the partition no longer held them (deleted by
+    /// retention before this group consumed them); consuming went on from the oldest message kept. Reported before
+    /// the messages that follow the gap.
+    case offsetGap(KafkaOffsetGap)
 }
 
 /// Partitions the group takes away from a member.

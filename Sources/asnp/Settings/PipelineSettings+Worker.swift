@@ -2,6 +2,7 @@ import AppStoreVerification
 import KafkaClient
 import NotificationStore
 import PipelineContract
+import PipelineStatus
 import Worker
 import X509
 
@@ -48,6 +49,17 @@ extension PipelineSettings {
             try int("worker.parallelism") ?? configuration.verificationParallelism
         guard configuration.maximumBatchSize > 0, configuration.verificationParallelism > 0 else {
             throw SettingsError(key: "worker", reason: "batchSize and parallelism must be positive")
+        }
+        return configuration
+    }
+
+    /// `worker.statusHost`, `worker.statusPort`: the probes and the Prometheus scrape.
+    func workerStatus() throws -> StatusServerConfiguration {
+        var configuration = StatusServerConfiguration()
+        configuration.host = try string("worker.statusHost") ?? configuration.host
+        configuration.port = try int("worker.statusPort") ?? configuration.port
+        guard (0...65_535).contains(configuration.port) else {
+            throw SettingsError(key: "worker.statusPort", reason: "must be a port number (0 picks a free one)")
         }
         return configuration
     }

@@ -1,0 +1,131 @@
+import KafkaClient
+import Prometheus
+import Synchronization
+
+/// The worker's Prometheus metrics (Docs/worker.md lists them), in a registry of its own so several workers in one
+/// process (tests, `asnp dev`) keep separate counts.
+public final class WorkerMetrics: Sendable {
+    /// Everything the worker measures; serve it on `/metrics`.
+    public let registry: PrometheusCollectorRegistry
+    /// Consumed messages whose batch was stored (counted once per stored batch, not per attempt).
+    let storedMessages: Counter
+    /// Stored notifications new to the store.
+    let newNotifications: Counter
+    /// Stored notifications the store already held (redeliveries, Apple's retries).
+    let duplicateNotifications: Counter
+    /// Messages per stored partition batch.
+    let batchSize: ValueHistogram
+    /// Verifying and decoding one partition batch.
+    let verificationDuration: DurationHistogram
+    /// The batch's PostgreSQL transaction.
+    let storeDuration: DurationHistogram
+    /// Output events the broker acknowledged.
+    let publishedEvents: Counter
+    /// Partitions paused after a failed batch, waiting out their backoff.
+    let pausedPartitions: Gauge
+    /// Rows waiting in the outbox (all partitions), sampled per scrape.
+    let outboxRows: Gauge
+    /// Consumer lag per partition this member owns, sampled per scrape.
+    private let lagGauges = Mutex<[KafkaTopicPartition: Gauge]>([:])
+
+    /// Metrics in `registry` (a new one by default).
+    public init(registry: PrometheusCollectorRegistry = PrometheusCollectorRegistry()) {
+        self.registry = registry
+        storedMessages = registry.makeCounter(
+            descriptor: Self.name("messages", "total", "Consumed messages whose batch was stored and committed.")
+        )
+        newNotifications = registry.makeCounter(
+            descriptor: Self.name("notifications", "total", "Stored notifications, new or duplicate."),
+            labels: [("result", "new")]
+        )
+        duplicateNotifications = registry.makeCounter(
+            descriptor: Self.name("notifications", "total", "Stored notifications, new or duplicate."),
+            labels: [("result", "duplicate")]
+        )
+        batchSize = registry.makeValueHistogram(
+            descriptor: Self.name("batch", "messages", "Messages per stored partition batch."),
+            buckets: [1, 5, 10, 25, 50, 100, 250, 500, 1_000, 2_500, 5_000]
+        )
+        let durations: [Duration] = [
+            .milliseconds(1), .milliseconds(5), .milliseconds(10), .milliseconds(25), .milliseconds(50),
+            .milliseconds(100), .milliseconds(250), .milliseconds(500), .seconds(1), .seconds(2.5), .seconds(5),
+            .seconds(10), .seconds(30),
+        ]
+        verificationDuration = registry.makeDurationHistogram(
+            descriptor: Self.name("verify_duration", "seconds", "Verifying and decoding one partition batch."),
+            buckets: durations
+        )
+        storeDuration = registry.makeDurationHistogram(
+            descriptor: Self.name("store_duration", "seconds", "One partition batch's PostgreSQL transaction."),
+            buckets: durations
+        )
+        publishedEvents = registry.makeCounter(
+            descriptor: Self.name("published_events", "total", "Output events the broker acknowledged.")
+        )
+        pausedPartitions = registry.makeGauge(
+            descriptor: Self.name("paused", "partitions", "Partitions paused after a failed batch.")
+        )
+        outboxRows = registry.makeGauge(
+            descriptor: Self.name("outbox", "rows", "Rows waiting in the outbox, all partitions (per scrape).")
+        )
+    }
+
+    /// Counts consumed messages rejected, by status.
+    func countRejected(status: String, count: Int) {
+        registry.makeCounter(
+            descriptor: Self.name("rejected", "total", "Consumed messages stored as rejected, by status."),
+            labels: [("status", status)]
+        ).increment(by: Int64(count))
+    }
+
+    /// Counts a batch that was not stored and will be tried again, by the stage and the error's code.
+    func countFailedBatch(stage: String, code: String) {
+        registry.makeCounter(
+            descriptor: Self.name("failed_batches", "total", "Partition batches not stored, to be tried again."),
+            labels: [("stage", stage), ("code", code)]
+        ).increment()
+    }
+
+    /// Counts messages skipped because the partition no longer held them (``KafkaOffsetGap``).
+    func countLost(_ gap: KafkaOffsetGap) {
+        registry.makeCounter(
+            descriptor: Self.name(
+                "lost_messages",
+                "total",
+                "Raw-topic messages deleted (retention) before this group consumed them; run the reconciler."
+            ),
+            labels: [("topic", gap.topicPartition.topic), ("partition", String(gap.topicPartition.partition))]
+        ).increment(by: gap.count)
+    }
+
+    /// Sets the lag of the partitions this member owns; partitions no longer owned are dropped from the output.
+    func setLag(_ lags: [KafkaPartitionLag]) {
+        lagGauges.withLock { gauges in
+            let owned = Set(lags.map(\.topicPartition))
+            for (partition, gauge) in gauges where !owned.contains(partition) {
+                registry.unregisterGauge(gauge)
+                gauges[partition] = nil
+            }
+            for lag in lags {
+                let gauge =
+                    gauges[lag.topicPartition]
+                    ?? registry.makeGauge(
+                        descriptor: Self.name(
+                            "consumer_lag",
+                            "messages",
+                            "Messages not yet committed, per raw-topic partition this member owns (per scrape)."
+                        ),
+                        labels: [
+                            ("topic", lag.topicPartition.topic), ("partition", String(lag.topicPartition.partition)),
+                        ]
+                    )
+                gauges[lag.topicPartition] = gauge
+                gauge.set(Double(lag.lag))
+            }
+        }
+    }
+
+    private static func name(_ metric: String, _ unit: String, _ help: String) -> MetricNameDescriptor {
+        MetricNameDescriptor(namespace: "asnp", subsystem: "worker", metricName: metric, unitName: unit, helpText: help)
+    }
+}
