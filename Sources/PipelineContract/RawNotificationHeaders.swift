@@ -22,6 +22,8 @@ public struct RawNotificationHeaders: Sendable, Hashable {
         public static let ingress = Source(rawValue: "ingress")
         /// The reconciler pulled it from Apple's notification history.
         public static let history = Source(rawValue: "history")
+        /// `asnp replay` put it back: a rejected notification or a raw-topic message, to be verified again.
+        public static let replay = Source(rawValue: "replay")
     }
 
     /// Header names, all prefixed `asnp-`.

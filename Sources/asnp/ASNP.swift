@@ -8,7 +8,8 @@ struct ASNP: AsyncParsableCommand {
         commandName: "asnp",
         abstract: "App Store Notification Pipeline: verify, store and publish App Store Server Notifications.",
         subcommands: [
-            VerifyCommand.self, IngressCommand.self, WorkerCommand.self, MigrateCommand.self, KafkaMockCommand.self,
+            VerifyCommand.self, IngressCommand.self, WorkerCommand.self, MigrateCommand.self, ReplayCommand.self,
+            KafkaMockCommand.self,
             BenchCommand.self,
         ]
     )

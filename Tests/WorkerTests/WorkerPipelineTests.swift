@@ -20,6 +20,7 @@ struct WorkerPipelineTests {
 
     struct ScenarioLine: Decodable {
         var key: String
+        var seq: Int
         var uuid: String
         var body: String
     }
@@ -149,8 +150,20 @@ struct WorkerPipelineTests {
         let logger = Self.logger()
         let lines = try Self.scenarioLines()
         let hostile = Fixtures.v2Cases.filter { $0.expectedStatus != "OK" }
+        // Subscriptions interleaved at random; half of them keep their own events in signedDate order, the others
+        // are shuffled; then duplicates of the first lines.
         var generator = SystemRandomNumberGenerator()
-        let bodies = (lines.map(\.body) + lines.prefix(10).map(\.body)).shuffled(using: &generator)
+        let byKey = Dictionary(grouping: lines, by: \.key)
+        let orderedKeys = Set(byKey.keys.sorted().enumerated().filter { $0.offset.isMultiple(of: 2) }.map(\.element))
+        var queues = byKey.mapValues { group in
+            orderedKeys.contains(group[0].key) ? group.sorted { $0.seq < $1.seq } : group.shuffled(using: &generator)
+        }
+        var input: [ScenarioLine] = []
+        while let key = queues.filter({ !$0.value.isEmpty }).keys.randomElement(using: &generator) {
+            input.append(queues[key]!.removeFirst())
+        }
+        input += lines.prefix(10)
+        let bodies = input.map(\.body)
 
         let mock = try KafkaMockCluster(brokers: 1, logger: logger)
         try mock.createTopic(Self.topic, partitions: 6)
@@ -235,6 +248,34 @@ struct WorkerPipelineTests {
                     $0.headers.first(named: "ce_time") != nil && $0.headers.first(named: "ce_type") != nil
                 }
             )
+            // Per subscription, decoded events come in the order the raw topic had them (first deliveries), so in
+            // signedDate order wherever the input was.
+            var firstInput: [String: Int] = [:]
+            for (index, line) in input.enumerated() where firstInput[line.uuid.lowercased()] == nil {
+                firstInput[line.uuid.lowercased()] = index
+            }
+            var decodedOrder: [String: [String]] = [:]
+            var signedTimes: [String: [String]] = [:]
+            for message in decoded {
+                guard let id = message.headers.first(named: "ce_id"), let key = message.key.map({ String(buffer: $0) })
+                else { continue }
+                if !(decodedOrder[key]?.contains(id) ?? false) {
+                    decodedOrder[key, default: []].append(id)
+                    signedTimes[key, default: []].append(message.headers.first(named: "ce_time") ?? "")
+                }
+            }
+            #expect(Set(decodedOrder.keys) == Set(byKey.keys))
+            for (key, group) in byKey {
+                let expected = Set(group.map { $0.uuid.lowercased() }).sorted { firstInput[$0]! < firstInput[$1]! }
+                #expect(decodedOrder[key] == expected, "decoded order of \(key) follows the raw topic's")
+                if orderedKeys.contains(key) {
+                    // RFC 3339 times with the same precision and zone: text order is time order.
+                    let times = signedTimes[key] ?? []
+                    #expect(!times.contains(""))
+                    #expect(times == times.sorted(), "\(key) was produced in signedDate order, and so was decoded")
+                }
+            }
+
             let letters = published.filter { $0.topic == topics.deadLetter }
             #expect(letters.count == hostile.count)
             #expect(letters.allSatisfy { $0.headers.first(named: "asnp-status") != nil })

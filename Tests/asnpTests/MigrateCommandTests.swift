@@ -18,12 +18,16 @@ struct MigrateCommandTests {
 
         let first = try ASNPProcess.run(["migrate", "--database-url", url])
         #expect(first.status == 0, "\(first.standardError)")
-        #expect(first.standardOutput.contains("schema at version 1: applied 1 (initial schema)"))
+        #expect(
+            first.standardOutput.contains(
+                "schema at version 2: applied 1 (initial schema), 2 (replay marks on rejected notifications)"
+            )
+        )
         let second = try ASNPProcess.run(["migrate", "--database-url", url])
         #expect(second.status == 0)
         #expect(second.standardOutput.contains("nothing to apply"))
         #expect(try ASNPProcess.run(["migrate", "--check", "--database-url", url]).status == 0)
-        #expect(try await server.psql(database, "SELECT count(*) FROM asnp_schema_migrations") == "1")
+        #expect(try await server.psql(database, "SELECT count(*) FROM asnp_schema_migrations") == "2")
     }
 
     @Test("a server that is not there: exit 3 and a retriable error naming the address, promptly")

@@ -36,7 +36,7 @@ public struct SchemaMigration: Sendable, Hashable {
 
 extension SchemaMigration {
     /// Every migration this program knows, in version order.
-    public static let all: [SchemaMigration] = [.initialSchema]
+    public static let all: [SchemaMigration] = [.initialSchema, .replayMarks]
 
     /// The schema version this program needs.
     public static var latestVersion: Int { all.last?.version ?? 0 }

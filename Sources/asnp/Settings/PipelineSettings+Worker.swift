@@ -23,12 +23,17 @@ extension PipelineSettings {
         return configuration
     }
 
+    /// `kafka.topics.raw`: where the ingress writes and the workers read.
+    func rawTopic() throws -> String {
+        try string("kafka.topics.raw") ?? "appstore.notifications.raw"
+    }
+
     /// `worker.*` and `kafka.topics.raw`.
     func worker(cluster: KafkaClusterConfiguration) throws -> WorkerConfiguration {
         let consumer = KafkaConsumerConfiguration(
             cluster: cluster,
             groupID: try string("worker.groupId") ?? "asnp-workers",
-            topics: [try string("kafka.topics.raw") ?? "appstore.notifications.raw"]
+            topics: [try rawTopic()]
         )
         var configuration = WorkerConfiguration(consumer: consumer)
         configuration.consumer.sessionTimeout =

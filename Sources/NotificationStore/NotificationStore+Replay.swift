@@ -1,0 +1,75 @@
+import Logging
+import PostgresNIO
+
+#if canImport(FoundationEssentials)
+import FoundationEssentials
+#else
+import Foundation
+#endif
+
+extension NotificationStore {
+    /// Rejected notifications matching `filter` with an id above `afterID`, in id order, at most `limit`: page
+    /// through them by passing the last id seen.
+    public func rejectedNotifications(
+        _ filter: RejectedNotificationFilter,
+        afterID: Int64 = 0,
+        limit: Int = 500
+    ) async throws(NotificationStoreError) -> [RejectedNotification] {
+        let logger = self.logger
+        let statuses = filter.statuses
+        let ids = filter.ids
+        return try await withConnection("reading rejected notifications") { connection in
+            let rows = try await connection.query(
+                """
+                SELECT id, status, reason, raw_body, headers::text, received_at, kafka_topic, kafka_partition,
+                    kafka_offset, replayed_at
+                FROM rejected_notifications
+                WHERE id > \(afterID)
+                    AND (cardinality(\(statuses)::text[]) = 0 OR status = ANY(\(statuses)::text[]))
+                    AND (cardinality(\(ids)::bigint[]) = 0 OR id = ANY(\(ids)::bigint[]))
+                    AND (\(filter.receivedSince)::timestamptz IS NULL OR received_at >= \(filter.receivedSince))
+                    AND (\(filter.receivedBefore)::timestamptz IS NULL OR received_at < \(filter.receivedBefore))
+                    AND (\(filter.includeReplayed) OR replayed_at IS NULL)
+                ORDER BY id
+                LIMIT \(limit)
+                """,
+                logger: logger
+            )
+            var rejected: [RejectedNotification] = []
+            for try await row in rows {
+                let cells = row.makeRandomAccess()
+                let headersJSON = try cells[4].decode(String.self)
+                rejected.append(
+                    RejectedNotification(
+                        id: try cells[0].decode(Int64.self),
+                        status: try cells[1].decode(String.self),
+                        reason: try cells[2].decode(String.self),
+                        body: Array(try cells[3].decode(ByteBuffer.self).readableBytesView),
+                        headers: (try? JSONDecoder().decode([String: String].self, from: Data(headersJSON.utf8)))
+                            ?? [:],
+                        receivedAt: try cells[5].decode(Date.self),
+                        source: KafkaCoordinates(
+                            topic: try cells[6].decode(String.self),
+                            partition: try cells[7].decode(Int32.self),
+                            offset: try cells[8].decode(Int64.self)
+                        ),
+                        replayedAt: try cells[9].decode(Date?.self)
+                    )
+                )
+            }
+            return rejected
+        }
+    }
+
+    /// Records that the rows' bodies are back on the raw topic.
+    public func markReplayed(_ ids: [Int64]) async throws(NotificationStoreError) {
+        guard !ids.isEmpty else { return }
+        let logger = self.logger
+        _ = try await withConnection("marking \(ids.count) rejected notifications replayed") { connection in
+            try await connection.query(
+                "UPDATE rejected_notifications SET replayed_at = now() WHERE id = ANY(\(ids))",
+                logger: logger
+            )
+        }
+    }
+}

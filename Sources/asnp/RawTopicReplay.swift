@@ -1,0 +1,67 @@
+import Foundation
+import KafkaClient
+import Logging
+import NIOCore
+import PipelineContract
+
+/// Produces replayed bodies to the raw topic, marked `asnp-source: replay`, and waits for every acknowledgement.
+struct RawTopicReplay {
+    let producer: KafkaProducer
+    let topic: String
+
+    /// A raw-topic message for a body and the headers it was first consumed with; the key is the ingress's peek, so
+    /// the body lands on the partition of its subscription.
+    func message(body: [UInt8], headers: RawNotificationHeaders) -> KafkaProducerMessage {
+        var replayed = headers
+        replayed.source = .replay
+        return KafkaProducerMessage(
+            topic: topic,
+            key: PartitionKey.peek(body: Data(body), version: headers.version)?.value ?? "",
+            value: ByteBuffer(bytes: body),
+            headers: replayed.fields.map { KafkaHeader(key: $0.name, string: $0.value) }
+        )
+    }
+
+    /// A consumed raw-topic message again, same key and headers but the source.
+    func message(copying original: KafkaMessage) -> KafkaProducerMessage {
+        var headers = original.headers.filter { $0.key != RawNotificationHeaders.Name.source }
+        headers.append(
+            KafkaHeader(key: RawNotificationHeaders.Name.source, string: RawNotificationHeaders.Source.replay.rawValue)
+        )
+        return KafkaProducerMessage(topic: topic, key: original.key, value: original.value, headers: headers)
+    }
+
+    /// Sends the messages; the indices acknowledged, and the first failure if any.
+    func send(_ messages: [KafkaProducerMessage]) async -> (acknowledged: [Int], failure: KafkaError?) {
+        var acknowledged: [Int] = []
+        var failure: KafkaError?
+        for (index, result) in await producer.send(contentsOf: messages).enumerated() {
+            switch result {
+            case .success: acknowledged.append(index)
+            case .failure(let error): failure = failure ?? error
+            }
+        }
+        return (acknowledged, failure)
+    }
+
+    /// Runs `body` with a replay whose producer runs meanwhile and is drained afterwards.
+    static func with<T: Sendable>(
+        cluster: KafkaClusterConfiguration,
+        topic: String,
+        logger: Logger,
+        _ body: (RawTopicReplay) async throws -> T
+    ) async throws -> T {
+        let producer = try KafkaProducer(configuration: KafkaProducerConfiguration(cluster: cluster), logger: logger)
+        let running = Task { try await producer.run() }
+        do {
+            let result = try await body(RawTopicReplay(producer: producer, topic: topic))
+            running.cancel()
+            try await running.value
+            return result
+        } catch {
+            running.cancel()
+            _ = try? await running.value
+            throw error
+        }
+    }
+}

@@ -1,0 +1,198 @@
+import AppStoreModels
+import AppStoreTestSupport
+import Foundation
+import KafkaClient
+import Logging
+import NIOCore
+import NotificationStore
+import PipelineContract
+import StoreTestSupport
+import Testing
+
+@testable import asnp
+
+@Suite("asnp replay: rejected notifications and raw-topic offsets back to the workers")
+struct ReplayCommandTests {
+    static let topic = "appstore.notifications.raw"
+
+    @Test(
+        "Rejected for an unknown app, then the app is configured: replay rejected stores them, a second replay does nothing, replay offsets only adds duplicates"
+    )
+    func replayAfterFix() async throws {
+        let mock = try KafkaMockChild(
+            executable: ASNPProcess.executable,
+            arguments: ["--topic", "\(Self.topic):4"]
+                + ["appstore.notifications.decoded", "appstore.subscriptions.state", "appstore.notifications.dlq"]
+                .flatMap { ["--topic", "\($0):2"] }
+        )
+        defer { mock.stop() }
+        let server = try await TestPostgresServer.shared()
+        let database = try await server.makeDatabase()
+        let databaseURL = "postgres://postgres@127.0.0.1:\(server.port)/\(database.database)?sslmode=disable"
+        let directory = FileManager.default.temporaryDirectory.appendingPathComponent("asnp-replay-\(UUID())")
+        try FileManager.default.createDirectory(at: directory, withIntermediateDirectories: true)
+        defer { try? FileManager.default.removeItem(at: directory) }
+        let configFile = directory.appendingPathComponent("replay.json")
+        try Data(
+            """
+            {"kafka": {"bootstrapServers": "\(mock.bootstrapServers)"}, "database": {"url": "\(databaseURL)"}}
+            """.utf8
+        ).write(to: configFile)
+
+        // Bodies for app "notes" while the workers only know "other": every one is rejected as UNKNOWN_APP.
+        let bodies = Fixtures.v2Cases.filter { $0.expectedStatus == "OK" }.map(\.body)
+        let uuids = Set(bodies.compactMap(Self.notificationUUID))
+        var worker = try Self.startWorker(mock: mock, databaseURL: databaseURL, apps: "other")
+        try await Self.produce(bodies, mock: mock)
+        #expect(
+            try await Self.wait(
+                server,
+                database.database,
+                "SELECT count(*) FROM rejected_notifications",
+                "\(bodies.count)"
+            )
+        )
+        worker.terminate()
+        await worker.exited()
+        #expect(worker.terminationStatus == 0)
+
+        // The app is configured now; replay the rejections.
+        worker = try Self.startWorker(mock: mock, databaseURL: databaseURL, apps: "notes")
+        defer { if worker.isRunning { worker.terminate() } }
+        let replay = try await Self.asnp(["replay", "rejected", "--config", configFile.path, "--status", "UNKNOWN_APP"])
+        #expect(replay.status == 0, "\(replay.standardError)")
+        #expect(replay.standardOutput.contains("replayed \(bodies.count) rejected notification(s)"))
+        #expect(try await Self.wait(server, database.database, "SELECT count(*) FROM notifications", "\(uuids.count)"))
+        let marked = try await server.psql(
+            database.database,
+            "SELECT count(*) FROM rejected_notifications WHERE replayed_at IS NOT NULL"
+        )
+        #expect(marked == "\(bodies.count)")
+
+        // Again: nothing left to replay.
+        let again = try await Self.asnp(["replay", "rejected", "--config", configFile.path])
+        #expect(again.status == 0)
+        #expect(again.standardOutput.hasPrefix("replayed 0 rejected notification(s)"))
+
+        // The raw topic's first messages of partition 0, again: duplicates only, nothing new, nothing rejected.
+        let offsets = try await Self.asnp([
+            "replay", "offsets", "--config", configFile.path, "--partition", "0", "--from", "0", "--to", "1000",
+        ])
+        #expect(offsets.status == 0, "\(offsets.standardError)")
+        #expect(offsets.standardOutput.contains("replayed "))
+        let replayedCount = Int(offsets.standardOutput.split(separator: " ")[1]) ?? 0
+        #expect(replayedCount > 0)
+        // The replayed messages are consumed (the group's lag drops to zero) and change nothing.
+        let admin = try KafkaAdminClient(
+            cluster: KafkaClusterConfiguration(bootstrapServers: mock.bootstrapServers),
+            logger: Logger(label: "test.replay")
+        )
+        var lag: Int64 = -1
+        for _ in 0..<200 where lag != 0 {
+            lag = try await admin.consumerLag(group: "asnp-workers", topic: Self.topic).map(\.lag).reduce(0, +)
+            try await Task.sleep(for: .milliseconds(100))
+        }
+        #expect(lag == 0)
+        let counts = try await server.psql(
+            database.database,
+            "SELECT (SELECT count(*) FROM notifications) || '/' || (SELECT count(*) FROM rejected_notifications)"
+        )
+        #expect(counts == "\(uuids.count)/\(bodies.count)")
+
+        // A range the partition does not hold is an error, not a silent no-op.
+        let beyond = try await Self.asnp([
+            "replay", "offsets", "--config", configFile.path, "--partition", "0", "--from", "5000", "--to", "5001",
+        ])
+        #expect(beyond.status != 0)
+        #expect(beyond.standardError.contains("does not hold offset 5000"), "\(beyond.standardError)")
+        worker.terminate()
+        await worker.exited()
+    }
+
+    /// The notificationUUID inside a V2 body's signed payload (unverified: a test's bookkeeping).
+    static func notificationUUID(_ body: String) -> String? {
+        guard let object = try? JSONSerialization.jsonObject(with: Data(body.utf8)) as? [String: Any],
+            let payload = object["signedPayload"] as? String,
+            let part = payload.split(separator: ".").dropFirst().first
+        else { return nil }
+        var base64 = part.replacingOccurrences(of: "-", with: "+").replacingOccurrences(of: "_", with: "/")
+        while base64.count % 4 != 0 { base64 += "=" }
+        guard let data = Data(base64Encoded: base64),
+            let decoded = try? JSONSerialization.jsonObject(with: data) as? [String: Any]
+        else { return nil }
+        return decoded["notificationUUID"] as? String
+    }
+
+    static func startWorker(mock: KafkaMockChild, databaseURL: String, apps: String) throws -> Process {
+        let worker = Process()
+        worker.executableURL = ASNPProcess.executable
+        worker.arguments = ["worker", "--migrate", "--log-level", "error"]
+        var environment = ProcessInfo.processInfo.environment
+        environment["KAFKA_BOOTSTRAP_SERVERS"] = mock.bootstrapServers
+        environment["APPS_NAMES"] = apps
+        environment["APPS_\(apps.uppercased())_BUNDLE_ID"] = Fixtures.bundleId
+        environment["APPS_\(apps.uppercased())_APP_APPLE_ID"] = String(Fixtures.appAppleId)
+        environment["DATABASE_URL"] = databaseURL
+        environment["WORKER_ROOT_CERTIFICATES"] = Fixtures.directory.appendingPathComponent("test-root.der").path
+        environment["WORKER_STATUS_HOST"] = "127.0.0.1"
+        environment["WORKER_STATUS_PORT"] = "0"
+        environment["WORKER_SESSION_TIMEOUT_SECONDS"] = "6"
+        environment["WORKER_HEARTBEAT_INTERVAL_SECONDS"] = "0.5"
+        worker.environment = environment
+        worker.standardOutput = FileHandle.nullDevice
+        worker.standardError = FileHandle.nullDevice
+        try worker.run()
+        return worker
+    }
+
+    static func produce(_ bodies: [String], mock: KafkaMockChild) async throws {
+        var logger = Logger(label: "test.replay")
+        logger.logLevel = .critical
+        let producer = try KafkaProducer(
+            configuration: KafkaProducerConfiguration(
+                cluster: KafkaClusterConfiguration(bootstrapServers: mock.bootstrapServers)
+            ),
+            logger: logger
+        )
+        try await withThrowingTaskGroup(of: Void.self) { tasks in
+            tasks.addTask { try await producer.run() }
+            let messages = bodies.map { body in
+                let headers = RawNotificationHeaders(
+                    version: 2,
+                    environment: .sandbox,
+                    app: "notes",
+                    receivedAt: Date(),
+                    requestID: UUID().uuidString,
+                    source: .ingress
+                )
+                return KafkaProducerMessage(
+                    topic: topic,
+                    key: PartitionKey.peek(body: Data(body.utf8), version: 2)?.value ?? "",
+                    value: ByteBuffer(string: body),
+                    headers: headers.fields.map { KafkaHeader(key: $0.name, string: $0.value) }
+                )
+            }
+            let reports = await producer.send(contentsOf: messages)
+            #expect(reports.allSatisfy { (try? $0.get()) != nil })
+            tasks.cancelAll()
+        }
+    }
+
+    /// Polls `sql` until it answers `expected` (60 s at most).
+    static func wait(_ server: TestPostgresServer, _ database: String, _ sql: String, _ expected: String) async throws
+        -> Bool
+    {
+        for _ in 0..<600 {
+            if (try? await server.psql(database, sql)) == expected { return true }
+            try await Task.sleep(for: .milliseconds(100))
+        }
+        return false
+    }
+
+    /// Runs `asnp` with `arguments` on a thread of its own (it may take seconds).
+    static func asnp(_ arguments: [String]) async throws -> ASNPProcess {
+        try await withCheckedThrowingContinuation { continuation in
+            Thread { continuation.resume(with: Result { try ASNPProcess.run(arguments) }) }.start()
+        }
+    }
+}
