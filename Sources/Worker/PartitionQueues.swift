@@ -12,10 +12,11 @@ struct PartitionBatch: Sendable {
     }
 }
 
-/// The messages handed out per partition and not yet stored, with each failed partition's backoff.
+/// The messages handed out per partition and not yet taken for a batch, with each failed partition's backoff.
 ///
 /// A failed partition keeps its messages (and receives no new ones: it is paused) until its backoff passes; then the
-/// same messages, plus any that arrived before the pause took effect, are tried again.
+/// same messages, plus any that arrived before the pause took effect, are tried again. A partition whose batches
+/// fall behind is paused too, so messages waiting in memory stay bounded.
 struct PartitionQueues {
     private struct Queue {
         var messages: [KafkaMessage] = []
@@ -40,11 +41,28 @@ struct PartitionQueues {
         }
     }
 
-    /// Takes the batches whose partition is not waiting out a backoff.
-    mutating func takeReady() -> [PartitionBatch] {
+    /// Takes a batch (at most ``WorkerConfiguration/maximumBatchSize`` messages, the oldest) of each partition that
+    /// is neither `busy` nor waiting out a backoff.
+    mutating func takeReady(excluding busy: Set<KafkaTopicPartition>) -> [PartitionBatch] {
         let now = ContinuousClock.now
-        let ready = queues.filter { _, queue in !queue.messages.isEmpty && (queue.retryAt.map { $0 <= now } ?? true) }
-        return take(Array(ready.keys), ignoringBackoff: true)
+        var batches: [PartitionBatch] = []
+        for (partition, queue) in queues
+        where !busy.contains(partition) && !queue.messages.isEmpty && (queue.retryAt.map { $0 <= now } ?? true) {
+            let count = min(queue.messages.count, configuration.maximumBatchSize)
+            batches.append(
+                PartitionBatch(
+                    partition: partition,
+                    messages: Array(queue.messages.prefix(count)),
+                    attempts: queue.attempts
+                )
+            )
+            if count == queue.messages.count {
+                queues[partition] = nil
+            } else {
+                queues[partition] = Queue(messages: Array(queue.messages.dropFirst(count)))
+            }
+        }
+        return batches
     }
 
     /// Takes the batches of `partitions` (waiting out a backoff or not).
@@ -73,9 +91,12 @@ struct PartitionQueues {
         }
     }
 
-    /// Pauses partitions that are waiting out a backoff, resumes those whose messages were all stored.
+    /// Pauses partitions that are waiting out a backoff or hold more than their share of messages in memory (two
+    /// polls' worth over all owned partitions), resumes the rest: memory stays bounded however many partitions a
+    /// member owns and however slow one of them is.
     mutating func applyPauses(_ consumer: KafkaConsumer) async throws(KafkaError) {
-        let waiting = Set(queues.filter { $0.value.retryAt != nil }.keys)
+        let limit = max(16, 2 * configuration.maximumBatchSize / max(1, consumer.assignment.count))
+        let waiting = Set(queues.filter { $0.value.retryAt != nil || $0.value.messages.count >= limit }.keys)
         let toPause = waiting.subtracting(paused).filter { consumer.assignment.contains($0) }
         let toResume = paused.subtracting(waiting)
         if !toPause.isEmpty { try await consumer.pause(Array(toPause)) }

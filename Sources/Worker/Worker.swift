@@ -77,15 +77,26 @@ public final class Worker: Service, Sendable {
         defer { status.withLock { $0 = Status() } }
         var partitions = PartitionQueues(configuration: configuration)
         var outbox = UnpublishedPartitions()
+        var tasks = PartitionTasks()
+        /// Failed batches go back to their queue with a backoff; unpublished partitions are marked for later.
+        func absorb(_ outcomes: [BatchOutcome]) {
+            for outcome in outcomes {
+                if !outcome.stored { partitions.requeue(outcome.batch) }
+                if !outcome.published { outbox.mark([outcome.batch.partition]) }
+            }
+        }
         do {
             while !Task.isCancelled, !Task.isShuttingDownGracefully {
                 status.withLock {
                     $0.lastTurn = .now
                     $0.assignment = consumer.assignment.sorted()
                 }
+                absorb(await tasks.takeFinished())
+                // While batches are in progress, poll briefly so a partition whose batch ended starts its next soon.
                 let events = try await consumer.poll(
                     maxMessages: configuration.maximumBatchSize,
-                    maxWait: configuration.maximumWait
+                    maxWait: tasks.isEmpty
+                        ? configuration.maximumWait : min(configuration.maximumWait, .milliseconds(10))
                 )
                 for event in events {
                     switch event {
@@ -96,6 +107,8 @@ public final class Worker: Service, Sendable {
                         // A previous owner may have stored batches whose events it did not publish.
                         outbox.mark(assigned)
                     case .partitionsRevoked(let revocation):
+                        // Their batches in progress end first (a lost partition's commit simply fails).
+                        absorb(await tasks.wait(for: revocation.partitions))
                         // Lost partitions already belong to another member: their work is abandoned uncommitted.
                         // Revoked ones are finished now, before the next poll hands them over.
                         if !revocation.isLost {
@@ -103,78 +116,76 @@ public final class Worker: Service, Sendable {
                                 partitions.take(revocation.partitions, ignoringBackoff: true),
                                 consumer
                             )
-                            outbox.mark(outcomes.unpublished)
+                            outbox.mark(outcomes.filter { !$0.published }.map(\.batch.partition))
                             await outbox.publish(revocation.partitions, with: publisher)
                         }
                         partitions.drop(revocation.partitions)
                         outbox.forget(revocation.partitions)
                     case .offsetGap(let gap):
-                        metrics.countLost(gap)
-                        logger.error(
-                            """
-                            Raw-topic messages were deleted before this group consumed them (retention); they are lost \
-                            to the pipeline: run the reconciler (history sync) over the time they cover
-                            """,
-                            metadata: [
-                                "kafka.partition": "\(gap.topicPartition)",
-                                "kafka.offsets": "\(gap.offsets.lowerBound)..<\(gap.offsets.upperBound)",
-                                "messages.lost": "\(gap.count)",
-                                "kafka.logStartOffset": "\(gap.logStartOffset.map(String.init) ?? "unknown")",
-                            ]
-                        )
+                        reportLost(gap)
                     }
                 }
-                let outcomes = await process(partitions.takeReady(), consumer)
-                for batch in outcomes.failed { partitions.requeue(batch) }
-                outbox.mark(outcomes.unpublished)
+                for batch in partitions.takeReady(excluding: tasks.busy) {
+                    tasks.start(batch) { batch in await self.process(batch, consumer) }
+                }
                 if outbox.isDue {
-                    await outbox.publish(Array(consumer.assignment), with: publisher)
+                    // Busy partitions publish after their batch anyway.
+                    await outbox.publish(consumer.assignment.subtracting(tasks.busy).sorted(), with: publisher)
                 }
                 try await partitions.applyPauses(consumer)
                 metrics.pausedPartitions.set(Double(consumer.pausedPartitions.count))
             }
-            // Graceful shutdown: one last try at what is in hand; the rest is redelivered to the next owner.
+            // Graceful shutdown: the batches in progress end, one last try at what is in hand; the rest is
+            // redelivered to the next owner.
+            absorb(await tasks.waitForAll())
             let outcomes = await process(partitions.take(partitions.partitions, ignoringBackoff: true), consumer)
-            outbox.mark(outcomes.unpublished)
+            outbox.mark(outcomes.filter { !$0.published }.map(\.batch.partition))
             await outbox.publish(Array(consumer.assignment), with: publisher)
         } catch {
+            _ = await tasks.waitForAll()
             try? await consumer.close()
             throw error
         }
         try await consumer.close()
     }
 
-    /// What became of a round of batches.
-    struct Outcomes {
-        /// Batches not stored, to retry.
-        var failed: [PartitionBatch] = []
-        /// Partitions whose outbox may hold rows not yet published.
-        var unpublished: [KafkaTopicPartition] = []
+    private func reportLost(_ gap: KafkaOffsetGap) {
+        metrics.countLost(gap)
+        logger.error(
+            """
+            Raw-topic messages were deleted before this group consumed them (retention); they are lost to the \
+            pipeline: run the reconciler (history sync) over the time they cover
+            """,
+            metadata: [
+                "kafka.partition": "\(gap.topicPartition)",
+                "kafka.offsets": "\(gap.offsets.lowerBound)..<\(gap.offsets.upperBound)",
+                "messages.lost": "\(gap.count)",
+                "kafka.logStartOffset": "\(gap.logStartOffset.map(String.init) ?? "unknown")",
+            ]
+        )
     }
 
-    /// Processes the partitions' batches at once.
-    private func process(_ batches: [PartitionBatch], _ consumer: KafkaConsumer) async -> Outcomes {
-        await withTaskGroup(of: (PartitionBatch, stored: Bool, published: Bool).self) { group in
+    /// Processes the partitions' batches at once and waits for all of them.
+    private func process(_ batches: [PartitionBatch], _ consumer: KafkaConsumer) async -> [BatchOutcome] {
+        await withTaskGroup(of: BatchOutcome.self) { group in
             for batch in batches {
-                group.addTask {
-                    guard await self.process(batch, consumer) else {
-                        // A failed write may have committed after all: its events wait in the outbox.
-                        return (batch, false, false)
-                    }
-                    return (batch, true, await self.publisher.publishPending(for: batch.partition))
-                }
+                group.addTask { await self.process(batch, consumer) }
             }
-            var outcomes = Outcomes()
-            for await (batch, stored, published) in group {
-                if !stored { outcomes.failed.append(batch) }
-                if !published { outcomes.unpublished.append(batch.partition) }
-            }
-            return outcomes
+            return await group.reduce(into: []) { $0.append($1) }
         }
     }
 
+    /// Verifies, stores and commits one partition's batch, then publishes the partition's outbox.
+    private func process(_ batch: PartitionBatch, _ consumer: KafkaConsumer) async -> BatchOutcome {
+        guard await store(batch, consumer) else {
+            // A failed write may have committed after all: its events wait in the outbox.
+            return BatchOutcome(batch: batch, stored: false, published: false)
+        }
+        return BatchOutcome(batch: batch, stored: true, published: await publisher.publishPending(for: batch.partition))
+    }
+
     /// Verifies, stores and commits one partition's batch; false when it must be tried again.
-    private func process(_ batch: PartitionBatch, _ consumer: KafkaConsumer) async -> Bool {
+    private func store(_ batch: PartitionBatch, _ consumer: KafkaConsumer) async -> Bool {
         var logger = logger
         logger[metadataKey: "kafka.partition"] = "\(batch.partition)"
         var stage = "verify"

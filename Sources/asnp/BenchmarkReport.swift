@@ -64,11 +64,16 @@ struct BenchmarkReport {
                     [
                         row.implementation, String(row.cores), String(format: "%.0f", row.perSecond),
                         String(format: "%.0f", row.perSecond / Double(row.cores)),
-                        String(format: "%.1f×", row.perSecond / reference.perSecond),
+                        Self.ratio(row.perSecond / reference.perSecond),
                     ],
                     widths: widths
                 )
             )
         }
+    }
+
+    /// Two decimals below 10× (0.46× and 0.62× differ), one above.
+    static func ratio(_ value: Double) -> String {
+        String(format: value < 10 ? "%.2f×" : "%.1f×", value)
     }
 }

@@ -6,7 +6,7 @@ import Testing
 
 @testable import KafkaClient
 
-@Suite("Producer under faults: broker down, refused requests, full queue, shutdown")
+@Suite("Producer under faults: broker not answering, refused requests, full queue, shutdown")
 struct ProducerFaultTests {
     /// Every message in `topic`, read back by a fresh consumer group.
     static func readBack(_ cluster: KafkaTestCluster, topic: String, atLeast count: Int) async throws -> [String] {
@@ -21,14 +21,18 @@ struct ProducerFaultTests {
         return events.messages.map { String(buffer: $0.value) }
     }
 
+    // Faults here hold the broker's answers (round-trip time) or answer with errors rather than take the broker down:
+    // librdkafka 2.0.2's mock aborts the process when a downed broker's port was taken before it re-binds it, which
+    // a busy test run can make happen (Docs/kafka.md).
+
     @Test(
-        "While the only broker is down, send waits; it succeeds once the broker is back, and the message is stored once"
+        "While the only broker does not answer, send waits; it succeeds once it answers, and the message is stored once"
     )
-    func brokerDownThenUp() async throws {
+    func brokerSilentThenBack() async throws {
         let cluster = try KafkaTestCluster(topics: ["raw": 1])
         try await cluster.withProducer(cluster.producerConfiguration(deliveryTimeout: .seconds(30))) { producer in
             try await producer.send(KafkaProducerMessage(topic: "raw", key: "k", value: ByteBuffer(string: "before")))
-            try cluster.mock.setBrokerDown(1)
+            try cluster.mock.setRoundTripTime(.seconds(5), broker: 1)
             let finished = Flag()
             try await withThrowingTaskGroup(of: KafkaDeliveryReport.self) { group in
                 group.addTask {
@@ -38,8 +42,8 @@ struct ProducerFaultTests {
                     )
                 }
                 try await Task.sleep(for: .seconds(2))
-                #expect(!finished.isSet, "no acknowledgement can come from a broker that is down")
-                try cluster.mock.setBrokerUp(1)
+                #expect(!finished.isSet, "no acknowledgement can come from a broker that does not answer")
+                try cluster.mock.setRoundTripTime(.zero, broker: 1)
                 let report = try #require(try await group.next())
                 #expect(report.topicPartition == KafkaTopicPartition(topic: "raw", partition: 0))
                 #expect(report.offset == 1)
@@ -49,20 +53,20 @@ struct ProducerFaultTests {
     }
 
     @Test(
-        "When the broker stays down past the delivery timeout, send fails with MESSAGE_TIMED_OUT and nothing is stored"
+        "When the broker refuses writes past the delivery timeout, send fails with MESSAGE_TIMED_OUT and nothing is stored"
     )
-    func brokerDownPastTimeout() async throws {
+    func brokerRefusingPastTimeout() async throws {
         let cluster = try KafkaTestCluster(topics: ["raw": 1])
         try await cluster.withProducer(cluster.producerConfiguration(deliveryTimeout: .seconds(2))) { producer in
             try await producer.send(KafkaProducerMessage(topic: "raw", key: "k", value: ByteBuffer(string: "stored")))
-            try cluster.mock.setBrokerDown(1)
+            // Retriable refusals (no in-sync replicas) for far longer than the delivery timeout.
+            cluster.mock.injectErrors(Array(repeating: .notEnoughReplicas, count: 500), into: .produce)
             let error = await #expect(throws: KafkaError.self) {
                 try await producer.send(KafkaProducerMessage(topic: "raw", key: "k", value: ByteBuffer(string: "lost")))
             }
             #expect(error?.code == .messageTimedOut)
             #expect(error?.isRetriable == true)
             #expect(error?.rdKafkaError == "_MSG_TIMED_OUT")
-            try cluster.mock.setBrokerUp(1)
         }
         #expect(try await Self.readBack(cluster, topic: "raw", atLeast: 1) == ["stored"])
     }
@@ -167,7 +171,7 @@ struct ProducerFaultTests {
     }
 
     @Test(
-        "If the cluster is gone at shutdown, the drain gives up after its timeout and fails, never acknowledges, what is left"
+        "If the cluster does not answer at shutdown, the drain gives up after its timeout and fails, never acknowledges, what is left"
     )
     func shutdownWithBrokerDown() async throws {
         let cluster = try KafkaTestCluster(topics: ["raw": 1])
@@ -183,7 +187,7 @@ struct ProducerFaultTests {
                 try await producer.send(
                     KafkaProducerMessage(topic: "raw", key: "k", value: ByteBuffer(string: "first"))
                 )
-                try cluster.mock.setBrokerDown(1)
+                try cluster.mock.setRoundTripTime(.seconds(10), broker: 1)
                 group.addTask {
                     await producer.send(contentsOf: [
                         KafkaProducerMessage(topic: "raw", key: "k", value: ByteBuffer(string: "stuck"))

@@ -359,6 +359,93 @@ struct WorkerPipelineTests {
         #expect(subscriptions == expected)
     }
 
+    @Test("A partition whose batch is stuck on a row lock holds up no other partition")
+    func stuckPartition() async throws {
+        let logger = Self.logger()
+        let lines = try Self.scenarioLines()
+        let mock = try KafkaMockCluster(brokers: 1, logger: logger)
+        try mock.createTopic(Self.topic, partitions: 4)
+        let server = try await TestPostgresServer.shared()
+        let database = try await server.makeDatabase()
+        try await NotificationStore.withRunning(configuration: database, logger: logger) { store in
+            _ = try await store.migrate()
+        }
+        let producer = try KafkaProducer(
+            configuration: KafkaProducerConfiguration(cluster: mock.clusterConfiguration),
+            logger: logger
+        )
+        // Each subscription's first event, then (below) the rest while one subscription's row is locked.
+        var seen = Set<String>()
+        let firsts = lines.filter { seen.insert($0.key).inserted }
+        let rest = lines.filter { line in !firsts.contains { $0.uuid == line.uuid } }
+        let stuckKey = try #require(rest.first?.key)
+        try await withThrowingTaskGroup(of: Void.self) { tasks in
+            tasks.addTask { try await producer.run() }
+            let store = NotificationStore(configuration: database, logger: logger)
+            tasks.addTask { try await store.run() }
+            let worker = Worker(
+                configuration: Self.workerConfiguration(mock),
+                verifiers: try Self.directory(),
+                store: store,
+                producer: producer,
+                logger: logger
+            )
+            tasks.addTask { try await worker.run() }
+            _ = await producer.send(contentsOf: firsts.map { Self.rawMessage($0.body) })
+            #expect(
+                try await Self.waitForRows(server, database.database, notifications: firsts.count, rejected: 0)
+                    == "\(firsts.count)/0"
+            )
+
+            // Hold the stuck subscription's row for 8 s: every batch of its partition waits for the lock.
+            tasks.addTask {
+                _ = try await server.psql(
+                    database.database,
+                    "BEGIN; SELECT 1 FROM subscriptions WHERE original_transaction_id = '\(stuckKey)' FOR UPDATE; "
+                        + "SELECT pg_sleep(8); COMMIT;"
+                )
+            }
+            try await Task.sleep(for: .milliseconds(500))
+            let start = ContinuousClock.now
+            let reports = await producer.send(contentsOf: rest.map { Self.rawMessage($0.body) })
+            let partitions = try reports.map { try $0.get().topicPartition.partition }
+            let stuckPartition = try #require(zip(rest, partitions).first { $0.0.key == stuckKey }?.1)
+            let others = Set(zip(rest, partitions).filter { $0.1 != stuckPartition }.map { $0.0.uuid.lowercased() })
+            #expect(!others.isEmpty, "the scenario's subscriptions spread over more than one partition")
+
+            // Every other partition's notifications (in batches of 7: many rounds) are stored while the lock holds.
+            var storedOthers = -1
+            while ContinuousClock.now - start < .seconds(6), storedOthers != others.count {
+                let count = try await server.psql(
+                    database.database,
+                    "SELECT count(*) FROM notifications WHERE kafka_partition <> \(stuckPartition) "
+                        + "AND notification_uuid::text IN ('\(others.joined(separator: "','"))')"
+                )
+                storedOthers = Int(count) ?? -1
+                try await Task.sleep(for: .milliseconds(100))
+            }
+            #expect(storedOthers == others.count, "other partitions went on while one was stuck")
+            #expect(ContinuousClock.now - start < .seconds(6))
+            let stuckUUIDs = rest.filter { $0.key == stuckKey }.map { $0.uuid.lowercased() }
+            let stuckStored = try await server.psql(
+                database.database,
+                "SELECT count(*) FROM notifications "
+                    + "WHERE notification_uuid::text IN ('\(stuckUUIDs.joined(separator: "','"))')"
+            )
+            #expect(stuckStored == "0", "the locked subscription's batch waits for the lock")
+
+            // Once the lock goes, the stuck partition catches up.
+            let unique = Set(lines.map(\.uuid)).count
+            #expect(
+                try await Self.waitForRows(server, database.database, notifications: unique, rejected: 0)
+                    == "\(unique)/0"
+            )
+            tasks.cancelAll()
+        }
+        let (subscriptions, expected) = try await Self.subscriptions(server, database.database)
+        #expect(subscriptions == expected)
+    }
+
     @Test("Scaling from 1 to 3 workers while consuming: partitions move, the end state is the same")
     func scaleOut() async throws {
         let logger = Self.logger()

@@ -77,6 +77,10 @@ public final class KafkaMockCluster: Sendable {
     }
 
     /// Takes a broker down: its connections close and it refuses new ones until ``setBrokerUp(_:)``.
+    ///
+    /// - Warning: librdkafka 2.0.2 re-binds the broker's port at once and aborts the process if another socket took
+    ///   it meanwhile (a connection's ephemeral port can). Prefer ``setRoundTripTime(_:broker:)`` (a broker that
+    ///   does not answer) or ``injectErrors(_:into:)`` (one that refuses) where the test allows.
     public func setBrokerDown(_ broker: Int32) throws(KafkaError) {
         let id = try known(broker)
         let result = Self.listenerLock.withLock { _ in rd_kafka_mock_broker_set_down(cluster.pointer, id) }

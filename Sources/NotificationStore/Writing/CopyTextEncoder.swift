@@ -19,15 +19,19 @@ struct CopyTextEncoder {
                 buffer.writeBytes(bytes)
                 return
             }
-            for byte in bytes {
+            // Runs without escapes are copied whole, then the escape.
+            var runStart = 0
+            for (index, byte) in bytes.enumerated() where Self.needsEscape(byte) {
+                buffer.writeBytes(UnsafeRawBufferPointer(UnsafeBufferPointer(rebasing: bytes[runStart..<index])))
                 switch byte {
                 case UInt8(ascii: "\\"): buffer.writeStaticString("\\\\")
                 case UInt8(ascii: "\t"): buffer.writeStaticString("\\t")
                 case UInt8(ascii: "\n"): buffer.writeStaticString("\\n")
-                case UInt8(ascii: "\r"): buffer.writeStaticString("\\r")
-                default: buffer.writeInteger(byte)
+                default: buffer.writeStaticString("\\r")
                 }
+                runStart = index + 1
             }
+            buffer.writeBytes(UnsafeRawBufferPointer(UnsafeBufferPointer(rebasing: bytes[runStart...])))
         }
     }
 

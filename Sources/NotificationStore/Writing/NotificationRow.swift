@@ -69,7 +69,7 @@ extension RejectedRow {
 
     /// PostgreSQL text cannot hold U+0000; such characters become U+FFFD.
     static func textColumnSafe(_ text: String) -> String {
-        guard text.utf8.contains(0) else { return text }
+        guard NotificationRow.containsNUL(text) else { return text }
         var scalars = String.UnicodeScalarView()
         scalars.append(contentsOf: text.unicodeScalars.map { $0 == "\u{0}" ? "\u{FFFD}" : $0 })
         return String(scalars)
@@ -135,7 +135,7 @@ extension NotificationRow {
             ("bundleId", bundleId), ("originalTransactionId", originalTransactionId),
             ("transactionId", transactionId), ("productId", productId), ("body", rawBody),
         ]
-        for case (let name, let value?) in texts where value.utf8.contains(0) {
+        for case (let name, let value?) in texts where Self.containsNUL(value) {
             throw UnstorableNotification(
                 reason: "the \(name) contains a NUL character, which PostgreSQL text cannot hold"
             )
@@ -147,18 +147,41 @@ extension NotificationRow {
     private static func json(_ value: some Encodable) throws(UnstorableNotification) -> String {
         let encoder = JSONEncoder()
         encoder.outputFormatting = [.withoutEscapingSlashes]
-        let text: String
+        let data: Data
         do {
-            text = String(decoding: try encoder.encode(value), as: UTF8.self)
+            data = try encoder.encode(value)
         } catch {
             throw UnstorableNotification(reason: "the decoded notification cannot be encoded as JSON: \(error)")
         }
-        guard !text.contains("\\u0000") else {
+        guard !containsEscapedNUL(data) else {
             throw UnstorableNotification(
                 reason: "the decoded notification contains a NUL character (U+0000), which jsonb cannot hold"
             )
         }
-        return text
+        return String(decoding: data, as: UTF8.self)
+    }
+
+    /// Whether the text holds U+0000 (a byte scan: these run over every stored body).
+    static func containsNUL(_ text: String) -> Bool {
+        var text = text
+        return text.withUTF8 { $0.contains(0) }
+    }
+
+    /// Whether JSON text holds the escape `\u0000`.
+    private static func containsEscapedNUL(_ json: Data) -> Bool {
+        let pattern = Array("\\u0000".utf8)
+        return json.withUnsafeBytes { bytes in
+            var index = 0
+            while index + pattern.count <= bytes.count {
+                if bytes[index] == pattern[0], bytes[index + 1] == pattern[1],
+                    bytes[(index + 2)..<(index + pattern.count)].elementsEqual(pattern[2...])
+                {
+                    return true
+                }
+                index += 1
+            }
+            return false
+        }
     }
 
     /// Years 1 to 9999: what `timestamptz` and every downstream reader can take.
