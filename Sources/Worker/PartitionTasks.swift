@@ -4,8 +4,10 @@ import Synchronization
 /// What became of one partition batch.
 struct BatchOutcome: Sendable {
     var batch: PartitionBatch
-    /// Stored and committed; false: to be retried.
+    /// Stored; false: to be retried.
     var stored: Bool
+    /// Its offset committed (only meaningful when stored).
+    var committed: Bool
     /// Its outbox rows (and any left before them) were published; false: some wait in the outbox.
     var published: Bool
 }

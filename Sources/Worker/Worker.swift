@@ -78,10 +78,16 @@ public final class Worker: Service, Sendable {
         var partitions = PartitionQueues(configuration: configuration)
         var outbox = UnpublishedPartitions()
         var tasks = PartitionTasks()
-        /// Failed batches go back to their queue with a backoff; unpublished partitions are marked for later.
+        var uncommitted = UncommittedOffsets()
+        /// Failed batches go back to their queue with a backoff; failed commits and unpublished partitions are
+        /// retried later.
         func absorb(_ outcomes: [BatchOutcome]) {
             for outcome in outcomes {
-                if !outcome.stored { partitions.requeue(outcome.batch) }
+                if outcome.stored {
+                    uncommitted.record(outcome.batch.nextOffset, committed: outcome.committed)
+                } else {
+                    partitions.requeue(outcome.batch)
+                }
                 if !outcome.published { outbox.mark([outcome.batch.partition]) }
             }
         }
@@ -112,15 +118,18 @@ public final class Worker: Service, Sendable {
                         // Lost partitions already belong to another member: their work is abandoned uncommitted.
                         // Revoked ones are finished now, before the next poll hands them over.
                         if !revocation.isLost {
-                            let outcomes = await process(
-                                partitions.take(revocation.partitions, ignoringBackoff: true),
-                                consumer
+                            absorb(
+                                await process(
+                                    partitions.take(revocation.partitions, ignoringBackoff: true),
+                                    consumer
+                                )
                             )
-                            outbox.mark(outcomes.filter { !$0.published }.map(\.batch.partition))
+                            await uncommitted.commit(Set(revocation.partitions), with: consumer, force: true)
                             await outbox.publish(revocation.partitions, with: publisher)
                         }
                         partitions.drop(revocation.partitions)
                         outbox.forget(revocation.partitions)
+                        uncommitted.forget(revocation.partitions)
                     case .offsetGap(let gap):
                         reportLost(gap)
                     }
@@ -128,6 +137,7 @@ public final class Worker: Service, Sendable {
                 for batch in partitions.takeReady(excluding: tasks.busy) {
                     tasks.start(batch) { batch in await self.process(batch, consumer) }
                 }
+                await uncommitted.commit(consumer.assignment.subtracting(tasks.busy), with: consumer)
                 if outbox.isDue {
                     // Busy partitions publish after their batch anyway.
                     await outbox.publish(consumer.assignment.subtracting(tasks.busy).sorted(), with: publisher)
@@ -138,8 +148,8 @@ public final class Worker: Service, Sendable {
             // Graceful shutdown: the batches in progress end, one last try at what is in hand; the rest is
             // redelivered to the next owner.
             absorb(await tasks.waitForAll())
-            let outcomes = await process(partitions.take(partitions.partitions, ignoringBackoff: true), consumer)
-            outbox.mark(outcomes.filter { !$0.published }.map(\.batch.partition))
+            absorb(await process(partitions.take(partitions.partitions, ignoringBackoff: true), consumer))
+            await uncommitted.commit(with: consumer, force: true)
             await outbox.publish(Array(consumer.assignment), with: publisher)
         } catch {
             _ = await tasks.waitForAll()
@@ -177,15 +187,21 @@ public final class Worker: Service, Sendable {
 
     /// Verifies, stores and commits one partition's batch, then publishes the partition's outbox.
     private func process(_ batch: PartitionBatch, _ consumer: KafkaConsumer) async -> BatchOutcome {
-        guard await store(batch, consumer) else {
+        guard let committed = await store(batch, consumer) else {
             // A failed write may have committed after all: its events wait in the outbox.
-            return BatchOutcome(batch: batch, stored: false, published: false)
+            return BatchOutcome(batch: batch, stored: false, committed: false, published: false)
         }
-        return BatchOutcome(batch: batch, stored: true, published: await publisher.publishPending(for: batch.partition))
+        return BatchOutcome(
+            batch: batch,
+            stored: true,
+            committed: committed,
+            published: await publisher.publishPending(for: batch.partition)
+        )
     }
 
-    /// Verifies, stores and commits one partition's batch; false when it must be tried again.
-    private func store(_ batch: PartitionBatch, _ consumer: KafkaConsumer) async -> Bool {
+    /// Verifies, stores and commits one partition's batch: nil when it must be tried again, else whether its offset
+    /// was committed.
+    private func store(_ batch: PartitionBatch, _ consumer: KafkaConsumer) async -> Bool? {
         var logger = logger
         logger[metadataKey: "kafka.partition"] = "\(batch.partition)"
         var stage = "verify"
@@ -213,19 +229,20 @@ public final class Worker: Service, Sendable {
                 "Batch not stored; pausing the partition and trying the same batch again",
                 metadata: ["error": "\(error)", "batch.attempt": "\(batch.attempts + 1)"]
             )
-            return false
+            return nil
         }
         do {
             try await consumer.commit([batch.nextOffset])
+            return true
         } catch {
-            // Stored but not committed: the messages come again (to this member or the next owner) and are
-            // recognised as duplicates. Never a reason to store them twice or to retry here.
+            // Stored but not committed: the run loop commits the offset again; should the partition move first,
+            // its next owner gets the batch again and finds duplicates. Never a reason to store it twice.
             logger.notice(
-                "Offsets not committed; the stored batch will be redelivered",
-                metadata: ["error": "\(error)"]
+                "Offset not committed; committing it again shortly",
+                metadata: ["error": "\(error)", "kafka.offset": "\(batch.nextOffset)"]
             )
+            return false
         }
-        return true
     }
 
     private func countStored(_ batch: NotificationBatch, _ result: BatchWriteResult) {

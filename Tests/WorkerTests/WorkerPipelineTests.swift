@@ -7,6 +7,7 @@ import Logging
 import NIOCore
 import NotificationStore
 import PipelineContract
+import Prometheus
 import StoreTestSupport
 import SwiftASN1
 import Testing
@@ -303,7 +304,9 @@ struct WorkerPipelineTests {
         #expect(rejected.split(separator: ",").allSatisfy { acceptable.contains(String($0)) || $0 == "MALFORMED_BODY" })
     }
 
-    @Test("PostgreSQL stopped mid-run: the worker waits, retries the same batches, and ends where a clean run ends")
+    @Test(
+        "PostgreSQL stopped for 20 s mid-run: the worker waits, retries the same batches, ends where a clean run ends"
+    )
     func databaseOutage() async throws {
         let logger = Self.logger()
         let lines = try Self.scenarioLines()
@@ -343,9 +346,16 @@ struct WorkerPipelineTests {
                 try await Self.waitForRows(server, database.database, notifications: first, rejected: 0) == "\(first)/0"
             )
 
+            // 20 s without PostgreSQL: batches fail, their partitions pause and back off, nothing is committed.
             try await server.stop()
             _ = await producer.send(contentsOf: lines.suffix(from: half).map { Self.rawMessage($0.body) })
-            try await Task.sleep(for: .seconds(3))  // batches fail and back off meanwhile
+            try await Task.sleep(for: .seconds(20))
+            var scraped: [UInt8] = []
+            worker.metrics.registry.emit(into: &scraped)
+            let failures = String(decoding: scraped, as: UTF8.self).split(separator: "\n").filter {
+                $0.hasPrefix("asnp_worker_failed_batches_total{") && $0.contains("stage=\"store\"")
+            }
+            #expect(!failures.isEmpty, "the outage failed batches, which the metrics count")
             try await server.restart()
 
             let unique = Set(lines.map(\.uuid)).count
@@ -357,6 +367,59 @@ struct WorkerPipelineTests {
         }
         let (subscriptions, expected) = try await Self.subscriptions(server, database.database)
         #expect(subscriptions == expected)
+    }
+
+    @Test("Offset commits refused for a while: the stored batches' offsets are committed again, the lag ends at 0")
+    func commitsRetried() async throws {
+        let logger = Self.logger()
+        let lines = try Self.scenarioLines()
+        let mock = try KafkaMockCluster(brokers: 1, logger: logger)
+        try mock.createTopic(Self.topic, partitions: 2)
+        let server = try await TestPostgresServer.shared()
+        let database = try await server.makeDatabase()
+        try await NotificationStore.withRunning(configuration: database, logger: logger) { store in
+            _ = try await store.migrate()
+        }
+        let producer = try KafkaProducer(
+            configuration: KafkaProducerConfiguration(cluster: mock.clusterConfiguration),
+            logger: logger
+        )
+        try await withThrowingTaskGroup(of: Void.self) { tasks in
+            tasks.addTask { try await producer.run() }
+            let store = NotificationStore(configuration: database, logger: logger)
+            tasks.addTask { try await store.run() }
+            let worker = Worker(
+                configuration: Self.workerConfiguration(mock),
+                verifiers: try Self.directory(),
+                store: store,
+                producer: producer,
+                logger: logger
+            )
+            tasks.addTask { try await worker.run() }
+            _ = await producer.send(contentsOf: lines.prefix(2).map { Self.rawMessage($0.body) })
+            let first = Set(lines.prefix(2).map(\.uuid)).count
+            #expect(
+                try await Self.waitForRows(server, database.database, notifications: first, rejected: 0) == "\(first)/0"
+            )
+
+            // The coordinator refuses the next 20 commits: more than the batches make, so every batch's commit fails
+            // and only committing again can end the lag. Nothing else arrives.
+            mock.injectErrors(Array(repeating: .notCoordinator, count: 20), into: .offsetCommit)
+            _ = await producer.send(contentsOf: lines.dropFirst(2).map { Self.rawMessage($0.body) })
+            let unique = Set(lines.map(\.uuid)).count
+            #expect(
+                try await Self.waitForRows(server, database.database, notifications: unique, rejected: 0)
+                    == "\(unique)/0"
+            )
+            let admin = try KafkaAdminClient(cluster: mock.clusterConfiguration, logger: logger)
+            var lag: Int64 = -1
+            for _ in 0..<300 where lag != 0 {
+                lag = try await admin.consumerLag(group: Self.group, topic: Self.topic).map(\.lag).reduce(0, +)
+                try await Task.sleep(for: .milliseconds(100))
+            }
+            #expect(lag == 0, "refused commits are made again")
+            tasks.cancelAll()
+        }
     }
 
     @Test("A partition whose batch is stuck on a row lock holds up no other partition")
