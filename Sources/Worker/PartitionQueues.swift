@@ -22,6 +22,8 @@ struct PartitionQueues {
         var messages: [KafkaMessage] = []
         var attempts = 0
         var retryAt: ContinuousClock.Instant?
+        /// When the oldest message in the queue arrived.
+        var since = ContinuousClock.now
     }
 
     private let configuration: WorkerConfiguration
@@ -35,19 +37,28 @@ struct PartitionQueues {
     /// The partitions with messages in hand.
     var partitions: [KafkaTopicPartition] { Array(queues.keys) }
 
+    /// Keeps `messages` until their partition's next batch. They are detached from their poll's shared buffer:
+    /// partitions move at different speeds, and a few messages of many polls would otherwise keep every one of those
+    /// polls' bytes in memory.
     mutating func append(_ messages: [KafkaMessage]) {
         for message in messages {
-            queues[message.topicPartition, default: Queue()].messages.append(message)
+            queues[message.topicPartition, default: Queue()].messages.append(message.detached())
         }
     }
 
     /// Takes a batch (at most ``WorkerConfiguration/maximumBatchSize`` messages, the oldest) of each partition that
-    /// is neither `busy` nor waiting out a backoff.
+    /// is neither `busy` nor waiting out a backoff, as long as fewer than
+    /// ``WorkerConfiguration/maximumConcurrentBatches`` are in progress; the partitions that waited longest first.
     mutating func takeReady(excluding busy: Set<KafkaTopicPartition>) -> [PartitionBatch] {
         let now = ContinuousClock.now
         var batches: [PartitionBatch] = []
-        for (partition, queue) in queues
-        where !busy.contains(partition) && !queue.messages.isEmpty && (queue.retryAt.map { $0 <= now } ?? true) {
+        let free = configuration.maximumConcurrentBatches - busy.count
+        let ready = queues.filter { partition, queue in
+            !busy.contains(partition) && !queue.messages.isEmpty && (queue.retryAt.map { $0 <= now } ?? true)
+        }
+        // Oldest first message first, so no partition waits behind the others for long.
+        let chosen = ready.sorted { ($0.value.since, $0.key) < ($1.value.since, $1.key) }.prefix(max(0, free))
+        for (partition, queue) in chosen {
             let count = min(queue.messages.count, configuration.maximumBatchSize)
             batches.append(
                 PartitionBatch(
@@ -59,7 +70,7 @@ struct PartitionQueues {
             if count == queue.messages.count {
                 queues[partition] = nil
             } else {
-                queues[partition] = Queue(messages: Array(queue.messages.dropFirst(count)))
+                queues[partition] = Queue(messages: Array(queue.messages.dropFirst(count)), since: now)
             }
         }
         return batches

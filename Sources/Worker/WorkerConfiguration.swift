@@ -9,6 +9,9 @@ public struct WorkerConfiguration: Sendable {
     public var maximumBatchSize = 1_000
     /// How long a poll waits for the first message. Default 200 ms.
     public var maximumWait: Duration = .milliseconds(200)
+    /// Partition batches in progress at once (each verifies, then holds a database connection to store). Default 8,
+    /// the store's default pool size; more only waits for connections while holding its messages in memory.
+    public var maximumConcurrentBatches = 8
     /// Bodies verified at once (verification is pure CPU). Default: the number of cores.
     public var verificationParallelism = ProcessInfo.processInfo.activeProcessorCount
     /// The first pause after a failed batch; doubled per failure up to ``maximumBackoff``, with jitter. Default 250 ms.

@@ -135,6 +135,8 @@ struct WorkerRun {
         environment["KAFKA_BOOTSTRAP_SERVERS"] = bootstrapServers
         environment["APPS_NAMES"] = "bench"
         environment["APPS_BENCH_BUNDLE_ID"] = VerifyWorkload.bundleId
+        // The workload is Sandbox; an Apple id only keeps the worker from warning that Production is unverifiable.
+        environment["APPS_BENCH_APP_APPLE_ID"] = "1234567890"
         environment["DATABASE_URL"] = databaseURL
         environment["WORKER_ROOT_CERTIFICATES"] = rootFile.path
         environment["WORKER_GROUP_ID"] = Self.group

@@ -148,7 +148,6 @@ struct WorkerPipelineTests {
         "Shuffled scenario with duplicates and hostile bodies, two workers: the expected tables and output topics"
     )
     func scenario() async throws {
-        let logger = Self.logger()
         let lines = try Self.scenarioLines()
         let hostile = Fixtures.v2Cases.filter { $0.expectedStatus != "OK" }
         // Subscriptions interleaved at random; half of them keep their own events in signedDate order, the others
@@ -166,38 +165,16 @@ struct WorkerPipelineTests {
         input += lines.prefix(10)
         let bodies = input.map(\.body)
 
-        let mock = try KafkaMockCluster(brokers: 1, logger: logger)
-        try mock.createTopic(Self.topic, partitions: 6)
-        let outputs = OutputTopics()
-        for topic in [outputs.decoded, outputs.subscriptionState, outputs.deadLetter] {
-            try mock.createTopic(topic, partitions: 3)
-        }
-        let server = try await TestPostgresServer.shared()
-        let database = try await server.makeDatabase()
-        try await NotificationStore.withRunning(configuration: database, logger: logger) { store in
-            _ = try await store.migrate()
-        }
-
-        let producer = try KafkaProducer(
-            configuration: KafkaProducerConfiguration(cluster: mock.clusterConfiguration),
-            logger: logger
-        )
-        let directory = try Self.directory()
-        try await withThrowingTaskGroup(of: Void.self) { tasks in
-            tasks.addTask { try await producer.run() }
-            let store = NotificationStore(configuration: database, logger: logger)
-            tasks.addTask { try await store.run() }
-            let configuration = Self.workerConfiguration(mock)
-            let workers = (0..<2).map { _ in
-                Worker(
-                    configuration: configuration,
-                    verifiers: directory,
-                    store: store,
-                    producer: producer,
-                    logger: logger
-                )
-            }
-            for worker in workers { tasks.addTask { try await worker.run() } }
+        var finalServer: TestPostgresServer?
+        var finalDatabase = ""
+        try await WorkerTestRig.run(partitions: 6, outputPartitions: 3) { rig, startWorker in
+            let (mock, server, database, producer, logger) = (
+                rig.mock, rig.server, rig.database, rig.producer, rig.logger
+            )
+            finalServer = server
+            finalDatabase = database.database
+            _ = try startWorker()
+            _ = try startWorker()
 
             let reports = await producer.send(
                 contentsOf: bodies.map { Self.rawMessage($0) } + hostile.map { Self.rawMessage($0.body) }
@@ -290,13 +267,13 @@ struct WorkerPipelineTests {
             for (key, type) in final {
                 #expect(lastState[key]?.contains("\"last_notification_type\": \"\(type)\"") == true, "\(key)")
             }
-            tasks.cancelAll()
         }
 
-        let (subscriptions, expected) = try await Self.subscriptions(server, database.database)
+        let server = try #require(finalServer)
+        let (subscriptions, expected) = try await Self.subscriptions(server, finalDatabase)
         #expect(subscriptions == expected)
         let rejected = try await server.psql(
-            database.database,
+            finalDatabase,
             "SELECT string_agg(status, ',' ORDER BY status) FROM rejected_notifications"
         )
         let acceptable = hostile.map(\.expectedStatus)
@@ -308,47 +285,28 @@ struct WorkerPipelineTests {
         "PostgreSQL stopped for 20 s mid-run: the worker waits, retries the same batches, ends where a clean run ends"
     )
     func databaseOutage() async throws {
-        let logger = Self.logger()
         let lines = try Self.scenarioLines()
-        let mock = try KafkaMockCluster(brokers: 1, logger: logger)
-        try mock.createTopic(Self.topic, partitions: 4)
         let server = try await TestPostgresServer.start()
         defer { Task { try? await server.stop() } }
-        let migrating = try await server.makeDatabase()
-        // Migrate with the default timeout: a loaded machine may need more than the outage settings allow.
-        try await NotificationStore.withRunning(configuration: migrating, logger: logger) { store in
-            _ = try await store.migrate()
-        }
-        var database = migrating
-        database.operationTimeout = .seconds(2)
-        database.connectTimeout = .seconds(1)
-        let producer = try KafkaProducer(
-            configuration: KafkaProducerConfiguration(cluster: mock.clusterConfiguration),
-            logger: logger
-        )
-        let directory = try Self.directory()
         let half = lines.count / 2
-        try await withThrowingTaskGroup(of: Void.self) { tasks in
-            tasks.addTask { try await producer.run() }
-            let store = NotificationStore(configuration: database, logger: logger)
-            tasks.addTask { try await store.run() }
-            let worker = Worker(
-                configuration: Self.workerConfiguration(mock),
-                verifiers: directory,
-                store: store,
-                producer: producer,
-                logger: logger
-            )
-            tasks.addTask { try await worker.run() }
-            _ = await producer.send(contentsOf: lines.prefix(half).map { Self.rawMessage($0.body) })
+        var database = ""
+        try await WorkerTestRig.run(
+            partitions: 4,
+            server: server,
+            configure: {
+                $0.operationTimeout = .seconds(2)
+                $0.connectTimeout = .seconds(1)
+            }
+        ) { rig, startWorker in
+            database = rig.database.database
+            let worker = try startWorker()
+            _ = await rig.producer.send(contentsOf: lines.prefix(half).map { Self.rawMessage($0.body) })
             let first = Set(lines.prefix(half).map(\.uuid)).count
-            #expect(
-                try await Self.waitForRows(server, database.database, notifications: first, rejected: 0) == "\(first)/0"
-            )
+            #expect(try await rig.waitForRows(notifications: first, rejected: 0) == "\(first)/0")
 
             // 20 s without PostgreSQL: batches fail, their partitions pause and back off, nothing is committed.
             try await server.stop()
-            _ = await producer.send(contentsOf: lines.suffix(from: half).map { Self.rawMessage($0.body) })
+            _ = await rig.producer.send(contentsOf: lines.suffix(from: half).map { Self.rawMessage($0.body) })
             try await Task.sleep(for: .seconds(20))
             var scraped: [UInt8] = []
             worker.metrics.registry.emit(into: &scraped)
@@ -359,118 +317,65 @@ struct WorkerPipelineTests {
             try await server.restart()
 
             let unique = Set(lines.map(\.uuid)).count
-            #expect(
-                try await Self.waitForRows(server, database.database, notifications: unique, rejected: 0)
-                    == "\(unique)/0"
-            )
-            tasks.cancelAll()
+            #expect(try await rig.waitForRows(notifications: unique, rejected: 0) == "\(unique)/0")
         }
-        let (subscriptions, expected) = try await Self.subscriptions(server, database.database)
+        let (subscriptions, expected) = try await Self.subscriptions(server, database)
         #expect(subscriptions == expected)
     }
 
     @Test("Offset commits refused for a while: the stored batches' offsets are committed again, the lag ends at 0")
     func commitsRetried() async throws {
-        let logger = Self.logger()
         let lines = try Self.scenarioLines()
-        let mock = try KafkaMockCluster(brokers: 1, logger: logger)
-        try mock.createTopic(Self.topic, partitions: 2)
-        let server = try await TestPostgresServer.shared()
-        let database = try await server.makeDatabase()
-        try await NotificationStore.withRunning(configuration: database, logger: logger) { store in
-            _ = try await store.migrate()
-        }
-        let producer = try KafkaProducer(
-            configuration: KafkaProducerConfiguration(cluster: mock.clusterConfiguration),
-            logger: logger
-        )
-        try await withThrowingTaskGroup(of: Void.self) { tasks in
-            tasks.addTask { try await producer.run() }
-            let store = NotificationStore(configuration: database, logger: logger)
-            tasks.addTask { try await store.run() }
-            let worker = Worker(
-                configuration: Self.workerConfiguration(mock),
-                verifiers: try Self.directory(),
-                store: store,
-                producer: producer,
-                logger: logger
-            )
-            tasks.addTask { try await worker.run() }
-            _ = await producer.send(contentsOf: lines.prefix(2).map { Self.rawMessage($0.body) })
+        try await WorkerTestRig.run(partitions: 2) { rig, startWorker in
+            _ = try startWorker()
+            _ = await rig.producer.send(contentsOf: lines.prefix(2).map { Self.rawMessage($0.body) })
             let first = Set(lines.prefix(2).map(\.uuid)).count
-            #expect(
-                try await Self.waitForRows(server, database.database, notifications: first, rejected: 0) == "\(first)/0"
-            )
+            #expect(try await rig.waitForRows(notifications: first, rejected: 0) == "\(first)/0")
 
             // The coordinator refuses the next 20 commits: more than the batches make, so every batch's commit fails
             // and only committing again can end the lag. Nothing else arrives.
-            mock.injectErrors(Array(repeating: .notCoordinator, count: 20), into: .offsetCommit)
-            _ = await producer.send(contentsOf: lines.dropFirst(2).map { Self.rawMessage($0.body) })
+            rig.mock.injectErrors(Array(repeating: .notCoordinator, count: 20), into: .offsetCommit)
+            _ = await rig.producer.send(contentsOf: lines.dropFirst(2).map { Self.rawMessage($0.body) })
             let unique = Set(lines.map(\.uuid)).count
-            #expect(
-                try await Self.waitForRows(server, database.database, notifications: unique, rejected: 0)
-                    == "\(unique)/0"
-            )
-            let admin = try KafkaAdminClient(cluster: mock.clusterConfiguration, logger: logger)
+            #expect(try await rig.waitForRows(notifications: unique, rejected: 0) == "\(unique)/0")
+            let admin = try KafkaAdminClient(cluster: rig.mock.clusterConfiguration, logger: rig.logger)
             var lag: Int64 = -1
             for _ in 0..<300 where lag != 0 {
                 lag = try await admin.consumerLag(group: Self.group, topic: Self.topic).map(\.lag).reduce(0, +)
                 try await Task.sleep(for: .milliseconds(100))
             }
             #expect(lag == 0, "refused commits are made again")
-            tasks.cancelAll()
         }
     }
 
     @Test("A partition whose batch is stuck on a row lock holds up no other partition")
     func stuckPartition() async throws {
-        let logger = Self.logger()
         let lines = try Self.scenarioLines()
-        let mock = try KafkaMockCluster(brokers: 1, logger: logger)
-        try mock.createTopic(Self.topic, partitions: 4)
-        let server = try await TestPostgresServer.shared()
-        let database = try await server.makeDatabase()
-        try await NotificationStore.withRunning(configuration: database, logger: logger) { store in
-            _ = try await store.migrate()
-        }
-        let producer = try KafkaProducer(
-            configuration: KafkaProducerConfiguration(cluster: mock.clusterConfiguration),
-            logger: logger
-        )
         // Each subscription's first event, then (below) the rest while one subscription's row is locked.
         var seen = Set<String>()
         let firsts = lines.filter { seen.insert($0.key).inserted }
         let rest = lines.filter { line in !firsts.contains { $0.uuid == line.uuid } }
         let stuckKey = try #require(rest.first?.key)
-        try await withThrowingTaskGroup(of: Void.self) { tasks in
-            tasks.addTask { try await producer.run() }
-            let store = NotificationStore(configuration: database, logger: logger)
-            tasks.addTask { try await store.run() }
-            let worker = Worker(
-                configuration: Self.workerConfiguration(mock),
-                verifiers: try Self.directory(),
-                store: store,
-                producer: producer,
-                logger: logger
-            )
-            tasks.addTask { try await worker.run() }
-            _ = await producer.send(contentsOf: firsts.map { Self.rawMessage($0.body) })
-            #expect(
-                try await Self.waitForRows(server, database.database, notifications: firsts.count, rejected: 0)
-                    == "\(firsts.count)/0"
-            )
+        var database = ""
+        var server: TestPostgresServer?
+        try await WorkerTestRig.run(partitions: 4) { rig, startWorker in
+            database = rig.database.database
+            server = rig.server
+            _ = try startWorker()
+            _ = await rig.producer.send(contentsOf: firsts.map { Self.rawMessage($0.body) })
+            #expect(try await rig.waitForRows(notifications: firsts.count, rejected: 0) == "\(firsts.count)/0")
 
             // Hold the stuck subscription's row for 8 s: every batch of its partition waits for the lock.
-            tasks.addTask {
-                _ = try await server.psql(
-                    database.database,
+            let lock = Task { [database] in
+                try await rig.server.psql(
+                    database,
                     "BEGIN; SELECT 1 FROM subscriptions WHERE original_transaction_id = '\(stuckKey)' FOR UPDATE; "
                         + "SELECT pg_sleep(8); COMMIT;"
                 )
             }
             try await Task.sleep(for: .milliseconds(500))
             let start = ContinuousClock.now
-            let reports = await producer.send(contentsOf: rest.map { Self.rawMessage($0.body) })
+            let reports = await rig.producer.send(contentsOf: rest.map { Self.rawMessage($0.body) })
             let partitions = try reports.map { try $0.get().topicPartition.partition }
             let stuckPartition = try #require(zip(rest, partitions).first { $0.0.key == stuckKey }?.1)
             let others = Set(zip(rest, partitions).filter { $0.1 != stuckPartition }.map { $0.0.uuid.lowercased() })
@@ -479,8 +384,8 @@ struct WorkerPipelineTests {
             // Every other partition's notifications (in batches of 7: many rounds) are stored while the lock holds.
             var storedOthers = -1
             while ContinuousClock.now - start < .seconds(6), storedOthers != others.count {
-                let count = try await server.psql(
-                    database.database,
+                let count = try await rig.server.psql(
+                    database,
                     "SELECT count(*) FROM notifications WHERE kafka_partition <> \(stuckPartition) "
                         + "AND notification_uuid::text IN ('\(others.joined(separator: "','"))')"
                 )
@@ -490,69 +395,42 @@ struct WorkerPipelineTests {
             #expect(storedOthers == others.count, "other partitions went on while one was stuck")
             #expect(ContinuousClock.now - start < .seconds(6))
             let stuckUUIDs = rest.filter { $0.key == stuckKey }.map { $0.uuid.lowercased() }
-            let stuckStored = try await server.psql(
-                database.database,
+            let stuckStored = try await rig.server.psql(
+                database,
                 "SELECT count(*) FROM notifications "
                     + "WHERE notification_uuid::text IN ('\(stuckUUIDs.joined(separator: "','"))')"
             )
             #expect(stuckStored == "0", "the locked subscription's batch waits for the lock")
 
             // Once the lock goes, the stuck partition catches up.
+            _ = try await lock.value
             let unique = Set(lines.map(\.uuid)).count
-            #expect(
-                try await Self.waitForRows(server, database.database, notifications: unique, rejected: 0)
-                    == "\(unique)/0"
-            )
-            tasks.cancelAll()
+            #expect(try await rig.waitForRows(notifications: unique, rejected: 0) == "\(unique)/0")
         }
-        let (subscriptions, expected) = try await Self.subscriptions(server, database.database)
+        let (subscriptions, expected) = try await Self.subscriptions(try #require(server), database)
         #expect(subscriptions == expected)
     }
 
     @Test("Scaling from 1 to 3 workers while consuming: partitions move, the end state is the same")
     func scaleOut() async throws {
-        let logger = Self.logger()
         let lines = try Self.scenarioLines()
-        let mock = try KafkaMockCluster(brokers: 1, logger: logger)
-        try mock.createTopic(Self.topic, partitions: 6)
-        let server = try await TestPostgresServer.shared()
-        let database = try await server.makeDatabase()
-        try await NotificationStore.withRunning(configuration: database, logger: logger) { store in
-            _ = try await store.migrate()
-        }
-        let producer = try KafkaProducer(
-            configuration: KafkaProducerConfiguration(cluster: mock.clusterConfiguration),
-            logger: logger
-        )
-        let directory = try Self.directory()
         let shuffled = lines.shuffled()
         let third = shuffled.count / 3
-        try await withThrowingTaskGroup(of: Void.self) { tasks in
-            tasks.addTask { try await producer.run() }
-            let store = NotificationStore(configuration: database, logger: logger)
-            tasks.addTask { try await store.run() }
-            func startWorker() {
-                let worker = Worker(
-                    configuration: Self.workerConfiguration(mock),
-                    verifiers: directory,
-                    store: store,
-                    producer: producer,
-                    logger: logger
-                )
-                tasks.addTask { try await worker.run() }
-            }
-            startWorker()
-            _ = await producer.send(contentsOf: shuffled.prefix(third).map { Self.rawMessage($0.body) })
-            startWorker()
-            startWorker()
-            _ = await producer.send(contentsOf: shuffled.dropFirst(third).map { Self.rawMessage($0.body) })
+        var database = ""
+        var server: TestPostgresServer?
+        try await WorkerTestRig.run(partitions: 6) { rig, startWorker in
+            database = rig.database.database
+            server = rig.server
+            _ = try startWorker()
+            _ = await rig.producer.send(contentsOf: shuffled.prefix(third).map { Self.rawMessage($0.body) })
+            _ = try startWorker()
+            _ = try startWorker()
+            _ = await rig.producer.send(contentsOf: shuffled.dropFirst(third).map { Self.rawMessage($0.body) })
 
             let unique = Set(lines.map(\.uuid)).count
-            let stored = try await Self.waitForRows(server, database.database, notifications: unique, rejected: 0)
-            #expect(stored == "\(unique)/0")
-            tasks.cancelAll()
+            #expect(try await rig.waitForRows(notifications: unique, rejected: 0) == "\(unique)/0")
         }
-        let (subscriptions, expected) = try await Self.subscriptions(server, database.database)
+        let (subscriptions, expected) = try await Self.subscriptions(try #require(server), database)
         #expect(subscriptions == expected)
     }
 }

@@ -124,25 +124,7 @@ struct ReplayCommandTests {
     }
 
     static func startWorker(mock: KafkaMockChild, databaseURL: String, apps: String) throws -> Process {
-        let worker = Process()
-        worker.executableURL = ASNPProcess.executable
-        worker.arguments = ["worker", "--migrate", "--log-level", "error"]
-        var environment = ProcessInfo.processInfo.environment
-        environment["KAFKA_BOOTSTRAP_SERVERS"] = mock.bootstrapServers
-        environment["APPS_NAMES"] = apps
-        environment["APPS_\(apps.uppercased())_BUNDLE_ID"] = Fixtures.bundleId
-        environment["APPS_\(apps.uppercased())_APP_APPLE_ID"] = String(Fixtures.appAppleId)
-        environment["DATABASE_URL"] = databaseURL
-        environment["WORKER_ROOT_CERTIFICATES"] = Fixtures.directory.appendingPathComponent("test-root.der").path
-        environment["WORKER_STATUS_HOST"] = "127.0.0.1"
-        environment["WORKER_STATUS_PORT"] = "0"
-        environment["WORKER_SESSION_TIMEOUT_SECONDS"] = "6"
-        environment["WORKER_HEARTBEAT_INTERVAL_SECONDS"] = "0.5"
-        worker.environment = environment
-        worker.standardOutput = FileHandle.nullDevice
-        worker.standardError = FileHandle.nullDevice
-        try worker.run()
-        return worker
+        try WorkerProcess.start(bootstrapServers: mock.bootstrapServers, databaseURL: databaseURL, app: apps)
     }
 
     static func produce(_ bodies: [String], mock: KafkaMockChild) async throws {

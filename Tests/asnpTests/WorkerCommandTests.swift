@@ -34,24 +34,13 @@ struct WorkerCommandTests {
         let server = try await TestPostgresServer.shared()
         let database = try await server.makeDatabase()
 
-        let worker = Process()
-        worker.executableURL = ASNPProcess.executable
-        worker.arguments = ["worker", "--migrate", "--log-level", "warning"]
-        var environment = ProcessInfo.processInfo.environment
-        environment["KAFKA_BOOTSTRAP_SERVERS"] = mock.bootstrapServers
-        environment["APPS_NAMES"] = "notes"
-        environment["APPS_NOTES_BUNDLE_ID"] = Fixtures.bundleId
-        environment["APPS_NOTES_APP_APPLE_ID"] = String(Fixtures.appAppleId)
-        environment["DATABASE_URL"] =
-            "postgres://postgres@127.0.0.1:\(server.port)/\(database.database)?sslmode=disable"
-        environment["WORKER_ROOT_CERTIFICATES"] = Fixtures.directory.appendingPathComponent("test-root.der").path
         let statusPort = try LoopbackPort.free()
-        environment["WORKER_STATUS_HOST"] = "127.0.0.1"
-        environment["WORKER_STATUS_PORT"] = String(statusPort)
-        worker.environment = environment
-        worker.standardOutput = FileHandle.nullDevice
-        worker.standardError = FileHandle.nullDevice
-        try worker.run()
+        let worker = try WorkerProcess.start(
+            bootstrapServers: mock.bootstrapServers,
+            databaseURL: "postgres://postgres@127.0.0.1:\(server.port)/\(database.database)?sslmode=disable",
+            statusPort: statusPort,
+            arguments: ["--migrate", "--log-level", "warning"]
+        )
         defer { if worker.isRunning { worker.terminate() } }
 
         let lines = try String(contentsOf: Fixtures.directory.appendingPathComponent("scenario.jsonl"), encoding: .utf8)

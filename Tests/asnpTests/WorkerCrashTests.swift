@@ -54,27 +54,16 @@ struct WorkerCrashTests {
         }
 
         func startWorker() throws -> Process {
-            let worker = Process()
-            worker.executableURL = ASNPProcess.executable
-            worker.arguments = ["worker", "--log-level", "critical"]
-            var environment = ProcessInfo.processInfo.environment
-            environment["KAFKA_BOOTSTRAP_SERVERS"] = mock.bootstrapServers
-            environment["APPS_NAMES"] = "bench"
-            environment["APPS_BENCH_BUNDLE_ID"] = VerifyWorkload.bundleId
-            environment["DATABASE_URL"] =
-                "postgres://postgres@127.0.0.1:\(server.port)/\(database.database)?sslmode=disable"
-            environment["WORKER_ROOT_CERTIFICATES"] = rootFile.path
-            environment["WORKER_BATCH_SIZE"] = "25"
-            environment["WORKER_STATUS_HOST"] = "127.0.0.1"
-            environment["WORKER_STATUS_PORT"] = "0"
-            // A killed member's partitions move once its session expires: keep that short.
-            environment["WORKER_SESSION_TIMEOUT_SECONDS"] = "6"
-            environment["WORKER_HEARTBEAT_INTERVAL_SECONDS"] = "0.5"
-            worker.environment = environment
-            worker.standardOutput = FileHandle.nullDevice
-            worker.standardError = FileHandle.nullDevice
-            try worker.run()
-            return worker
+            try WorkerProcess.start(
+                bootstrapServers: mock.bootstrapServers,
+                databaseURL: "postgres://postgres@127.0.0.1:\(server.port)/\(database.database)?sslmode=disable",
+                app: "bench",
+                bundleID: VerifyWorkload.bundleId,
+                appAppleID: nil,
+                rootCertificate: rootFile.path,
+                arguments: ["--log-level", "critical"],
+                extra: ["WORKER_BATCH_SIZE": "25"]
+            )
         }
 
         let messages = workload.bodies.map { body in

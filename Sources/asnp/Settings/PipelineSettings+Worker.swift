@@ -52,8 +52,15 @@ extension PipelineSettings {
         configuration.maximumWait = try duration("worker.maxWaitSeconds") ?? configuration.maximumWait
         configuration.verificationParallelism =
             try int("worker.parallelism") ?? configuration.verificationParallelism
-        guard configuration.maximumBatchSize > 0, configuration.verificationParallelism > 0 else {
-            throw SettingsError(key: "worker", reason: "batchSize and parallelism must be positive")
+        configuration.maximumConcurrentBatches =
+            try int("worker.maxConcurrentBatches") ?? configuration.maximumConcurrentBatches
+        guard configuration.maximumBatchSize > 0, configuration.verificationParallelism > 0,
+            configuration.maximumConcurrentBatches > 0
+        else {
+            throw SettingsError(
+                key: "worker",
+                reason: "batchSize, parallelism and maxConcurrentBatches must be positive"
+            )
         }
         return configuration
     }

@@ -1,0 +1,87 @@
+import KafkaClient
+import Logging
+import NotificationStore
+import StoreTestSupport
+import Worker
+
+/// What a worker test runs against: a mock cluster with the raw topic (and the output topics), a migrated database,
+/// and a producer and a store that run while the test does.
+struct WorkerTestRig {
+    let logger: Logger
+    let mock: KafkaMockCluster
+    let server: TestPostgresServer
+    let database: NotificationStoreConfiguration
+    let producer: KafkaProducer
+    let store: NotificationStore
+
+    /// Runs `body` with a rig; `startWorker` starts one more worker on it. Everything is cancelled afterwards.
+    ///
+    /// - Parameters:
+    ///   - server: a dedicated server for a test that stops it; the shared one otherwise.
+    ///   - configure: changes the store settings after migrating (which uses the default timeouts).
+    static func run(
+        partitions: Int,
+        outputPartitions: Int? = nil,
+        server: TestPostgresServer? = nil,
+        configure: (inout NotificationStoreConfiguration) -> Void = { _ in },
+        _ body: (WorkerTestRig, _ startWorker: () throws -> Worker) async throws -> Void
+    ) async throws {
+        let logger = WorkerPipelineTests.logger()
+        let mock = try KafkaMockCluster(brokers: 1, logger: logger)
+        try mock.createTopic(WorkerPipelineTests.topic, partitions: partitions)
+        if let outputPartitions {
+            let outputs = OutputTopics()
+            for topic in [outputs.decoded, outputs.subscriptionState, outputs.deadLetter] {
+                try mock.createTopic(topic, partitions: outputPartitions)
+            }
+        }
+        let postgres: TestPostgresServer
+        if let server { postgres = server } else { postgres = try await TestPostgresServer.shared() }
+        var database = try await postgres.makeDatabase()
+        try await NotificationStore.withRunning(configuration: database, logger: logger) { store in
+            _ = try await store.migrate()
+        }
+        configure(&database)
+        let producer = try KafkaProducer(
+            configuration: KafkaProducerConfiguration(cluster: mock.clusterConfiguration),
+            logger: logger
+        )
+        let store = NotificationStore(configuration: database, logger: logger)
+        let rig = WorkerTestRig(
+            logger: logger,
+            mock: mock,
+            server: postgres,
+            database: database,
+            producer: producer,
+            store: store
+        )
+        let directory = try WorkerPipelineTests.directory()
+        try await withThrowingTaskGroup(of: Void.self) { tasks in
+            tasks.addTask { try await producer.run() }
+            tasks.addTask { try await store.run() }
+            func startWorker() -> Worker {
+                let worker = Worker(
+                    configuration: WorkerPipelineTests.workerConfiguration(mock),
+                    verifiers: directory,
+                    store: store,
+                    producer: producer,
+                    logger: logger
+                )
+                tasks.addTask { try await worker.run() }
+                return worker
+            }
+            try await body(rig, startWorker)
+            tasks.cancelAll()
+        }
+    }
+
+    /// `notifications` and `rejected_notifications` row counts as `n/r`, once they are as expected (or after 60 s).
+    func waitForRows(notifications: Int, rejected: Int) async throws -> String {
+        try await WorkerPipelineTests.waitForRows(
+            server,
+            database.database,
+            notifications: notifications,
+            rejected: rejected
+        )
+    }
+}
