@@ -111,16 +111,22 @@ struct WorkerRun {
     }
 
     private func message(for body: Data) -> KafkaProducerMessage {
+        Self.rawMessage(body: body, app: "bench", topic: Self.rawTopic)
+    }
+
+    /// A V2 body as the ingress writes it to the raw topic for `app` (Sandbox route): keyed by the peeked
+    /// originalTransactionId, with the raw-topic headers.
+    static func rawMessage(body: Data, app: String, topic: String) -> KafkaProducerMessage {
         let headers = RawNotificationHeaders(
             version: 2,
             environment: .sandbox,
-            app: "bench",
+            app: app,
             receivedAt: Date(),
             requestID: UUID().uuidString,
             source: .ingress
         )
         return KafkaProducerMessage(
-            topic: Self.rawTopic,
+            topic: topic,
             key: PartitionKey.peek(body: body, version: 2)?.value ?? "unkeyed",
             value: ByteBuffer(bytes: body),
             headers: headers.fields.map { KafkaHeader(key: $0.name, string: $0.value) }

@@ -138,22 +138,7 @@ struct ReplayCommandTests {
         )
         try await withThrowingTaskGroup(of: Void.self) { tasks in
             tasks.addTask { try await producer.run() }
-            let messages = bodies.map { body in
-                let headers = RawNotificationHeaders(
-                    version: 2,
-                    environment: .sandbox,
-                    app: "notes",
-                    receivedAt: Date(),
-                    requestID: UUID().uuidString,
-                    source: .ingress
-                )
-                return KafkaProducerMessage(
-                    topic: topic,
-                    key: PartitionKey.peek(body: Data(body.utf8), version: 2)?.value ?? "",
-                    value: ByteBuffer(string: body),
-                    headers: headers.fields.map { KafkaHeader(key: $0.name, string: $0.value) }
-                )
-            }
+            let messages = bodies.map { WorkerRun.rawMessage(body: Data($0.utf8), app: "notes", topic: topic) }
             let reports = await producer.send(contentsOf: messages)
             #expect(reports.allSatisfy { (try? $0.get()) != nil })
             tasks.cancelAll()

@@ -55,21 +55,8 @@ struct WorkerCommandTests {
         )
         try await withThrowingTaskGroup(of: Void.self) { tasks in
             tasks.addTask { try await producer.run() }
-            let messages = lines.shuffled().map { line in
-                let headers = RawNotificationHeaders(
-                    version: 2,
-                    environment: .sandbox,
-                    app: "notes",
-                    receivedAt: Date(),
-                    requestID: UUID().uuidString,
-                    source: .ingress
-                )
-                return KafkaProducerMessage(
-                    topic: topic,
-                    key: line.key,
-                    value: ByteBuffer(string: line.body),
-                    headers: headers.fields.map { KafkaHeader(key: $0.name, string: $0.value) }
-                )
+            let messages = lines.shuffled().map {
+                WorkerRun.rawMessage(body: Data($0.body.utf8), app: "notes", topic: topic)
             }
             let reports = await producer.send(contentsOf: messages)
             #expect(reports.allSatisfy { (try? $0.get()) != nil })

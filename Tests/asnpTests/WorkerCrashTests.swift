@@ -66,22 +66,7 @@ struct WorkerCrashTests {
             )
         }
 
-        let messages = workload.bodies.map { body in
-            let headers = RawNotificationHeaders(
-                version: 2,
-                environment: .sandbox,
-                app: "bench",
-                receivedAt: Date(),
-                requestID: UUID().uuidString,
-                source: .ingress
-            )
-            return KafkaProducerMessage(
-                topic: Self.topic,
-                key: PartitionKey.peek(body: body, version: 2)?.value ?? "none",
-                value: ByteBuffer(bytes: body),
-                headers: headers.fields.map { KafkaHeader(key: $0.name, string: $0.value) }
-            )
-        }
+        let messages = workload.bodies.map { WorkerRun.rawMessage(body: $0, app: "bench", topic: Self.topic) }
         let producer = try KafkaProducer(
             configuration: KafkaProducerConfiguration(
                 cluster: KafkaClusterConfiguration(bootstrapServers: mock.bootstrapServers)

@@ -1,0 +1,97 @@
+import ArgumentParser
+import Foundation
+import Logging
+import NotificationStore
+
+/// `asnp subscription show`: a subscription's current state and its notification timeline.
+struct SubscriptionShowCommand: AsyncParsableCommand {
+    static let configuration = CommandConfiguration(
+        commandName: "show",
+        abstract: "Show a subscription's current state and its notifications, oldest first by signedDate.",
+        discussion: """
+            Reads PostgreSQL (database.url). The state is the newest notification's by signedDate (last writer \
+            wins); the timeline lists every stored notification of the subscription. Exit 1 if none is stored, \
+            3 if the database cannot be read.
+            """
+    )
+
+    @Argument(help: "The subscription's originalTransactionId.")
+    var originalTransactionId: String
+
+    @Option(help: "A JSON configuration file (see Config/).")
+    var config: String?
+
+    @Option(help: "The most notifications to list.")
+    var limit = 1_000
+
+    @Flag(help: "Print one JSON object instead of text.")
+    var json = false
+
+    struct Report: Encodable {
+        var state: SubscriptionState
+        var notifications: [StoredNotificationSummary]
+    }
+
+    func run() async throws {
+        var logger = Logger(label: "asnp.subscription")
+        logger.logLevel = .error
+        let settings = try await PipelineSettings.load(file: config)
+        let database = try settings.database()
+        let id = originalTransactionId
+        let limit = limit
+        let found = try await NotificationStore.withRunning(configuration: database, logger: logger) { store in
+            (
+                try await store.subscription(originalTransactionId: id),
+                try await store.notifications(originalTransactionId: id, limit: limit)
+            )
+        }
+        guard let state = found.0 else {
+            FileHandle.standardError.write(Data("no notification of subscription \(id) is stored\n".utf8))
+            throw CLIExit.rejected
+        }
+        let report = Report(state: state, notifications: found.1)
+        if json {
+            TextColumns.printJSON(report)
+        } else {
+            print(Self.text(report))
+        }
+    }
+
+    static func text(_ report: Report) -> String {
+        let state = report.state
+        func optional(_ value: String?) -> String { value ?? "-" }
+        var lines = [
+            "subscription \(state.originalTransactionId) (\(optional(state.bundleId)), \(optional(state.environment)))",
+            "state        \(state.lastNotificationType)" + (state.lastSubtype.map { " / \($0)" } ?? "")
+                + " at \(time(state.lastSignedDate))",
+            "product      \(optional(state.productId)), transaction \(optional(state.transactionId))",
+            "expires      \(state.expiresDate.map(time) ?? "-"), auto-renew "
+                + (state.autoRenewStatus.map { $0 == 1 ? "on" : "off" } ?? "-")
+                + (state.revocationDate.map { ", revoked \(time($0))" } ?? ""),
+            "",
+            "notifications (\(report.notifications.count)), oldest first:",
+        ]
+        let widths = [26, 28, 22, 20, 0]
+        lines.append(
+            TextColumns.line(["signedDate", "type", "subtype", "transaction", "notificationUUID"], widths: widths)
+        )
+        for notification in report.notifications {
+            lines.append(
+                TextColumns.line(
+                    [
+                        notification.signedDate.map(time) ?? "- (V1)", notification.notificationType,
+                        optional(notification.subtype), optional(notification.transactionId),
+                        notification.notificationUUID.uuidString.lowercased(),
+                    ],
+                    widths: widths
+                )
+            )
+        }
+        return lines.joined(separator: "\n")
+    }
+
+    /// RFC 3339 in UTC with milliseconds.
+    static func time(_ date: Date) -> String {
+        date.formatted(Date.ISO8601FormatStyle(includingFractionalSeconds: true))
+    }
+}

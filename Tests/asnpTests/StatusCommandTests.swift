@@ -1,0 +1,107 @@
+import AppStoreTestSupport
+import AppStoreVerification
+import Foundation
+import KafkaClient
+import Logging
+import NIOCore
+import NotificationStore
+import PipelineContract
+import StoreTestSupport
+import SwiftASN1
+import Testing
+import Worker
+import X509
+
+@testable import asnp
+
+@Suite("asnp status and asnp subscription show: what the tables hold, as text and JSON")
+struct StatusCommandTests {
+    struct ScenarioLine: Decodable {
+        var key: String
+        var uuid: String
+        var body: String
+    }
+
+    @Test("After the scenario and one hostile body: counts, a subscription's state and timeline, an unknown one")
+    func statusAndSubscription() async throws {
+        let server = try await TestPostgresServer.shared()
+        let database = try await server.makeDatabase()
+        let lines = try String(contentsOf: Fixtures.directory.appendingPathComponent("scenario.jsonl"), encoding: .utf8)
+            .split(separator: "\n").map { try JSONDecoder().decode(ScenarioLine.self, from: Data($0.utf8)) }
+        let hostile = try #require(Fixtures.v2Cases.first { $0.expectedStatus != "OK" })
+        let bodies = lines.map(\.body) + [hostile.body]
+        let messages = bodies.enumerated().map { index, body in
+            let raw = WorkerRun.rawMessage(body: Data(body.utf8), app: "notes", topic: "appstore.notifications.raw")
+            return KafkaMessage(
+                topic: raw.topic,
+                partition: 0,
+                offset: Int64(index),
+                key: raw.key,
+                value: raw.value,
+                headers: raw.headers,
+                timestamp: nil
+            )
+        }
+        let verifier = RawBatchVerifier(
+            directory: VerifierDirectory(
+                apps: [PipelineApp(name: "notes", bundleID: Fixtures.bundleId, appAppleID: Fixtures.appAppleId)],
+                chainVerifier: ChainVerifier(
+                    configuration: .init(trustedRoots: [
+                        try Certificate(derEncoded: Array(Fixtures.data("test-root.der")))
+                    ])
+                )
+            ),
+            parallelism: 2
+        )
+        let batch = try await verifier.batch(for: messages)
+        try await NotificationStore.withRunning(configuration: database, logger: Logger(label: "test.status")) {
+            _ = try await $0.migrate()
+            _ = try await $0.write(batch)
+        }
+        let configFile = FileManager.default.temporaryDirectory.appendingPathComponent("asnp-status-\(UUID()).json")
+        defer { try? FileManager.default.removeItem(at: configFile) }
+        let url = "postgres://postgres@127.0.0.1:\(server.port)/\(database.database)?sslmode=disable"
+        try Data(#"{"database": {"url": "\#(url)"}}"#.utf8).write(to: configFile)
+
+        // status --json: the counts, and no Kafka section without Kafka settings.
+        let status = try await Self.asnp(["status", "--config", configFile.path, "--json"])
+        #expect(status.status == 0, "\(status.standardError)")
+        let report = try #require(status.jsonLines.first)
+        let counts = try #require(report["counts"] as? [String: Any])
+        let byType = try #require(counts["notificationsByType"] as? [String: Int])
+        #expect(byType.values.reduce(0, +) == Set(lines.map(\.uuid)).count)
+        let final = try JSONDecoder().decode([String: String].self, from: Fixtures.data("scenario-final.json"))
+        let byState = try #require(counts["subscriptionsByLastType"] as? [String: Int])
+        #expect(byState == Dictionary(grouping: final.values, by: { $0 }).mapValues(\.count))
+        #expect(counts["rejectedByStatus"] as? [String: Int] == [hostile.expectedStatus: 1])
+        #expect(counts["rejectedNotReplayed"] as? Int == 1)
+        #expect(report["kafka"] == nil)
+        let text = try await Self.asnp(["status", "--config", configFile.path])
+        #expect(text.standardOutput.contains("rejected        1 (1 not replayed)"))
+
+        // subscription show: the state scenario-final.json names, every notification of the subscription in order.
+        let (key, type) = try #require(final.max { $0.key < $1.key })
+        let shown = try await Self.asnp(["subscription", "show", key, "--config", configFile.path, "--json"])
+        #expect(shown.status == 0, "\(shown.standardError)")
+        let subscription = try #require(shown.jsonLines.first)
+        let state = try #require(subscription["state"] as? [String: Any])
+        #expect(state["lastNotificationType"] as? String == type)
+        let timeline = try #require(subscription["notifications"] as? [[String: Any]])
+        #expect(timeline.count == Set(lines.filter { $0.key == key }.map(\.uuid)).count)
+        #expect(timeline.last?["notificationType"] as? String == type)
+        let shownText = try await Self.asnp(["subscription", "show", key, "--config", configFile.path])
+        #expect(shownText.standardOutput.hasPrefix("subscription \(key) (\(Fixtures.bundleId), Sandbox)"))
+        #expect(shownText.standardOutput.contains("state        \(type)"))
+
+        let unknown = try await Self.asnp(["subscription", "show", "404", "--config", configFile.path])
+        #expect(unknown.status == 1)
+        #expect(unknown.standardError.contains("no notification of subscription 404 is stored"))
+    }
+
+    /// Runs `asnp` on a thread of its own.
+    static func asnp(_ arguments: [String]) async throws -> ASNPProcess {
+        try await withCheckedThrowingContinuation { continuation in
+            Thread { continuation.resume(with: Result { try ASNPProcess.run(arguments) }) }.start()
+        }
+    }
+}
