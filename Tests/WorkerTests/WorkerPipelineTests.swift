@@ -348,6 +348,52 @@ struct WorkerPipelineTests {
         }
     }
 
+    @Test("Messages deleted before the group consumed them: counted as lost in the metrics, the rest consumed")
+    func retentionGap() async throws {
+        let lines = try Self.scenarioLines()
+        try await WorkerTestRig.run(partitions: 1) { rig, startWorker in
+            // The group has consumed the first 3 offsets when the worker starts.
+            _ = await rig.producer.send(contentsOf: lines.prefix(5).map { Self.rawMessage($0.body) })
+            let early = try KafkaConsumer(
+                configuration: Self.workerConfiguration(rig.mock).consumer,
+                logger: rig.logger
+            )
+            var received = 0
+            while received < 3 {
+                for event in try await early.poll(maxMessages: 10, maxWait: .milliseconds(100)) {
+                    if case .messages(let messages) = event { received += messages.count }
+                }
+            }
+            try await early.commit([KafkaTopicPartitionOffset(topic: Self.topic, partition: 0, offset: 3)])
+            try await early.close()
+
+            // The mock keeps about 5 MB per partition: 7 MB more (uncompressed) deletes the offsets after 3.
+            var uncompressed = KafkaProducerConfiguration(cluster: rig.mock.clusterConfiguration)
+            uncompressed.compression = "none"
+            let filler = try KafkaProducer(configuration: uncompressed, logger: rig.logger)
+            let running = Task { try await filler.run() }
+            let padding = String(repeating: "x", count: 100_000)
+            let reports = await filler.send(contentsOf: (0..<70).map { Self.rawMessage("not json \($0) \(padding)") })
+            running.cancel()
+            try await running.value
+            let admin = try KafkaAdminClient(cluster: rig.mock.clusterConfiguration, logger: rig.logger)
+            let watermarks = try await admin.watermarks(of: Self.topic)
+            let firstKept = try #require(watermarks[KafkaTopicPartition(topic: Self.topic, partition: 0)]?.low)
+            #expect(firstKept > 5)
+            #expect(reports.allSatisfy { (try? $0.get()) != nil })
+
+            let worker = try startWorker()
+            let kept = 75 - Int(firstKept)
+            #expect(try await rig.waitForRows(notifications: 0, rejected: kept) == "0/\(kept)")
+            var scraped: [UInt8] = []
+            worker.metrics.registry.emit(into: &scraped)
+            let lost = String(decoding: scraped, as: UTF8.self).split(separator: "\n").first {
+                $0.hasPrefix("asnp_worker_lost_messages_total{")
+            }
+            #expect(lost?.hasSuffix(" \(firstKept - 3)") == true, "\(lost ?? "no lost-messages metric")")
+        }
+    }
+
     @Test("A partition whose batch is stuck on a row lock holds up no other partition")
     func stuckPartition() async throws {
         let lines = try Self.scenarioLines()
