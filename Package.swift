@@ -291,6 +291,7 @@ let package = Package(
                 "PipelineContract",
                 "Ingress",
                 "Worker",
+                "PipelineStatus",
                 .product(name: "X509", package: "swift-certificates"),
                 .product(name: "SwiftASN1", package: "swift-asn1"),
                 .product(name: "AsyncHTTPClient", package: "async-http-client"),

@@ -8,7 +8,9 @@ import Logging
 import NIOCore
 import NIOHTTP1
 import PipelineContract
+import PipelineStatus
 import Testing
+import Worker
 
 @testable import asnp
 
@@ -134,6 +136,19 @@ struct IngressCommandTests {
 
 @Suite("Settings files in Config/")
 struct ConfigFileTests {
+    @Test("Config/production.json gives valid worker settings")
+    func productionFile() async throws {
+        let file = Fixtures.packageRoot.appendingPathComponent("Config/production.json").path
+        let settings = try await PipelineSettings.load(file: file)
+        // Secret files (Kafka password, shared secrets, path token, database URL) exist only in the container; the
+        // worker's own settings do not read them.
+        let worker = try settings.worker(cluster: KafkaClusterConfiguration(bootstrapServers: "kafka-0.kafka:9093"))
+        #expect(worker.consumer.groupID == "asnp-workers")
+        #expect(worker.maximumConcurrentBatches == 8)
+        #expect(worker.consumer.sessionTimeout == .seconds(45))
+        #expect(try settings.workerStatus().port == 9090)
+    }
+
     @Test("Config/ingress.dev.json gives a valid ingress, with the environment winning over the file")
     func devFile() async throws {
         let file = Fixtures.packageRoot.appendingPathComponent("Config/ingress.dev.json").path
