@@ -128,6 +128,11 @@ let package = Package(
             ],
             swiftSettings: strictSettings
         ),
+        // A PostgreSQL server from Debian's programs in a directory of its own: `asnp dev` and the tests.
+        .target(
+            name: "LocalPostgres",
+            swiftSettings: strictSettings
+        ),
         // Health probes and the Prometheus scrape for services without HTTP traffic of their own.
         .target(
             name: "PipelineStatus",
@@ -170,6 +175,7 @@ let package = Package(
                 "Ingress",
                 "Worker",
                 "PipelineStatus",
+                "LocalPostgres",
                 .product(name: "ArgumentParser", package: "swift-argument-parser"),
                 .product(name: "Configuration", package: "swift-configuration"),
                 .product(name: "SystemPackage", package: "swift-system"),
@@ -223,7 +229,7 @@ let package = Package(
         // A throwaway PostgreSQL server for the test targets that need one.
         .target(
             name: "StoreTestSupport",
-            dependencies: ["NotificationStore", "AppStoreTestSupport"],
+            dependencies: ["NotificationStore", "AppStoreTestSupport", "LocalPostgres"],
             path: "Tests/StoreTestSupport",
             swiftSettings: strictSettings
         ),

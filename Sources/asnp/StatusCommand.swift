@@ -74,7 +74,8 @@ struct StatusCommand: AsyncParsableCommand {
     static func text(_ report: Report) -> String {
         let counts = report.counts
         func breakdown(_ values: [String: Int]) -> String {
-            values.sorted { ($1.value, $0.key) < ($0.value, $1.key) }.map { "\($0.key) \($0.value)" }
+            guard !values.isEmpty else { return "-" }
+            return values.sorted { ($1.value, $0.key) < ($0.value, $1.key) }.map { "\($0.key) \($0.value)" }
                 .joined(separator: ", ")
         }
         var lines = [

@@ -24,6 +24,13 @@ struct ASNPProcess {
         return candidates.first { FileManager.default.isExecutableFile(atPath: $0.path) } ?? candidates[1]
     }
 
+    /// ``run(_:standardInput:)`` on a thread of its own, so a command that takes seconds holds no pool thread.
+    static func runOffPool(_ arguments: [String]) async throws -> ASNPProcess {
+        try await withCheckedThrowingContinuation { continuation in
+            Thread { continuation.resume(with: Result { try run(arguments) }) }.start()
+        }
+    }
+
     static func run(_ arguments: [String], standardInput: Data = Data()) throws -> ASNPProcess {
         let process = Process()
         process.executableURL = executable

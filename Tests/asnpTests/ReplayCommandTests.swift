@@ -59,7 +59,9 @@ struct ReplayCommandTests {
         // The app is configured now; replay the rejections.
         worker = try Self.startWorker(mock: mock, databaseURL: databaseURL, apps: "notes")
         defer { if worker.isRunning { worker.terminate() } }
-        let replay = try await Self.asnp(["replay", "rejected", "--config", configFile.path, "--status", "UNKNOWN_APP"])
+        let replay = try await ASNPProcess.runOffPool([
+            "replay", "rejected", "--config", configFile.path, "--status", "UNKNOWN_APP",
+        ])
         #expect(replay.status == 0, "\(replay.standardError)")
         #expect(replay.standardOutput.contains("replayed \(bodies.count) rejected notification(s)"))
         #expect(try await Self.wait(server, database.database, "SELECT count(*) FROM notifications", "\(uuids.count)"))
@@ -70,12 +72,12 @@ struct ReplayCommandTests {
         #expect(marked == "\(bodies.count)")
 
         // Again: nothing left to replay.
-        let again = try await Self.asnp(["replay", "rejected", "--config", configFile.path])
+        let again = try await ASNPProcess.runOffPool(["replay", "rejected", "--config", configFile.path])
         #expect(again.status == 0)
         #expect(again.standardOutput.hasPrefix("replayed 0 rejected notification(s)"))
 
         // The raw topic's first messages of partition 0, again: duplicates only, nothing new, nothing rejected.
-        let offsets = try await Self.asnp([
+        let offsets = try await ASNPProcess.runOffPool([
             "replay", "offsets", "--config", configFile.path, "--partition", "0", "--from", "0", "--to", "1000",
         ])
         #expect(offsets.status == 0, "\(offsets.standardError)")
@@ -100,7 +102,7 @@ struct ReplayCommandTests {
         #expect(counts == "\(uuids.count)/\(bodies.count)")
 
         // A range the partition does not hold is an error, not a silent no-op.
-        let beyond = try await Self.asnp([
+        let beyond = try await ASNPProcess.runOffPool([
             "replay", "offsets", "--config", configFile.path, "--partition", "0", "--from", "5000", "--to", "5001",
         ])
         #expect(beyond.status != 0)
@@ -154,12 +156,5 @@ struct ReplayCommandTests {
             try await Task.sleep(for: .milliseconds(100))
         }
         return false
-    }
-
-    /// Runs `asnp` with `arguments` on a thread of its own (it may take seconds).
-    static func asnp(_ arguments: [String]) async throws -> ASNPProcess {
-        try await withCheckedThrowingContinuation { continuation in
-            Thread { continuation.resume(with: Result { try ASNPProcess.run(arguments) }) }.start()
-        }
     }
 }

@@ -1,0 +1,154 @@
+import Foundation
+
+/// A PostgreSQL server run from Debian's programs (`initdb`, `pg_ctl`, `psql`) in a directory of its own, listening
+/// on 127.0.0.1 and trusting local connections: for `asnp dev` and the tests, never for production.
+///
+/// Started as root, the programs run as the `postgres` user (PostgreSQL refuses to run as root) and the directory is
+/// given to it. The programs run synchronously: call these methods off Swift's concurrency pool.
+public final class LocalPostgresServer: Sendable {
+    /// Holds `data/` (the cluster), the Unix socket and `server.log`.
+    public let directory: String
+    /// The TCP port on 127.0.0.1.
+    public let port: Int
+
+    /// A server kept in `directory`, listening on `port` once started.
+    public init(directory: String, port: Int) {
+        self.directory = directory
+        self.port = port
+    }
+
+    /// The cluster's data directory.
+    public var dataDirectory: String { directory + "/data" }
+
+    /// Whether `initdb` already ran here.
+    public var isInitialized: Bool { FileManager.default.fileExists(atPath: dataDirectory + "/PG_VERSION") }
+
+    /// Whether a server runs on this data directory (`pg_ctl status`).
+    public var isRunning: Bool {
+        (try? asServerUser(try Self.binary("pg_ctl"), ["-D", dataDirectory, "status"])) != nil
+    }
+
+    /// Creates the directory and the cluster (user `postgres`, trust authentication, UTF-8, C locale), unless it
+    /// exists already.
+    public func initialize() throws {
+        try FileManager.default.createDirectory(atPath: directory, withIntermediateDirectories: true)
+        if Self.isRoot {
+            try Self.run("/bin/chown", ["-R", "postgres:postgres", directory])
+        }
+        guard !isInitialized else { return }
+        try asServerUser(
+            try Self.binary("initdb"),
+            ["-D", dataDirectory, "-A", "trust", "-U", "postgres", "--no-sync", "-E", "UTF8", "--locale=C"]
+        )
+    }
+
+    /// Starts the server and waits until it accepts connections. `durable: false` turns off fsync and full-page
+    /// writes (tests: faster, and a crash may corrupt the cluster).
+    public func start(durable: Bool) throws {
+        var options = "-p \(port) -k \(directory) -c listen_addresses=127.0.0.1"
+        if !durable { options += " -c fsync=off -c synchronous_commit=off -c full_page_writes=off" }
+        try asServerUser(
+            try Self.binary("pg_ctl"),
+            ["-D", dataDirectory, "-l", directory + "/server.log", "-w", "-o", options, "start"]
+        )
+    }
+
+    /// Stops the server: `fast` closes open connections and shuts down cleanly, `immediate` as a crash would.
+    public func stop(mode: String = "fast") throws {
+        try asServerUser(try Self.binary("pg_ctl"), ["-D", dataDirectory, "-m", mode, "-w", "stop"])
+    }
+
+    /// Runs SQL through `psql` and returns its unaligned, tuples-only output, trimmed.
+    @discardableResult
+    public func psql(_ database: String, _ sql: String) throws -> String {
+        try Self.run(
+            try Self.binary("psql"),
+            [
+                "-X", "-q", "-At", "-v", "ON_ERROR_STOP=1", "-h", "127.0.0.1", "-p", "\(port)", "-U", "postgres", "-d",
+                database, "-c", sql,
+            ]
+        ).trimmingCharacters(in: .whitespacesAndNewlines)
+    }
+
+    /// Creates `name` unless it exists.
+    public func createDatabaseIfMissing(_ name: String) throws {
+        let exists = try psql("postgres", "SELECT 1 FROM pg_database WHERE datname = '\(name)'")
+        if exists != "1" { try psql("postgres", "CREATE DATABASE \(name)") }
+    }
+
+    private func asServerUser(_ program: String, _ arguments: [String]) throws {
+        if Self.isRoot {
+            let command = ([program] + arguments).map(Self.shellQuoted).joined(separator: " ")
+            try Self.run("/bin/su", ["postgres", "-s", "/bin/sh", "-c", command])
+        } else {
+            try Self.run(program, arguments)
+        }
+    }
+
+    /// Whether this process runs as root.
+    public static let isRoot = getuid() == 0
+
+    private static func shellQuoted(_ text: String) -> String {
+        "'" + text.replacingOccurrences(of: "'", with: "'\\''") + "'"
+    }
+
+    /// A PostgreSQL program: from Debian's versioned directory (newest first), else from PATH.
+    public static func binary(_ name: String) throws -> String {
+        let root = "/usr/lib/postgresql"
+        let versions = ((try? FileManager.default.contentsOfDirectory(atPath: root)) ?? [])
+            .compactMap(Int.init).sorted(by: >)
+        for version in versions where FileManager.default.isExecutableFile(atPath: "\(root)/\(version)/bin/\(name)") {
+            return "\(root)/\(version)/bin/\(name)"
+        }
+        for directory in (ProcessInfo.processInfo.environment["PATH"] ?? "").split(separator: ":")
+        where FileManager.default.isExecutableFile(atPath: "\(directory)/\(name)") {
+            return "\(directory)/\(name)"
+        }
+        throw LocalPostgresError("\(name) not found: install PostgreSQL (apt-get install postgresql)")
+    }
+
+    /// Runs a program to completion and returns its standard output.
+    ///
+    /// posix_spawn and waitpid rather than Foundation's Process, whose exit monitoring was seen to miss the exit
+    /// of `su … pg_ctl start` (which leaves a daemon behind); output goes through files for the same reason.
+    @discardableResult
+    public static func run(_ program: String, _ arguments: [String]) throws -> String {
+        let base = FileManager.default.temporaryDirectory.appendingPathComponent("asnp-run-\(UUID().uuidString)")
+        let outputPath = base.path + ".out"
+        let errorPath = base.path + ".err"
+        defer {
+            unlink(outputPath)
+            unlink(errorPath)
+        }
+        var actions = posix_spawn_file_actions_t()
+        posix_spawn_file_actions_init(&actions)
+        defer { posix_spawn_file_actions_destroy(&actions) }
+        posix_spawn_file_actions_addopen(&actions, 0, "/dev/null", O_RDONLY, 0)
+        posix_spawn_file_actions_addopen(&actions, 1, outputPath, O_WRONLY | O_CREAT | O_TRUNC, 0o644)
+        posix_spawn_file_actions_addopen(&actions, 2, errorPath, O_WRONLY | O_CREAT | O_TRUNC, 0o644)
+        let argv = ([program] + arguments).map { strdup($0) } + [nil]
+        defer { argv.forEach { free($0) } }
+        var pid = pid_t()
+        let spawned = posix_spawn(&pid, program, &actions, nil, argv, environ)
+        guard spawned == 0 else {
+            throw LocalPostgresError("cannot start \(program): \(String(cString: strerror(spawned)))")
+        }
+        var status: Int32 = 0
+        while waitpid(pid, &status, 0) == -1 && errno == EINTR {}
+        let output = (try? String(contentsOfFile: outputPath, encoding: .utf8)) ?? ""
+        // Exited normally with status 0.
+        guard status & 0x7F == 0, (status >> 8) & 0xFF == 0 else {
+            throw LocalPostgresError(
+                "\(program) \(arguments.joined(separator: " ")) failed (wait status \(status)): "
+                    + ((try? String(contentsOfFile: errorPath, encoding: .utf8)) ?? "") + output
+            )
+        }
+        return output
+    }
+}
+
+/// A local PostgreSQL server could not be set up or run.
+public struct LocalPostgresError: Error, CustomStringConvertible {
+    public var description: String
+    init(_ description: String) { self.description = description }
+}

@@ -1,0 +1,213 @@
+import AppStoreVerification
+import ArgumentParser
+import Foundation
+import Ingress
+import KafkaClient
+import LocalPostgres
+import Logging
+import NotificationStore
+import PipelineContract
+import ServiceLifecycle
+import UnixSignals
+import Worker
+import X509
+
+/// `asnp dev`: the whole pipeline on one machine, with no external services.
+struct DevCommand: AsyncParsableCommand {
+    static let configuration = CommandConfiguration(
+        commandName: "dev",
+        abstract: "Run the whole pipeline here: an in-process Kafka mock, a local PostgreSQL, the ingress and workers.",
+        discussion: """
+            Starts librdkafka's mock cluster in this process (raw, decoded, state and dead-letter topics), a \
+            PostgreSQL server in --data-dir (created on first use with Debian's initdb, run as the postgres user \
+            when started as root; or --database-url / DATABASE_URL), applies the migrations, then the ingress on \
+            127.0.0.1:--http-port and --workers workers. Prints what it started, then a line `ready`. SIGINT or \
+            SIGTERM stops everything; the data directory is kept for the next run. The mock cluster keeps about \
+            5 MB per partition and nothing across runs: this is for development, never production.
+            """
+    )
+
+    @Option(help: "Where the local PostgreSQL keeps its data, kept between runs.")
+    var dataDir = ".asnp"
+
+    @Option(help: "Use this PostgreSQL (libpq-style URL) instead of starting one. Default: $DATABASE_URL, if set.")
+    var databaseURL: String?
+
+    @Option(help: "The port of the local PostgreSQL, on 127.0.0.1.")
+    var postgresPort = 55_433
+
+    @Option(help: "The ingress's port, on 127.0.0.1.")
+    var httpPort = 8080
+
+    @Option(help: "How many workers to run.")
+    var workers = 2
+
+    @Option(help: "Partitions of each topic in the mock cluster.")
+    var partitions = 8
+
+    @Option(help: "The app's name in routes and headers.")
+    var appName = "notes"
+
+    @Option(help: "The app's bundle identifier.")
+    var bundleId = "com.example.notes"
+
+    @Option(help: "The app's Apple identifier (Production notifications need it).")
+    var appAppleId: Int64?
+
+    @Option(name: .customLong("shared-secret"), help: "A V1 shared secret; repeatable.")
+    var sharedSecrets: [String] = []
+
+    @Option(
+        name: .customLong("root-cert"),
+        help: "A trusted root certificate (DER or PEM); repeatable. Default: Apple Root CA - G3."
+    )
+    var rootCertificatePaths: [String] = []
+
+    @Option(help: "Log level: trace, debug, info, notice, warning, error.")
+    var logLevel: Logger.Level = .notice
+
+    func validate() throws {
+        guard workers > 0, partitions > 0 else { throw ValidationError("--workers and --partitions must be positive") }
+    }
+
+    func run() async throws {
+        var logger = Logger(label: "asnp.dev")
+        logger.logLevel = logLevel
+        let roots =
+            try rootCertificatePaths.isEmpty
+            ? [AppleRootCertificates.appleRootCAG3]
+            : rootCertificatePaths.flatMap { try RootCertificateFile.load(path: $0) }
+        let (database, localServer) = try await startDatabase()
+        do {
+            try await runPipeline(database: database, roots: roots, localServer: localServer, logger: logger)
+        } catch {
+            await Self.stop(localServer)
+            throw error
+        }
+        await Self.stop(localServer)
+    }
+
+    /// The database to use: the one named, or a local server in the data directory (started, with database `asnp`).
+    private func startDatabase() async throws -> (NotificationStoreConfiguration, LocalPostgresServer?) {
+        if let url = databaseURL ?? ProcessInfo.processInfo.environment["DATABASE_URL"] {
+            do {
+                return (try NotificationStoreConfiguration(url: url), nil)
+            } catch {
+                throw ValidationError(error.description)
+            }
+        }
+        let directory = URL(fileURLWithPath: dataDir).appendingPathComponent("postgres").standardizedFileURL.path
+        let server = LocalPostgresServer(directory: directory, port: postgresPort)
+        try await Self.offPool {
+            // A server left running by a run that did not stop cleanly.
+            if server.isInitialized, server.isRunning { try server.stop() }
+            try server.initialize()
+            try server.start(durable: true)
+            try server.createDatabaseIfMissing("asnp")
+        }
+        var configuration = NotificationStoreConfiguration(
+            endpoint: .tcp(host: "127.0.0.1", port: postgresPort),
+            username: "postgres",
+            database: "asnp",
+            tls: .disable
+        )
+        configuration.applicationName = "asnp-dev"
+        return (configuration, server)
+    }
+
+    private func runPipeline(
+        database: NotificationStoreConfiguration,
+        roots: [Certificate],
+        localServer: LocalPostgresServer?,
+        logger: Logger
+    ) async throws {
+        let mock = try KafkaMockCluster(brokers: 1, logger: logger)
+        let outputs = OutputTopics()
+        var ingressConfiguration = IngressConfiguration(apps: [
+            PipelineApp(name: appName, bundleID: bundleId, appAppleID: appAppleId, sharedSecrets: sharedSecrets)
+        ])
+        ingressConfiguration.host = "127.0.0.1"
+        ingressConfiguration.port = httpPort
+        for topic in [ingressConfiguration.rawTopic, outputs.decoded, outputs.subscriptionState, outputs.deadLetter] {
+            try mock.createTopic(topic, partitions: partitions)
+        }
+        let migration = try await NotificationStore.withRunning(configuration: database, logger: logger) {
+            try await $0.migrate()
+        }
+
+        var ingressProducerConfiguration = KafkaProducerConfiguration(cluster: mock.clusterConfiguration)
+        ingressProducerConfiguration.deliveryTimeout = ingressConfiguration.acknowledgementTimeout
+        let ingressProducer = try KafkaProducer(configuration: ingressProducerConfiguration, logger: logger)
+        let outputProducer = try KafkaProducer(
+            configuration: KafkaProducerConfiguration(cluster: mock.clusterConfiguration),
+            logger: logger
+        )
+        let store = NotificationStore(configuration: database, logger: logger)
+        let verifiers = VerifierDirectory(
+            apps: ingressConfiguration.apps,
+            chainVerifier: ChainVerifier(configuration: .init(trustedRoots: roots))
+        )
+        var consumer = KafkaConsumerConfiguration(
+            cluster: mock.clusterConfiguration,
+            groupID: "asnp-workers",
+            topics: [ingressConfiguration.rawTopic]
+        )
+        // The workers share this process: a rebalance that waits for a member should not take production's 45 s.
+        consumer.sessionTimeout = .seconds(10)
+        consumer.heartbeatInterval = .seconds(1)
+        let workerConfiguration = WorkerConfiguration(consumer: consumer)
+        let workerServices = (0..<workers).map { _ in
+            Worker(
+                configuration: workerConfiguration,
+                verifiers: verifiers,
+                store: store,
+                producer: outputProducer,
+                logger: logger
+            )
+        }
+        let summary = [
+            "asnp dev",
+            "  ingress   http://127.0.0.1:\(httpPort)/v2/notifications/sandbox (and /v1/, /production), "
+                + "app \(appName) (\(bundleId))",
+            "  kafka     in-process mock at \(mock.bootstrapServers), topics \(ingressConfiguration.rawTopic), "
+                + "\(outputs.decoded), \(outputs.subscriptionState), \(outputs.deadLetter) (\(partitions) partitions)",
+            "  database  \(database.redactedURL)"
+                + (localServer.map { " (data in \($0.directory))" } ?? "")
+                + ", schema version \(migration.version)"
+                + (migration.applied.isEmpty ? " (nothing to apply)" : " (applied \(migration.applied.count))"),
+            "  workers   \(workers)",
+        ].joined(separator: "\n")
+        let ingress = try IngressServer(
+            configuration: ingressConfiguration,
+            producer: ingressProducer,
+            logger: logger,
+            onListening: { _ in
+                // Written at once (not through print's buffer), so a script waiting for `ready` sees it.
+                FileHandle.standardOutput.write(Data((summary + "\nready\n").utf8))
+            }
+        )
+        // Started in order and stopped in reverse: the ingress stops first, then the workers, the producers
+        // (flushing) and the store.
+        let group = ServiceGroup(
+            configuration: ServiceGroupConfiguration(
+                services: [.init(service: store), .init(service: outputProducer), .init(service: ingressProducer)]
+                    + workerServices.map { .init(service: $0) } + [.init(service: ingress)],
+                gracefulShutdownSignals: [.sigterm, .sigint],
+                logger: logger
+            )
+        )
+        try await group.run()
+    }
+
+    private static func stop(_ server: LocalPostgresServer?) async {
+        guard let server else { return }
+        try? await offPool { try server.stop() }
+    }
+
+    /// Runs the PostgreSQL programs on a thread of their own, off the concurrency pool.
+    private static func offPool<T: Sendable>(_ work: @escaping @Sendable () throws -> T) async throws -> T {
+        try await withCheckedThrowingContinuation { continuation in
+            Thread { continuation.resume(with: Result { try work() }) }.start()
+        }
+    }
+}
