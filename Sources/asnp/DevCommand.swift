@@ -1,3 +1,4 @@
+import AppStoreSigning
 import AppStoreVerification
 import ArgumentParser
 import Foundation
@@ -63,23 +64,51 @@ struct DevCommand: AsyncParsableCommand {
     )
     var rootCertificatePaths: [String] = []
 
+    @Flag(
+        help: """
+            Sign realistic notifications with a fresh test PKI (trusted for this run), post them through the ingress \
+            with duplicate retries and one tampered body, and print what the pipeline made of them.
+            """
+    )
+    var demo = false
+
+    @Option(help: "With --demo: how many notifications (six per subscription).")
+    var demoCount = 300
+
     @Option(help: "Log level: trace, debug, info, notice, warning, error.")
     var logLevel: Logger.Level = .notice
 
     func validate() throws {
         guard workers > 0, partitions > 0 else { throw ValidationError("--workers and --partitions must be positive") }
+        guard demoCount > 0 else { throw ValidationError("--demo-count must be positive") }
     }
 
     func run() async throws {
         var logger = Logger(label: "asnp.dev")
         logger.logLevel = logLevel
-        let roots =
+        var roots =
             try rootCertificatePaths.isEmpty
             ? [AppleRootCertificates.appleRootCAG3]
             : rootCertificatePaths.flatMap { try RootCertificateFile.load(path: $0) }
+        var demoBodies: [String] = []
+        if demo {
+            FileHandle.standardError.write(Data("signing \(demoCount) demo notifications...\n".utf8))
+            let pki = try TestPKI()
+            roots.append(pki.root)
+            let signer = NotificationSigner(signer: try JWSSigner(pki: pki))
+            demoBodies = try SubscriptionEvent.samples(count: demoCount, bundleId: bundleId).map {
+                try signer.body(for: $0)
+            }
+        }
         let (database, localServer) = try await startDatabase()
         do {
-            try await runPipeline(database: database, roots: roots, localServer: localServer, logger: logger)
+            try await runPipeline(
+                database: database,
+                roots: roots,
+                localServer: localServer,
+                demoBodies: demoBodies,
+                logger: logger
+            )
         } catch {
             await Self.stop(localServer)
             throw error
@@ -119,6 +148,7 @@ struct DevCommand: AsyncParsableCommand {
         database: NotificationStoreConfiguration,
         roots: [Certificate],
         localServer: LocalPostgresServer?,
+        demoBodies: [String],
         logger: Logger
     ) async throws {
         let mock = try KafkaMockCluster(brokers: 1, logger: logger)
@@ -177,21 +207,43 @@ struct DevCommand: AsyncParsableCommand {
                 + (migration.applied.isEmpty ? " (nothing to apply)" : " (applied \(migration.applied.count))"),
             "  workers   \(workers)",
         ].joined(separator: "\n")
+        // A settings file for `asnp status` and `asnp subscription show` against this run.
+        let configPath = URL(fileURLWithPath: dataDir).appendingPathComponent("dev.json").standardizedFileURL.path
+        try FileManager.default.createDirectory(atPath: dataDir, withIntermediateDirectories: true)
+        // A database password is not written to disk: such a database is named by the caller anyway.
+        let databaseSetting = database.password == nil ? #""database": {"url": "\#(database.redactedURL)"}, "# : ""
+        let settings = #"{\#(databaseSetting)"kafka": {"bootstrapServers": "\#(mock.bootstrapServers)"}}"#
+        try Data(settings.utf8).write(to: URL(fileURLWithPath: configPath))
+        let (listening, listened) = AsyncStream.makeStream(of: Void.self)
         let ingress = try IngressServer(
             configuration: ingressConfiguration,
             producer: ingressProducer,
             logger: logger,
             onListening: { _ in
                 // Written at once (not through print's buffer), so a script waiting for `ready` sees it.
-                FileHandle.standardOutput.write(Data((summary + "\nready\n").utf8))
+                FileHandle.standardOutput.write(Data((summary + "\n  settings  \(configPath)\nready\n").utf8))
+                listened.yield()
+                listened.finish()
             }
         )
-        // Started in order and stopped in reverse: the ingress stops first, then the workers, the producers
-        // (flushing) and the store.
+        var services: [ServiceGroupConfiguration.ServiceConfiguration] =
+            [.init(service: store), .init(service: outputProducer), .init(service: ingressProducer)]
+            + workerServices.map { .init(service: $0) } + [.init(service: ingress)]
+        if !demoBodies.isEmpty {
+            let demo = DevDemo(
+                bodies: demoBodies,
+                ingressURL: "http://127.0.0.1:\(httpPort)/v2/notifications/sandbox",
+                store: store,
+                listening: listening,
+                configPath: configPath
+            )
+            services.append(.init(service: demo))
+        }
+        // Started in order and stopped in reverse: the demo and the ingress stop first, then the workers, the
+        // producers (flushing) and the store.
         let group = ServiceGroup(
             configuration: ServiceGroupConfiguration(
-                services: [.init(service: store), .init(service: outputProducer), .init(service: ingressProducer)]
-                    + workerServices.map { .init(service: $0) } + [.init(service: ingress)],
+                services: services,
                 gracefulShutdownSignals: [.sigterm, .sigint],
                 logger: logger
             )

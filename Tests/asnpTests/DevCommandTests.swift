@@ -35,18 +35,7 @@ struct DevCommandTests {
             dev.standardOutput = output
             dev.standardError = FileHandle.nullDevice
             try dev.run()
-            // Read until `ready` on a thread of its own (the read blocks).
-            let banner = await withCheckedContinuation { (continuation: CheckedContinuation<String, Never>) in
-                Thread {
-                    var text = ""
-                    while !text.contains("\nready\n") {
-                        let chunk = output.fileHandleForReading.availableData
-                        if chunk.isEmpty { break }
-                        text += String(decoding: chunk, as: UTF8.self)
-                    }
-                    continuation.resume(returning: text)
-                }.start()
-            }
+            let banner = await Self.read(output, until: "\nready\n")
             return (dev, banner)
         }
 
@@ -88,5 +77,48 @@ struct DevCommandTests {
         dev.terminate()
         await dev.exited()
         #expect(dev.terminationStatus == 0)
+    }
+
+    @Test("--demo: signed notifications through the ingress, duplicates dropped, the tampered body rejected, a summary")
+    func demo() async throws {
+        let directory = FileManager.default.temporaryDirectory.appendingPathComponent("asnp-demo-\(UUID())")
+        try FileManager.default.createDirectory(at: directory, withIntermediateDirectories: true)
+        defer { try? FileManager.default.removeItem(at: directory) }
+        let dev = Process()
+        dev.executableURL = ASNPProcess.executable
+        dev.arguments = [
+            "dev", "--demo", "--demo-count", "60", "--data-dir", directory.appendingPathComponent("data").path,
+            "--http-port", String(try LoopbackPort.free()), "--postgres-port", String(try LoopbackPort.free()),
+            "--log-level", "error",
+        ]
+        let output = Pipe()
+        dev.standardOutput = output
+        dev.standardError = FileHandle.nullDevice
+        try dev.run()
+        defer { if dev.isRunning { dev.terminate() } }
+        let text = await Self.read(output, until: "demo: look closer")
+        #expect(text.contains("demo: posting 60 notifications, 6 duplicate retries and 1 tampered body"), "\(text)")
+        #expect(text.contains("demo: 67 of 67 answered 200"))
+        #expect(text.contains("demo: stored 60 notifications of 10 subscriptions"))
+        #expect(text.contains("rejected 1 (VERIFICATION_FAILURE 1)"))
+        #expect(text.contains("demo: subscriptions by latest notification: EXPIRED 10"))
+        dev.terminate()
+        await dev.exited()
+        #expect(dev.terminationStatus == 0)
+    }
+
+    /// Reads `pipe` on a thread of its own (the read blocks) until `marker` appeared or the output ended.
+    static func read(_ pipe: Pipe, until marker: String) async -> String {
+        await withCheckedContinuation { (continuation: CheckedContinuation<String, Never>) in
+            Thread {
+                var text = ""
+                while !text.contains(marker) {
+                    let chunk = pipe.fileHandleForReading.availableData
+                    if chunk.isEmpty { break }
+                    text += String(decoding: chunk, as: UTF8.self)
+                }
+                continuation.resume(returning: text)
+            }.start()
+        }
     }
 }
