@@ -43,7 +43,7 @@ struct ReplayCommandTests {
         let bodies = Fixtures.v2Cases.filter { $0.expectedStatus == "OK" }.map(\.body)
         let uuids = Set(bodies.compactMap(Self.notificationUUID))
         var worker = try Self.startWorker(mock: mock, databaseURL: databaseURL, apps: "other")
-        try await Self.produce(bodies, mock: mock)
+        try await WorkerProcess.produce(bodies, bootstrapServers: mock.bootstrapServers, topic: Self.topic)
         #expect(
             try await Self.wait(
                 server,
@@ -127,24 +127,6 @@ struct ReplayCommandTests {
 
     static func startWorker(mock: KafkaMockChild, databaseURL: String, apps: String) throws -> Process {
         try WorkerProcess.start(bootstrapServers: mock.bootstrapServers, databaseURL: databaseURL, app: apps)
-    }
-
-    static func produce(_ bodies: [String], mock: KafkaMockChild) async throws {
-        var logger = Logger(label: "test.replay")
-        logger.logLevel = .critical
-        let producer = try KafkaProducer(
-            configuration: KafkaProducerConfiguration(
-                cluster: KafkaClusterConfiguration(bootstrapServers: mock.bootstrapServers)
-            ),
-            logger: logger
-        )
-        try await withThrowingTaskGroup(of: Void.self) { tasks in
-            tasks.addTask { try await producer.run() }
-            let messages = bodies.map { WorkerRun.rawMessage(body: Data($0.utf8), app: "notes", topic: topic) }
-            let reports = await producer.send(contentsOf: messages)
-            #expect(reports.allSatisfy { (try? $0.get()) != nil })
-            tasks.cancelAll()
-        }
     }
 
     /// Polls `sql` until it answers `expected` (60 s at most).

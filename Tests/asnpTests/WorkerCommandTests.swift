@@ -45,23 +45,11 @@ struct WorkerCommandTests {
 
         let lines = try String(contentsOf: Fixtures.directory.appendingPathComponent("scenario.jsonl"), encoding: .utf8)
             .split(separator: "\n").map { try JSONDecoder().decode(ScenarioLine.self, from: Data($0.utf8)) }
-        var logger = Logger(label: "test.worker-command")
-        logger.logLevel = .critical
-        let producer = try KafkaProducer(
-            configuration: KafkaProducerConfiguration(
-                cluster: KafkaClusterConfiguration(bootstrapServers: mock.bootstrapServers)
-            ),
-            logger: logger
+        try await WorkerProcess.produce(
+            lines.shuffled().map(\.body),
+            bootstrapServers: mock.bootstrapServers,
+            topic: topic
         )
-        try await withThrowingTaskGroup(of: Void.self) { tasks in
-            tasks.addTask { try await producer.run() }
-            let messages = lines.shuffled().map {
-                WorkerRun.rawMessage(body: Data($0.body.utf8), app: "notes", topic: topic)
-            }
-            let reports = await producer.send(contentsOf: messages)
-            #expect(reports.allSatisfy { (try? $0.get()) != nil })
-            tasks.cancelAll()
-        }
 
         let unique = Set(lines.map(\.uuid)).count
         var stored = ""

@@ -1,5 +1,10 @@
 import AppStoreTestSupport
 import Foundation
+import KafkaClient
+import Logging
+import Testing
+
+@testable import asnp
 
 /// `asnp worker` as a child process, configured through the environment as a container would be.
 enum WorkerProcess {
@@ -36,5 +41,24 @@ enum WorkerProcess {
         worker.standardError = FileHandle.nullDevice
         try worker.run()
         return worker
+    }
+
+    /// Produces V2 bodies for app "notes" to the raw topic as the ingress would, expecting every one acknowledged.
+    static func produce(_ bodies: [String], bootstrapServers: String, topic: String) async throws {
+        var logger = Logger(label: "test.raw-topic")
+        logger.logLevel = .critical
+        let producer = try KafkaProducer(
+            configuration: KafkaProducerConfiguration(
+                cluster: KafkaClusterConfiguration(bootstrapServers: bootstrapServers)
+            ),
+            logger: logger
+        )
+        try await withThrowingTaskGroup(of: Void.self) { tasks in
+            tasks.addTask { try await producer.run() }
+            let messages = bodies.map { WorkerRun.rawMessage(body: Data($0.utf8), app: "notes", topic: topic) }
+            let reports = await producer.send(contentsOf: messages)
+            #expect(reports.allSatisfy { (try? $0.get()) != nil })
+            tasks.cancelAll()
+        }
     }
 }
