@@ -85,6 +85,14 @@ public final class LocalPostgresServer: Sendable {
         }
     }
 
+    /// Runs `work` (these methods block for as long as the programs run) on a thread of its own and waits for it
+    /// without holding one of Swift's few concurrency-pool threads.
+    public static func offPool<T: Sendable>(_ work: @escaping @Sendable () throws -> T) async throws -> T {
+        try await withCheckedThrowingContinuation { continuation in
+            Thread { continuation.resume(with: Result { try work() }) }.start()
+        }
+    }
+
     /// Whether this process runs as root.
     public static let isRoot = getuid() == 0
 

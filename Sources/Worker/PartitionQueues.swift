@@ -76,8 +76,8 @@ struct PartitionQueues {
         return batches
     }
 
-    /// Takes the batches of `partitions` (waiting out a backoff or not).
-    mutating func take(_ partitions: [KafkaTopicPartition], ignoringBackoff: Bool) -> [PartitionBatch] {
+    /// Takes everything queued for `partitions` (waiting out a backoff or not), one batch each.
+    mutating func take(_ partitions: [KafkaTopicPartition]) -> [PartitionBatch] {
         partitions.compactMap { partition in
             guard let queue = queues.removeValue(forKey: partition), !queue.messages.isEmpty else { return nil }
             return PartitionBatch(partition: partition, messages: queue.messages, attempts: queue.attempts)

@@ -34,7 +34,7 @@ public final class Worker: Service, Sendable {
     private struct Status {
         var running = false
         var lastTurn: ContinuousClock.Instant?
-        var assignment: [KafkaTopicPartition] = []
+        var assignment: Set<KafkaTopicPartition> = []
         /// Reads the group's lag; made when the loop starts.
         var admin: KafkaAdminClient?
     }
@@ -95,7 +95,7 @@ public final class Worker: Service, Sendable {
             while !Task.isCancelled, !Task.isShuttingDownGracefully {
                 status.withLock {
                     $0.lastTurn = .now
-                    $0.assignment = consumer.assignment.sorted()
+                    $0.assignment = consumer.assignment
                 }
                 absorb(await tasks.takeFinished())
                 // While batches are in progress, poll briefly so a partition whose batch ended starts its next soon.
@@ -120,7 +120,7 @@ public final class Worker: Service, Sendable {
                         if !revocation.isLost {
                             absorb(
                                 await process(
-                                    partitions.take(revocation.partitions, ignoringBackoff: true),
+                                    partitions.take(revocation.partitions),
                                     consumer
                                 )
                             )
@@ -148,7 +148,7 @@ public final class Worker: Service, Sendable {
             // Graceful shutdown: the batches in progress end, one last try at what is in hand; the rest is
             // redelivered to the next owner.
             absorb(await tasks.waitForAll())
-            absorb(await process(partitions.take(partitions.partitions, ignoringBackoff: true), consumer))
+            absorb(await process(partitions.take(partitions.partitions), consumer))
             await uncommitted.commit(with: consumer, force: true)
             await outbox.publish(Array(consumer.assignment), with: publisher)
         } catch {
@@ -287,14 +287,13 @@ public final class Worker: Service, Sendable {
     /// Samples the gauges that are read rather than counted: the outbox's rows and the lag of the partitions this
     /// member owns. Call before each scrape; a sample that fails is logged at debug and left as it was.
     public func sampleMetrics() async {
-        let (admin, assignment) = status.withLock { ($0.admin, $0.assignment) }
+        let (admin, owned) = status.withLock { ($0.admin, $0.assignment) }
         do {
             metrics.outboxRows.set(Double(try await store.outboxRowCount()))
         } catch {
             logger.debug("Could not count the outbox rows for the metrics", metadata: ["error": "\(error)"])
         }
         guard let admin else { return metrics.setLag([]) }
-        let owned = Set(assignment)
         var lags: [KafkaPartitionLag] = []
         do {
             for topic in Set(owned.map(\.topic)) {

@@ -48,8 +48,7 @@ struct AppOptions: ParsableArguments {
 
     /// The trusted roots: the files given, or Apple's root.
     func trustedRoots() throws -> [Certificate] {
-        guard !rootCertificatePaths.isEmpty else { return [AppleRootCertificates.appleRootCAG3] }
-        return try rootCertificatePaths.flatMap { try RootCertificateFile.load(path: $0) }
+        try RootCertificateFile.trustedRoots(paths: rootCertificatePaths)
     }
 
     /// A notification verifier for these options, with its own chain verifier.

@@ -86,10 +86,7 @@ struct DevCommand: AsyncParsableCommand {
     func run() async throws {
         var logger = Logger(label: "asnp.dev")
         logger.logLevel = logLevel
-        var roots =
-            try rootCertificatePaths.isEmpty
-            ? [AppleRootCertificates.appleRootCAG3]
-            : rootCertificatePaths.flatMap { try RootCertificateFile.load(path: $0) }
+        var roots = try RootCertificateFile.trustedRoots(paths: rootCertificatePaths)
         var demoBodies: [String] = []
         if demo {
             FileHandle.standardError.write(Data("signing \(demoCount) demo notifications...\n".utf8))
@@ -127,7 +124,7 @@ struct DevCommand: AsyncParsableCommand {
         }
         let directory = URL(fileURLWithPath: dataDir).appendingPathComponent("postgres").standardizedFileURL.path
         let server = LocalPostgresServer(directory: directory, port: postgresPort)
-        try await Self.offPool {
+        try await LocalPostgresServer.offPool {
             // A server left running by a run that did not stop cleanly.
             if server.isInitialized, server.isRunning { try server.stop() }
             try server.initialize()
@@ -253,13 +250,6 @@ struct DevCommand: AsyncParsableCommand {
 
     private static func stop(_ server: LocalPostgresServer?) async {
         guard let server else { return }
-        try? await offPool { try server.stop() }
-    }
-
-    /// Runs the PostgreSQL programs on a thread of their own, off the concurrency pool.
-    private static func offPool<T: Sendable>(_ work: @escaping @Sendable () throws -> T) async throws -> T {
-        try await withCheckedThrowingContinuation { continuation in
-            Thread { continuation.resume(with: Result { try work() }) }.start()
-        }
+        try? await LocalPostgresServer.offPool { try server.stop() }
     }
 }

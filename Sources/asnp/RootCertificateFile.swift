@@ -1,3 +1,4 @@
+import AppStoreVerification
 import ArgumentParser
 import Foundation
 import SwiftASN1
@@ -5,6 +6,12 @@ import X509
 
 /// Reads trusted root certificates from a file in DER or PEM (one or more `CERTIFICATE` blocks).
 enum RootCertificateFile {
+    /// The roots in the files at `paths`, or Apple Root CA - G3 (built in) when there are none.
+    static func trustedRoots(paths: [String]) throws -> [Certificate] {
+        guard !paths.isEmpty else { return [AppleRootCertificates.appleRootCAG3] }
+        return try paths.flatMap { try load(path: $0) }
+    }
+
     static func load(path: String) throws -> [Certificate] {
         guard let data = FileManager.default.contents(atPath: path) else {
             throw ValidationError("cannot read the root certificate file \(path)")

@@ -67,7 +67,7 @@ struct WorkerRun {
             return result
         }
         worker.terminate()
-        await Self.exited(worker)
+        await worker.exited()
         return result
     }
 
@@ -173,14 +173,5 @@ struct WorkerRun {
         let fields = stat[stat.index(after: afterName)...].split(separator: " ")
         guard fields.count > 12, let user = Double(fields[11]), let system = Double(fields[12]) else { return 0 }
         return (user + system) / Double(sysconf(Int32(_SC_CLK_TCK)))
-    }
-
-    private static func exited(_ process: Process) async {
-        await withCheckedContinuation { (continuation: CheckedContinuation<Void, Never>) in
-            Thread {
-                process.waitUntilExit()
-                continuation.resume()
-            }.start()
-        }
     }
 }

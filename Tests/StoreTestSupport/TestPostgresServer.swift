@@ -34,7 +34,7 @@ public final class TestPostgresServer: Sendable {
 
     /// Starts a new server.
     public static func start() async throws -> TestPostgresServer {
-        try await offPool { try startBlocking() }
+        try await LocalPostgresServer.offPool { try startBlocking() }
     }
 
     private static func startBlocking() throws -> TestPostgresServer {
@@ -49,7 +49,7 @@ public final class TestPostgresServer: Sendable {
 
     /// Stops the server (fast shutdown: open connections are closed, as in a real outage).
     public func stop() async throws {
-        try await Self.offPool { try self.stopBlocking() }
+        try await LocalPostgresServer.offPool { try self.stopBlocking() }
     }
 
     private func stopBlocking() throws {
@@ -58,7 +58,7 @@ public final class TestPostgresServer: Sendable {
 
     /// Starts the server again on the same port with the same data.
     public func restart() async throws {
-        try await Self.offPool { try self.server.start(durable: false) }
+        try await LocalPostgresServer.offPool { try self.server.start(durable: false) }
     }
 
     /// Creates an empty database and returns settings for a store using it.
@@ -85,18 +85,11 @@ public final class TestPostgresServer: Sendable {
     /// Runs SQL through `psql` (an independent client) and returns its unaligned, tuples-only output, trimmed.
     @discardableResult
     public func psql(_ database: String, _ sql: String) async throws -> String {
-        try await Self.offPool { try self.psqlBlocking(database, sql) }
+        try await LocalPostgresServer.offPool { try self.psqlBlocking(database, sql) }
     }
 
     private func psqlBlocking(_ database: String, _ sql: String) throws -> String {
         try server.psql(database, sql)
-    }
-
-    /// Runs blocking work on a thread of its own and waits for it without holding a pool thread.
-    private static func offPool<T: Sendable>(_ work: @escaping @Sendable () throws -> T) async throws -> T {
-        try await withCheckedThrowingContinuation { continuation in
-            Thread { continuation.resume(with: Result { try work() }) }.start()
-        }
     }
 
     private static let counter = Counter()

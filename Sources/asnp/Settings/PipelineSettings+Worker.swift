@@ -78,11 +78,9 @@ extension PipelineSettings {
 
     /// `worker.rootCertificates`: trusted roots (DER or PEM files); Apple Root CA - G3 when not set.
     func trustedRoots() throws -> [Certificate] {
-        guard let paths = try stringArray("worker.rootCertificates"), !paths.isEmpty else {
-            return [AppleRootCertificates.appleRootCAG3]
-        }
+        let paths = try stringArray("worker.rootCertificates") ?? []
         do {
-            return try paths.flatMap { try RootCertificateFile.load(path: $0) }
+            return try RootCertificateFile.trustedRoots(paths: paths)
         } catch {
             throw SettingsError(key: "worker.rootCertificates", reason: "\(error)")
         }

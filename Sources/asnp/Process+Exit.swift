@@ -2,7 +2,7 @@ import Foundation
 
 extension Process {
     /// Waits for the process to exit on a thread of its own: `waitUntilExit()` on a task would hold one of the
-    /// concurrency pool's few threads, and tests running beside it (timers, deadlines) would stall.
+    /// concurrency pool's few threads, and work running beside it (timers, deadlines) would stall.
     func exited() async {
         await withCheckedContinuation { (continuation: CheckedContinuation<Void, Never>) in
             Thread {
