@@ -118,7 +118,8 @@ public final class LocalPostgresServer: Sendable {
     /// Runs a program to completion and returns its standard output.
     ///
     /// posix_spawn and waitpid rather than Foundation's Process, whose exit monitoring was seen to miss the exit
-    /// of `su … pg_ctl start` (which leaves a daemon behind); output goes through files for the same reason.
+    /// of `su … pg_ctl start` (which leaves a daemon behind); output goes through files for the same reason, and
+    /// the child inherits no other descriptor.
     @discardableResult
     public static func run(_ program: String, _ arguments: [String]) throws -> String {
         let base = FileManager.default.temporaryDirectory.appendingPathComponent("asnp-run-\(UUID().uuidString)")
@@ -134,6 +135,10 @@ public final class LocalPostgresServer: Sendable {
         posix_spawn_file_actions_addopen(&actions, 0, "/dev/null", O_RDONLY, 0)
         posix_spawn_file_actions_addopen(&actions, 1, outputPath, O_WRONLY | O_CREAT | O_TRUNC, 0o644)
         posix_spawn_file_actions_addopen(&actions, 2, errorPath, O_WRONLY | O_CREAT | O_TRUNC, 0o644)
+        // Nothing else of ours goes to the child: `pg_ctl start` leaves a server running, which would otherwise
+        // hold every descriptor open at that moment (other children's output pipes, listening sockets) for as
+        // long as it runs, and a reader waiting for such a pipe's end would wait for the server to stop.
+        closeInheritedDescriptors(&actions)
         let argv = ([program] + arguments).map { strdup($0) } + [nil]
         defer { argv.forEach { free($0) } }
         var pid = pid_t()
@@ -152,6 +157,22 @@ public final class LocalPostgresServer: Sendable {
             )
         }
         return output
+    }
+}
+
+/// Adds to `actions` the closing of every descriptor above standard error: glibc's
+/// `posix_spawn_file_actions_addclosefrom_np` (2.34 and later; Swift's Glibc module does not export it), else a
+/// close for each descriptor open now.
+private func closeInheritedDescriptors(_ actions: inout posix_spawn_file_actions_t) {
+    typealias AddCloseFrom = @convention(c) (UnsafeMutablePointer<posix_spawn_file_actions_t>, Int32) -> Int32
+    if let symbol = dlsym(nil, "posix_spawn_file_actions_addclosefrom_np") {
+        _ = unsafeBitCast(symbol, to: AddCloseFrom.self)(&actions, 3)
+        return
+    }
+    let open = (try? FileManager.default.contentsOfDirectory(atPath: "/proc/self/fd")) ?? []
+    for descriptor in open.compactMap(Int32.init) where descriptor > 2 {
+        // glibc ignores a close action for a descriptor that is closed by the time the child runs.
+        posix_spawn_file_actions_addclose(&actions, descriptor)
     }
 }
 
