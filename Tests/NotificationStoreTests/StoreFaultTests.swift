@@ -96,8 +96,10 @@ struct StoreFaultTests {
         let database = try await server.makeDatabase()
         // Migrate with the default timeout: a loaded machine may need more than the short one below for that.
         try await withStore(database) { _ in }
+        // Short enough that a write to the stopped server ends soon, long enough for a write on a loaded machine
+        // (3 s was not: a CI-like run timed out the first, healthy write).
         var settings = database
-        settings.operationTimeout = .seconds(3)
+        settings.operationTimeout = .seconds(10)
         settings.connectTimeout = .seconds(1)
         let configuration = settings
         let entries = try await StoreFixtures.scenarioEntries()
