@@ -24,14 +24,16 @@ struct ASNPProcess {
         return candidates.first { FileManager.default.isExecutableFile(atPath: $0.path) } ?? candidates[1]
     }
 
-    /// ``run(_:standardInput:)`` on a thread of its own, so a command that takes seconds holds no pool thread.
-    static func runOffPool(_ arguments: [String]) async throws -> ASNPProcess {
+    /// Runs `asnp arguments...` to its exit on a thread of its own: waiting on the concurrency pool would hold one
+    /// of its two threads (on 2 cores) for as long as the command runs, and stall the tests running beside it.
+    static func run(_ arguments: [String], standardInput: Data = Data()) async throws -> ASNPProcess {
         try await withCheckedThrowingContinuation { continuation in
-            Thread { continuation.resume(with: Result { try run(arguments) }) }.start()
+            Thread { continuation.resume(with: Result { try runBlocking(arguments, standardInput: standardInput) }) }
+                .start()
         }
     }
 
-    static func run(_ arguments: [String], standardInput: Data = Data()) throws -> ASNPProcess {
+    private static func runBlocking(_ arguments: [String], standardInput: Data) throws -> ASNPProcess {
         let process = Process()
         process.executableURL = executable
         process.arguments = arguments

@@ -57,7 +57,7 @@ struct DevCommandTests {
         var stored = -1
         let deadline = ContinuousClock.now.advanced(by: .seconds(120))
         while stored != expected, ContinuousClock.now < deadline {
-            let status = try await ASNPProcess.runOffPool(["status", "--config", configFile.path, "--json"])
+            let status = try await ASNPProcess.run(["status", "--config", configFile.path, "--json"])
             let counts = status.jsonLines.first?["counts"] as? [String: Any]
             stored = (counts?["notificationsByType"] as? [String: Int])?.values.reduce(0, +) ?? -1
             try await Task.sleep(for: .milliseconds(500))
@@ -71,7 +71,7 @@ struct DevCommandTests {
         // The same data directory again: nothing to migrate, the notifications are still there.
         (dev, banner) = try await startDev()
         #expect(banner.contains("schema version 2 (nothing to apply)"), "\(banner)")
-        let again = try await ASNPProcess.runOffPool(["status", "--config", configFile.path, "--json"])
+        let again = try await ASNPProcess.run(["status", "--config", configFile.path, "--json"])
         let counts = again.jsonLines.first?["counts"] as? [String: Any]
         #expect((counts?["notificationsByType"] as? [String: Int])?.values.reduce(0, +) == expected)
         dev.terminate()

@@ -117,10 +117,10 @@ struct IngressCommandTests {
     }
 
     @Test("A missing or malformed setting stops the start with an error naming the key and its variable")
-    func configurationErrors() throws {
-        let missing = try runProgram(ASNPProcess.executable.path, ["ingress"])
+    func configurationErrors() async throws {
+        let missing = try await runProgram(ASNPProcess.executable.path, ["ingress"])
         #expect(missing.status == 2)
-        let malformed = try runProgram(
+        let malformed = try await runProgram(
             "sh",
             [
                 "-c",

@@ -18,7 +18,7 @@ struct KafkaMockCommandTests {
 
     @Test("kcat reads every keyed message our producer wrote through asnp kafka-mock, in order per key, and vice versa")
     func kcatInterop() async throws {
-        let kcat = try runProgram("sh", ["-c", "command -v kcat"])
+        let kcat = try await runProgram("sh", ["-c", "command -v kcat"])
         try #require(kcat.status == 0, "kcat is not installed: run scripts/bootstrap (apt-get install kcat)")
 
         let mock = try KafkaMockChild(
@@ -54,7 +54,7 @@ struct KafkaMockCommandTests {
         }
         #expect(reports.allSatisfy { (try? $0.get()) != nil } == true)
 
-        let read = try runProgram(
+        let read = try await runProgram(
             "kcat",
             ["-C", "-b", bootstrap, "-t", "interop", "-o", "beginning", "-e", "-q", "-f", "%k\t%s\t%p\t%o\t%h\n"]
         )
@@ -75,7 +75,8 @@ struct KafkaMockCommandTests {
         // kcat → our consumer.
         let back = (0..<60).map { "k\($0 % 6):v\($0 / 6)" }.joined(separator: "\n") + "\n"
         #expect(
-            try runProgram("kcat", ["-P", "-b", bootstrap, "-t", "back", "-K:"], input: Data(back.utf8)).status == 0
+            try await runProgram("kcat", ["-P", "-b", bootstrap, "-t", "back", "-K:"], input: Data(back.utf8)).status
+                == 0
         )
         var configuration = KafkaConsumerConfiguration(
             cluster: KafkaClusterConfiguration(bootstrapServers: bootstrap),

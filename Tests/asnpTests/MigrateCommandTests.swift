@@ -11,37 +11,37 @@ struct MigrateCommandTests {
         let database = try await server.makeDatabase().database
         let url = "postgres://postgres@127.0.0.1:\(server.port)/\(database)?sslmode=disable"
 
-        let check = try ASNPProcess.run(["migrate", "--check", "--database-url", url])
+        let check = try await ASNPProcess.run(["migrate", "--check", "--database-url", url])
         #expect(check.status == 3)
         #expect(check.standardError.contains("SCHEMA_NOT_READY"))
         #expect(check.standardError.contains("asnp migrate"))
 
-        let first = try ASNPProcess.run(["migrate", "--database-url", url])
+        let first = try await ASNPProcess.run(["migrate", "--database-url", url])
         #expect(first.status == 0, "\(first.standardError)")
         #expect(
             first.standardOutput.contains(
                 "schema at version 2: applied 1 (initial schema), 2 (replay marks on rejected notifications)"
             )
         )
-        let second = try ASNPProcess.run(["migrate", "--database-url", url])
+        let second = try await ASNPProcess.run(["migrate", "--database-url", url])
         #expect(second.status == 0)
         #expect(second.standardOutput.contains("nothing to apply"))
-        #expect(try ASNPProcess.run(["migrate", "--check", "--database-url", url]).status == 0)
+        #expect(try await ASNPProcess.run(["migrate", "--check", "--database-url", url]).status == 0)
         #expect(try await server.psql(database, "SELECT count(*) FROM asnp_schema_migrations") == "2")
     }
 
     @Test("a server that is not there: exit 3 and a retriable error naming the address, promptly")
-    func unreachable() throws {
+    func unreachable() async throws {
         let url = "postgres://postgres:hunter2@127.0.0.1:1/asnp?sslmode=disable"
-        let result = try ASNPProcess.run(["migrate", "--database-url", url, "--database-timeout", "2"])
+        let result = try await ASNPProcess.run(["migrate", "--database-url", url, "--database-timeout", "2"])
         #expect(result.status == 3)
         #expect(result.standardError.contains("127.0.0.1:1"))
         #expect(!result.standardError.contains("hunter2"))
     }
 
     @Test("a malformed URL is a usage error")
-    func malformedURL() throws {
-        let result = try ASNPProcess.run(["migrate", "--database-url", "postgres://nobody"])
+    func malformedURL() async throws {
+        let result = try await ASNPProcess.run(["migrate", "--database-url", "postgres://nobody"])
         #expect(result.status == 2)
         #expect(result.standardError.contains("database URL"))
     }

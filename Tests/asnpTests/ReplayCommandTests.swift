@@ -59,7 +59,7 @@ struct ReplayCommandTests {
         // The app is configured now; replay the rejections.
         worker = try Self.startWorker(mock: mock, databaseURL: databaseURL, apps: "notes")
         defer { if worker.isRunning { worker.terminate() } }
-        let replay = try await ASNPProcess.runOffPool([
+        let replay = try await ASNPProcess.run([
             "replay", "rejected", "--config", configFile.path, "--status", "UNKNOWN_APP",
         ])
         #expect(replay.status == 0, "\(replay.standardError)")
@@ -72,12 +72,12 @@ struct ReplayCommandTests {
         #expect(marked == "\(bodies.count)")
 
         // Again: nothing left to replay.
-        let again = try await ASNPProcess.runOffPool(["replay", "rejected", "--config", configFile.path])
+        let again = try await ASNPProcess.run(["replay", "rejected", "--config", configFile.path])
         #expect(again.status == 0)
         #expect(again.standardOutput.hasPrefix("replayed 0 rejected notification(s)"))
 
         // The raw topic's first messages of partition 0, again: duplicates only, nothing new, nothing rejected.
-        let offsets = try await ASNPProcess.runOffPool([
+        let offsets = try await ASNPProcess.run([
             "replay", "offsets", "--config", configFile.path, "--partition", "0", "--from", "0", "--to", "1000",
         ])
         #expect(offsets.status == 0, "\(offsets.standardError)")
@@ -102,7 +102,7 @@ struct ReplayCommandTests {
         #expect(counts == "\(uuids.count)/\(bodies.count)")
 
         // A range the partition does not hold is an error, not a silent no-op.
-        let beyond = try await ASNPProcess.runOffPool([
+        let beyond = try await ASNPProcess.run([
             "replay", "offsets", "--config", configFile.path, "--partition", "0", "--from", "5000", "--to", "5001",
         ])
         #expect(beyond.status != 0)

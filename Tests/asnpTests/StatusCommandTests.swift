@@ -64,7 +64,7 @@ struct StatusCommandTests {
         try Data(#"{"database": {"url": "\#(url)"}}"#.utf8).write(to: configFile)
 
         // status --json: the counts, and no Kafka section without Kafka settings.
-        let status = try await ASNPProcess.runOffPool(["status", "--config", configFile.path, "--json"])
+        let status = try await ASNPProcess.run(["status", "--config", configFile.path, "--json"])
         #expect(status.status == 0, "\(status.standardError)")
         let report = try #require(status.jsonLines.first)
         let counts = try #require(report["counts"] as? [String: Any])
@@ -76,12 +76,12 @@ struct StatusCommandTests {
         #expect(counts["rejectedByStatus"] as? [String: Int] == [hostile.expectedStatus: 1])
         #expect(counts["rejectedNotReplayed"] as? Int == 1)
         #expect(report["kafka"] == nil)
-        let text = try await ASNPProcess.runOffPool(["status", "--config", configFile.path])
+        let text = try await ASNPProcess.run(["status", "--config", configFile.path])
         #expect(text.standardOutput.contains("rejected        1 (1 not replayed)"))
 
         // subscription show: the state scenario-final.json names, every notification of the subscription in order.
         let (key, type) = try #require(final.max { $0.key < $1.key })
-        let shown = try await ASNPProcess.runOffPool([
+        let shown = try await ASNPProcess.run([
             "subscription", "show", key, "--config", configFile.path, "--json",
         ])
         #expect(shown.status == 0, "\(shown.standardError)")
@@ -91,11 +91,11 @@ struct StatusCommandTests {
         let timeline = try #require(subscription["notifications"] as? [[String: Any]])
         #expect(timeline.count == Set(lines.filter { $0.key == key }.map(\.uuid)).count)
         #expect(timeline.last?["notificationType"] as? String == type)
-        let shownText = try await ASNPProcess.runOffPool(["subscription", "show", key, "--config", configFile.path])
+        let shownText = try await ASNPProcess.run(["subscription", "show", key, "--config", configFile.path])
         #expect(shownText.standardOutput.hasPrefix("subscription \(key) (\(Fixtures.bundleId), Sandbox)"))
         #expect(shownText.standardOutput.contains("state        \(type)"))
 
-        let unknown = try await ASNPProcess.runOffPool(["subscription", "show", "404", "--config", configFile.path])
+        let unknown = try await ASNPProcess.run(["subscription", "show", "404", "--config", configFile.path])
         #expect(unknown.status == 1)
         #expect(unknown.standardError.contains("no notification of subscription 404 is stored"))
     }
