@@ -31,13 +31,8 @@ struct IngressCommand: AsyncParsableCommand {
         var logger = Logger(label: "asnp.ingress")
         logger.logLevel = logLevel
         let settings = try await PipelineSettings.load(file: config)
-        let apps = try settings.apps()
-        let ingress = try settings.ingress(apps: apps)
-        var producerConfiguration = KafkaProducerConfiguration(
-            cluster: try settings.kafkaCluster(clientID: "asnp-ingress")
-        )
-        // A body answered 503 must not be delivered later: librdkafka gives up when the request does.
-        producerConfiguration.deliveryTimeout = ingress.acknowledgementTimeout
+        let role = try settings.ingressRole()
+        let (apps, ingress, producerConfiguration) = (role.apps, role.ingress, role.producer)
         let producer = try KafkaProducer(configuration: producerConfiguration, logger: logger)
         let server = try IngressServer(configuration: ingress, producer: producer, logger: logger)
         logger.info(

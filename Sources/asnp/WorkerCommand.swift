@@ -37,13 +37,11 @@ struct WorkerCommand: AsyncParsableCommand {
         var logger = Logger(label: "asnp.worker")
         logger.logLevel = logLevel
         let settings = try await PipelineSettings.load(file: config)
-        let apps = try settings.apps()
-        let cluster = try settings.kafkaCluster(clientID: "asnp-worker")
-        let workerConfiguration = try settings.worker(cluster: cluster)
-        let database = try settings.database()
+        let role = try settings.workerRole()
+        let (cluster, workerConfiguration, database) = (role.cluster, role.worker, role.database)
         let directory = VerifierDirectory(
-            apps: apps,
-            chainVerifier: ChainVerifier(configuration: .init(trustedRoots: try settings.trustedRoots()))
+            apps: role.apps,
+            chainVerifier: ChainVerifier(configuration: .init(trustedRoots: role.trustedRoots))
         )
         let store = NotificationStore(configuration: database, logger: logger)
         let producer = try KafkaProducer(configuration: KafkaProducerConfiguration(cluster: cluster), logger: logger)
@@ -55,7 +53,7 @@ struct WorkerCommand: AsyncParsableCommand {
             logger: logger
         )
         let statusServer = StatusServer(
-            configuration: try settings.workerStatus(),
+            configuration: role.status,
             registry: worker.metrics.registry,
             logger: logger,
             live: { worker.liveness() },
@@ -68,7 +66,7 @@ struct WorkerCommand: AsyncParsableCommand {
                 "kafka.group": "\(workerConfiguration.consumer.groupID)",
                 "kafka.topic": "\(workerConfiguration.consumer.topics.joined(separator: ","))",
                 "database": "\(database.redactedURL)",
-                "apps": "\(apps.map(\.description).joined(separator: "; "))",
+                "apps": "\(role.apps.map(\.description).joined(separator: "; "))",
             ]
         )
         // Services stop in reverse order: the worker finishes its batch, then the status endpoints close, the

@@ -1,5 +1,6 @@
 import Configuration
 import Foundation
+import Synchronization
 import SystemPackage
 
 /// The pipeline's settings, read with swift-configuration from the environment, then a JSON file, then defaults.
@@ -10,10 +11,14 @@ import SystemPackage
 /// the right type is an error naming the key, never silently the default.
 struct PipelineSettings {
     let reader: ConfigReader
+    /// Every key a section asked for, set or not (the Deploy tests check manifests set only keys that are read).
+    let keysRead = KeysRead()
 
-    /// Reads the environment, and `file` (JSON) when given; the environment wins.
-    static func load(file: String?) async throws -> PipelineSettings {
-        var providers: [any ConfigProvider] = [EnvironmentVariablesProvider()]
+    /// Reads the environment (the process's, or `environment`), and `file` (JSON) when given; the environment wins.
+    static func load(file: String?, environment: [String: String]? = nil) async throws -> PipelineSettings {
+        var providers: [any ConfigProvider] = [
+            environment.map { EnvironmentVariablesProvider(environmentVariables: $0) } ?? EnvironmentVariablesProvider()
+        ]
         if let file {
             guard FileManager.default.fileExists(atPath: file) else {
                 throw SettingsError(key: "--config", reason: "the configuration file \(file) does not exist")
@@ -96,6 +101,7 @@ struct PipelineSettings {
 
     /// Reads a required-style value: missing is nil, anything else that fails is an error naming the key.
     private func optional<Value>(_ key: String, _ read: () throws -> Value) throws -> Value? {
+        keysRead.insert(key)
         do {
             return try read()
         } catch {
@@ -104,6 +110,17 @@ struct PipelineSettings {
             throw SettingsError(key: key, reason: "has a value of the wrong type (\(error))")
         }
     }
+}
+
+/// The keys read through one ``PipelineSettings``.
+final class KeysRead: Sendable {
+    private let keys = Mutex<Set<String>>([])
+
+    func insert(_ key: String) {
+        keys.withLock { _ = $0.insert(key) }
+    }
+
+    var all: Set<String> { keys.withLock { $0 } }
 }
 
 /// A setting that is missing or invalid; the message names the key and its environment variable.
