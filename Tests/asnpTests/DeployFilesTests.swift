@@ -1,0 +1,373 @@
+import AppStoreTestSupport
+import ArgumentParser
+import AsyncHTTPClient
+import CoreMetrics
+import Foundation
+import HTTPTypes
+import KafkaClient
+import Logging
+import NIOCore
+import NIOHTTP1
+import NotificationStore
+import PipelineStatus
+import Prometheus
+import Testing
+import Yams
+
+@testable import Ingress
+@testable import Worker
+@testable import asnp
+
+/// Deploy/ cannot run here (no container engine, no cluster), so these tests hold it to the code: every file parses,
+/// every container runs a command asnp has with settings asnp accepts and reads, and the ports, probe paths, metric
+/// names, consumer group and topics it names are the ones the code uses.
+@Suite("Deploy/: the Dockerfile, docker-compose, Kubernetes manifests and dashboards agree with the code")
+struct DeployFilesTests {
+    static let deploy = Fixtures.packageRoot.appendingPathComponent("Deploy")
+
+    @Test("every YAML and JSON file in Deploy/ and Config/ parses")
+    func everyFileParses() throws {
+        var parsed = 0
+        for directory in ["Deploy", "Config"] {
+            let root = Fixtures.packageRoot.appendingPathComponent(directory)
+            let files = try #require(FileManager.default.subpaths(atPath: root.path))
+            for file in files.sorted() {
+                let path = root.appendingPathComponent(file).path
+                if file.hasSuffix(".yaml") || file.hasSuffix(".yml") {
+                    let documents = try Array(Yams.load_all(yaml: try String(contentsOfFile: path, encoding: .utf8)))
+                    #expect(!documents.isEmpty && documents.allSatisfy { $0 is [String: Any] }, "\(file)")
+                    parsed += 1
+                } else if file.hasSuffix(".json") {
+                    let object = try JSONSerialization.jsonObject(with: Data(contentsOf: URL(fileURLWithPath: path)))
+                    #expect(object is [String: Any], "\(file)")
+                    parsed += 1
+                }
+            }
+        }
+        #expect(parsed >= 20)
+    }
+
+    @Test("the Dockerfile builds the asnp product with CI's bootstrap, and runs it as a non-root user on its ports")
+    func dockerfile() async throws {
+        let text = try Self.text("Dockerfile")
+        #expect(text.contains("RUN scripts/bootstrap"))
+        #expect(text.contains("swift build -c release --product asnp"))
+        #expect(text.contains("USER 10001"))
+        #expect(text.contains("ENTRYPOINT [\"/usr/local/bin/asnp\"]"))
+        let exposed = try #require(text.split(separator: "\n").first { $0.hasPrefix("EXPOSE ") })
+        let defaults = try await PipelineSettings.load(file: nil, environment: Self.minimalEnvironment)
+        let ingressPort = try defaults.ingressRole().ingress.port
+        let statusPort = try defaults.workerRole().status.port
+        #expect(exposed == "EXPOSE \(ingressPort) \(statusPort)")
+        let manifest = try String(
+            contentsOf: Fixtures.packageRoot.appendingPathComponent("Package.swift"),
+            encoding: .utf8
+        )
+        #expect(manifest.contains(".executable(name: \"asnp\""))
+    }
+
+    @Test("docker-compose: each asnp service runs a command asnp has, and sets only settings that command reads")
+    func composeServices() async throws {
+        let compose = try Self.yaml("docker-compose.yml")[0]
+        let services = try #require(compose["services"] as? [String: Any])
+        var commands: [String: String] = [:]
+        for (name, value) in services {
+            let service = try #require(value as? [String: Any])
+            guard (service["image"] as? String)?.hasPrefix("asnp") == true else { continue }
+            let build = try #require(service["build"] as? [String: Any], "\(name)")
+            #expect(build["dockerfile"] as? String == "Deploy/Dockerfile")
+            let command = try #require((service["command"] as? [String])?.first, "\(name)")
+            commands[name] = command
+            let environment = (service["environment"] as? [String: Any] ?? [:]).mapValues(Self.composeValue)
+            try await Self.expectAccepted(
+                command: command,
+                environment: environment,
+                ownVariables: Set(environment.keys),
+                in: "compose \(name)"
+            )
+        }
+        #expect(commands == ["migrate": "migrate", "ingress": "ingress", "worker": "worker"])
+        let worker = try #require(services["worker"] as? [String: Any])
+        #expect((worker["deploy"] as? [String: Any])?["replicas"] as? Int == 2)
+        let ingress = try #require(services["ingress"] as? [String: Any])
+        #expect(ingress["ports"] as? [String] == ["8080:8080"])
+    }
+
+    @Test("Kubernetes (base and production): containers, settings, secrets, ports and probes agree with asnp")
+    func kubernetesWorkloads() async throws {
+        let base = try Self.envFile("kubernetes/base/settings.env")
+        let production = base.merging(try Self.envFile("kubernetes/overlays/production/settings.env")) { $1 }
+        var seen: Set<String> = []
+        for settings in [base, production] {
+            // The ConfigMap serves every role: each of its variables must be read by one of them.
+            var readByAnyRole: Set<String> = []
+            for document in try Self.yamlDocuments(under: "kubernetes/base") {
+                let kind = document["kind"] as? String
+                guard kind == "Deployment" || kind == "Job" else { continue }
+                let name = try #require((document["metadata"] as? [String: Any])?["name"] as? String)
+                let pod = try #require(Self.value(document, "spec", "template", "spec") as? [String: Any])
+                for container in try #require(pod["containers"] as? [[String: Any]]) {
+                    #expect(container["image"] as? String == "asnp", "\(name): kustomize's images: rewrites 'asnp'")
+                    let command = try #require((container["args"] as? [String])?.first)
+                    seen.insert("\(name) \(command)")
+                    let own = Set((container["env"] as? [[String: Any]] ?? []).compactMap { $0["name"] as? String })
+                    readByAnyRole.formUnion(
+                        try await Self.expectAccepted(
+                            command: command,
+                            environment: try Self.environment(of: container, settings: settings),
+                            ownVariables: own,
+                            in: name
+                        )
+                    )
+                    try await Self.expectPortsAndProbes(of: container, command: command, settings: settings)
+                }
+            }
+            for variable in settings.keys.sorted() {
+                #expect(readByAnyRole.contains(variable), "asnp-settings sets \(variable), which no role reads")
+            }
+        }
+        #expect(seen == ["asnp-migrate migrate", "asnp-ingress ingress", "asnp-worker worker"])
+    }
+
+    @Test("workers scale on the lag of the group and topic they consume, up to the raw topic's partitions")
+    func workerScaling() async throws {
+        let settings = try await PipelineSettings.load(
+            file: nil,
+            environment: Self.minimalEnvironment.merging(try Self.envFile("kubernetes/base/settings.env")) { $1 }
+        )
+        let worker = try settings.workerRole().worker
+        let rawTopic = try #require(worker.consumer.topics.first)
+        let base = try #require(try Self.yaml("kubernetes/base/worker-scaledobject.yaml").first)
+        let production = try #require(try Self.yaml("kubernetes/overlays/production/worker-scaling.yaml").first)
+        for scaledObject in [base, production] {
+            let trigger = try #require((Self.value(scaledObject, "spec", "triggers") as? [[String: Any]])?.first)
+            let metadata = try #require(trigger["metadata"] as? [String: Any])
+            #expect(trigger["type"] as? String == "kafka")
+            #expect(metadata["consumerGroup"] as? String == worker.consumer.groupID)
+            #expect(metadata["topic"] as? String == rawTopic)
+            #expect(metadata["bootstrapServersFromEnv"] as? String == "KAFKA_BOOTSTRAP_SERVERS")
+        }
+        // docker-compose's topics and the base share a partition count; production's come from kafka-topics/.
+        let compose = try Self.text("docker-compose.yml")
+        #expect(compose.contains("--partitions \(Self.value(base, "spec", "maxReplicaCount") as? Int ?? -1)"))
+        let topics = try Self.yaml("kubernetes/kafka-topics/kafka-topics.yaml")
+        let raw = try #require(topics.first { Self.value($0, "metadata", "name") as? String == rawTopic })
+        #expect(
+            Self.value(raw, "spec", "partitions") as? Int == Self.value(production, "spec", "maxReplicaCount") as? Int
+        )
+        let names = Set(topics.compactMap { Self.value($0, "metadata", "name") as? String })
+        let outputs = worker.outputTopics
+        #expect(names == [rawTopic, outputs.decoded, outputs.subscriptionState, outputs.deadLetter])
+        let state = try #require(
+            topics.first { Self.value($0, "metadata", "name") as? String == outputs.subscriptionState }
+        )
+        #expect(Self.value(state, "spec", "config", "cleanup.policy") as? String == "compact")
+    }
+
+    @Test("every metric the dashboard and Prometheus queries name is one the ingress or the worker exports")
+    func metricNames() throws {
+        let exported = Self.exportedMetricNames()
+        #expect(exported.contains("asnp_worker_consumer_lag_messages"))
+        #expect(exported.contains("asnp_ingress_requests_total"))
+        let dashboard = try Self.text("grafana/asnp-dashboard.json")
+        let named = Set(dashboard.matches(of: /asnp_[a-z_]+/).map { String($0.output) })
+        #expect(named.count >= 15)
+        for name in named.sorted() {
+            let base = name.replacing(/_(bucket|sum|count)$/, with: "")
+            #expect(exported.contains(name) || exported.contains(base), "\(name) is not exported")
+        }
+        let prometheus = try Self.yaml("prometheus/prometheus.yml")[0]
+        let jobs = try #require(prometheus["scrape_configs"] as? [[String: Any]])
+        #expect(jobs.allSatisfy { $0["metrics_path"] as? String == "/metrics" })
+        let targets = jobs.compactMap { (Self.value($0, "static_configs") as? [[String: Any]])?.first?["targets"] }
+        #expect(targets.first as? [String] == ["ingress:8080"])
+        #expect((jobs.last?["dns_sd_configs"] as? [[String: Any]])?.first?["port"] as? Int == 9090)
+    }
+
+    @Test("the probe paths the manifests use answer on the worker's status server and are the ingress's routes")
+    func probePaths() async throws {
+        let paths = ["/health/live", "/health/ready", "/metrics"]
+        for path in paths {
+            #expect(IngressMiddleware.route(of: path, pathToken: nil).allowedMethod == .get, "\(path)")
+        }
+        let listening = AsyncStream<Int>.makeStream()
+        let server = StatusServer(
+            configuration: StatusServerConfiguration(host: "127.0.0.1", port: 0),
+            registry: PrometheusCollectorRegistry(),
+            logger: Logger(label: "test.deploy") { _ in SwiftLogNoOpLogHandler() },
+            live: { nil },
+            ready: { nil },
+            onListening: { listening.continuation.yield($0) }
+        )
+        try await withThrowingTaskGroup(of: Void.self) { group in
+            group.addTask { try await server.run() }
+            var ports = listening.stream.makeAsyncIterator()
+            let port = try #require(await ports.next())
+            for path in paths {
+                let response = try await HTTPClient.shared.execute(
+                    HTTPClientRequest(url: "http://127.0.0.1:\(port)\(path)"),
+                    timeout: .seconds(10)
+                )
+                #expect(response.status == .ok, "\(path)")
+            }
+            group.cancelAll()
+        }
+    }
+
+    // MARK: - Reading the files
+
+    /// What every role needs and the manifests may leave to the environment of a cluster.
+    static let minimalEnvironment = [
+        "KAFKA_BOOTSTRAP_SERVERS": "kafka:9092",
+        "APPS_NAMES": "notes",
+        "APPS_NOTES_BUNDLE_ID": "com.example.notes",
+        "DATABASE_URL": "postgres://asnp@db:5432/asnp",
+    ]
+
+    /// Loads the role's settings from `environment` alone, and expects each of `ownVariables` to be one the role
+    /// reads; returns the variables it read.
+    @discardableResult
+    static func expectAccepted(
+        command: String,
+        environment: [String: String],
+        ownVariables: Set<String>,
+        in place: String
+    ) async throws -> Set<String> {
+        #expect(ASNP.configuration.subcommands.contains { $0._commandName == command }, "\(place): \(command)")
+        if command == "migrate" {
+            // `asnp migrate` takes the database URL only.
+            #expect(ownVariables == ["DATABASE_URL"], "\(place)")
+            #expect(throws: Never.self) { try NotificationStoreConfiguration(url: environment["DATABASE_URL"] ?? "") }
+            return ["DATABASE_URL"]
+        }
+        let settings = try await PipelineSettings.load(file: nil, environment: try withSecretFiles(environment))
+        switch command {
+        case "ingress": _ = try settings.ingressRole()
+        case "worker": _ = try settings.workerRole()
+        default: Issue.record("\(place): no settings check for \(command)")
+        }
+        let read = Set(settings.keysRead.all.map(PipelineSettings.environmentName(of:)))
+        for variable in ownVariables.sorted() {
+            #expect(read.contains(variable), "\(place) sets \(variable), which asnp \(command) never reads")
+        }
+        return read
+    }
+
+    static func expectPortsAndProbes(of container: [String: Any], command: String, settings: [String: String])
+        async throws
+    {
+        let ports = container["ports"] as? [[String: Any]] ?? []
+        guard command != "migrate" else {
+            #expect(ports.isEmpty)
+            return
+        }
+        let loaded = try await PipelineSettings.load(
+            file: nil,
+            environment: try withSecretFiles(minimalEnvironment.merging(settings) { $1 })
+        )
+        let port = command == "ingress" ? try loaded.ingressRole().ingress.port : try loaded.workerRole().status.port
+        let portName = try #require(ports.first?["name"] as? String)
+        #expect(ports.first?["containerPort"] as? Int == port)
+        for (probe, path) in [("livenessProbe", "/health/live"), ("readinessProbe", "/health/ready")] {
+            let httpGet = try #require(value(container, probe, "httpGet") as? [String: Any], "\(command) \(probe)")
+            #expect(httpGet["path"] as? String == path)
+            #expect(httpGet["port"] as? String == portName)
+        }
+    }
+
+    /// A container's environment: the settings ConfigMap it loads, then its own variables (secrets as placeholders).
+    static func environment(of container: [String: Any], settings: [String: String]) throws -> [String: String] {
+        var environment: [String: String] = [:]
+        for source in container["envFrom"] as? [[String: Any]] ?? [] {
+            #expect(value(source, "configMapRef", "name") as? String == "asnp-settings")
+            environment.merge(settings) { $1 }
+        }
+        for variable in container["env"] as? [[String: Any]] ?? [] {
+            let name = try #require(variable["name"] as? String)
+            if let literal = variable["value"] as? String {
+                environment[name] = literal
+            } else {
+                let secret = try #require(value(variable, "valueFrom", "secretKeyRef") as? [String: Any])
+                #expect(secret["name"] as? String == "asnp-secrets")
+                environment[name] =
+                    secret["key"] as? String == "database-url"
+                    ? "postgres://asnp:secret@db.example:5432/asnp?sslmode=verify-full" : "placeholder"
+            }
+        }
+        return environment
+    }
+
+    /// Mounted secrets (`..._FILE=/run/secrets/asnp/...`) exist only in the pod: each becomes a temporary file.
+    static func withSecretFiles(_ environment: [String: String]) throws -> [String: String] {
+        var result = environment
+        for (name, path) in environment where name.hasSuffix("_FILE") {
+            #expect(path.hasPrefix("/run/secrets/asnp/"), "\(name)")
+            let file = FileManager.default.temporaryDirectory.appendingPathComponent("asnp-secret-\(UUID().uuidString)")
+            try Data("placeholder-secret-0123456789\n".utf8).write(to: file)
+            result[name] = file.path
+        }
+        return result
+    }
+
+    /// The names the ingress's and the worker's registries export, with every metric made at least once.
+    static func exportedMetricNames() -> Set<String> {
+        let ingress = IngressMetrics(registry: PrometheusCollectorRegistry())
+        ingress.countRequest(route: "v2", status: 200)
+        ingress.countProduceFailure(code: "TIMED_OUT")
+        ingress.acknowledgementDuration.recordMilliseconds(1)
+        let worker = WorkerMetrics()
+        let partition = KafkaTopicPartition(topic: "raw", partition: 0)
+        worker.countRejected(status: "VERIFICATION_FAILURE", count: 1)
+        worker.countFailedBatch(stage: "store", code: "UNAVAILABLE")
+        worker.countLost(KafkaOffsetGap(topicPartition: partition, offsets: 0..<1, logStartOffset: 1))
+        worker.setLag([
+            KafkaPartitionLag(topicPartition: partition, committedOffset: 0, lowWatermark: 0, highWatermark: 1)
+        ])
+        var names: Set<String> = []
+        for registry in [ingress.registry, worker.registry] {
+            var bytes: [UInt8] = []
+            registry.emit(into: &bytes)
+            for line in String(decoding: bytes, as: UTF8.self).split(separator: "\n") where line.hasPrefix("# TYPE ") {
+                names.insert(String(line.split(separator: " ")[2]))
+            }
+        }
+        return names
+    }
+
+    static func text(_ path: String) throws -> String {
+        try String(contentsOf: deploy.appendingPathComponent(path), encoding: .utf8)
+    }
+
+    static func yaml(_ path: String) throws -> [[String: Any]] {
+        try Yams.load_all(yaml: try text(path)).map { try #require($0 as? [String: Any], "\(path)") }
+    }
+
+    static func yamlDocuments(under directory: String) throws -> [[String: Any]] {
+        let files = try FileManager.default.contentsOfDirectory(atPath: deploy.appendingPathComponent(directory).path)
+        return try files.filter { $0.hasSuffix(".yaml") && $0 != "kustomization.yaml" }.sorted()
+            .flatMap { try yaml("\(directory)/\($0)") }
+    }
+
+    /// `KEY=value` lines (kustomize's `envs:` files).
+    static func envFile(_ path: String) throws -> [String: String] {
+        var values: [String: String] = [:]
+        for line in try text(path).split(separator: "\n") where !line.hasPrefix("#") {
+            let parts = line.split(separator: "=", maxSplits: 1)
+            if parts.count == 2 { values[String(parts[0])] = String(parts[1]) }
+        }
+        return values
+    }
+
+    /// A compose value as the container sees it: `${VAR:-default}` is its default.
+    static func composeValue(_ value: Any) -> String {
+        let text = "\(value)"
+        guard let match = text.firstMatch(of: /^\$\{[A-Z_]+:-(.*)\}$/) else { return text }
+        return String(match.output.1)
+    }
+
+    static func value(_ object: [String: Any], _ keys: String...) -> Any? {
+        var current: Any? = object
+        for key in keys { current = (current as? [String: Any])?[key] }
+        return current
+    }
+}
