@@ -1,3 +1,4 @@
+import AppStoreModels
 import AppStoreTestSupport
 import AsyncHTTPClient
 import Foundation
@@ -10,7 +11,10 @@ import Testing
 @Suite("asnp dev: the whole pipeline from one command")
 struct DevCommandTests {
     @Test(
-        "Starts, says ready, stores every fixture body posted to its ingress, stops on SIGTERM; a restart keeps the data"
+        """
+        Starts, says ready; every fixture body posted to its ingress is stored or rejected, the decoded topic (read \
+        with kcat) has one event per notification; stops on SIGTERM; a restart keeps the data
+        """
     )
     func devRoundTrip() async throws {
         let directory = FileManager.default.temporaryDirectory.appendingPathComponent("asnp-dev-\(UUID())")
@@ -29,7 +33,8 @@ struct DevCommandTests {
                 "dev", "--data-dir", directory.appendingPathComponent("data").path, "--http-port", String(httpPort),
                 "--postgres-port", String(postgresPort), "--root-cert",
                 Fixtures.directory.appendingPathComponent("test-root.der").path, "--bundle-id", Fixtures.bundleId,
-                "--app-apple-id", String(Fixtures.appAppleId), "--log-level", "error",
+                "--app-apple-id", String(Fixtures.appAppleId), "--shared-secret", Fixtures.sharedSecret,
+                "--log-level", "error",
             ]
             let output = Pipe()
             dev.standardOutput = output
@@ -45,24 +50,53 @@ struct DevCommandTests {
         #expect(banner.contains("http://127.0.0.1:\(httpPort)/v2/notifications/sandbox"))
         #expect(banner.contains("schema version 2 (applied 2)"))
 
-        let valid = Fixtures.v2Cases.filter { $0.expectedStatus == "OK" }
-        for body in valid.map(\.body) {
-            var request = HTTPClientRequest(url: "http://127.0.0.1:\(httpPort)/v2/notifications/sandbox")
+        // Every fixture, V2 and V1, valid or not: a body that is not a JSON object gets 400 and is not kept; every
+        // other one is answered 200 and ends stored or rejected.
+        var rejectedExpected = 0
+        for (version, fixture) in Fixtures.v2Cases.map({ (2, $0) }) + Fixtures.v1Cases.map({ (1, $0) }) {
+            var request = HTTPClientRequest(url: "http://127.0.0.1:\(httpPort)/v\(version)/notifications/sandbox")
             request.method = .POST
-            request.body = .bytes(ByteBuffer(string: body))
+            request.body = .bytes(ByteBuffer(string: fixture.body))
             let response = try await HTTPClient.shared.execute(request, timeout: .seconds(10))
-            #expect(response.status == .ok)
+            let isObject = (try? JSONSerialization.jsonObject(with: Data(fixture.body.utf8))) is [String: Any]
+            #expect(response.status == (isObject ? .ok : .badRequest), "\(fixture.id)")
+            if isObject, fixture.expectedStatus != "OK" { rejectedExpected += 1 }
         }
-        let expected = valid.count
-        var stored = -1
+        let expected = (Fixtures.v2Cases + Fixtures.v1Cases).filter { $0.expectedStatus == "OK" }.count
+        var (stored, rejected) = (-1, -1)
         let deadline = ContinuousClock.now.advanced(by: .seconds(120))
-        while stored != expected, ContinuousClock.now < deadline {
+        while (stored, rejected) != (expected, rejectedExpected), ContinuousClock.now < deadline {
             let status = try await ASNPProcess.run(["status", "--config", configFile.path, "--json"])
             let counts = status.jsonLines.first?["counts"] as? [String: Any]
             stored = (counts?["notificationsByType"] as? [String: Int])?.values.reduce(0, +) ?? -1
+            rejected = (counts?["rejectedByStatus"] as? [String: Int])?.values.reduce(0, +) ?? -1
             try await Task.sleep(for: .milliseconds(500))
         }
-        #expect(stored == expected, "every posted body is stored")
+        #expect(stored == expected, "every valid body is stored")
+        #expect(rejected == rejectedExpected, "every invalid body is stored as rejected")
+
+        // kcat, an independent client, reads the decoded topic: one event per stored notification, by ce_id.
+        // Events are published right after their batch committed, so the last ones may still be on their way.
+        let bootstrap = try #require(banner.firstMatch(of: /in-process mock at ([0-9.:,]+),/)?.output.1)
+        var eventIDs: [Substring] = []
+        while Set(eventIDs).count < expected, ContinuousClock.now < deadline {
+            let decoded = try await runProgram(
+                "kcat",
+                ["-C", "-b", String(bootstrap), "-t", "appstore.notifications.decoded", "-e", "-q", "-f", "%h\n"]
+            )
+            #expect(decoded.status == 0)
+            eventIDs = String(decoding: decoded.output, as: UTF8.self).split(separator: "\n").compactMap { line in
+                line.split(separator: ",").first { $0.hasPrefix("ce_id=") }.map { $0.dropFirst("ce_id=".count) }
+            }
+        }
+        #expect(Set(eventIDs).count == expected)
+        let v2Valid = Fixtures.v2Cases.filter { $0.expectedStatus == "OK" }
+        let v2UUIDs = v2Valid.compactMap { fixture -> String? in
+            if case .string(let uuid)? = fixture.expect["notificationUUID"] { return uuid.lowercased() }
+            return nil
+        }
+        #expect(v2UUIDs.count == v2Valid.count)
+        #expect(Set(v2UUIDs).isSubset(of: Set(eventIDs.map { $0.lowercased() })))
 
         dev.terminate()
         await dev.exited()
