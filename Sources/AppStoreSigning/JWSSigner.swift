@@ -1,3 +1,4 @@
+import AppStoreModels
 import Crypto
 
 #if canImport(FoundationEssentials)
@@ -26,7 +27,7 @@ public struct JWSSigner: Sendable {
             var alg: String
             var x5c: [String]
         }
-        self.encodedHeader = Self.base64URL(try JSONEncoder().encode(Header(alg: algorithm, x5c: x5c)))
+        self.encodedHeader = Base64URL.encode(try JSONEncoder().encode(Header(alg: algorithm, x5c: x5c)))
     }
 
     /// Signs with the leaf of `pki`.
@@ -41,15 +42,8 @@ public struct JWSSigner: Sendable {
 
     /// Signs `payloadJSON` as given.
     public func sign(payloadJSON: some DataProtocol) throws -> String {
-        let signingInput = encodedHeader + "." + Self.base64URL(Data(payloadJSON))
+        let signingInput = encodedHeader + "." + Base64URL.encode(Data(payloadJSON))
         let signature = try key.signature(for: Data(signingInput.utf8))
-        return signingInput + "." + Self.base64URL(signature.rawRepresentation)
-    }
-
-    static func base64URL(_ data: Data) -> String {
-        var text = data.base64EncodedString()
-        text = text.replacing("+", with: "-").replacing("/", with: "_")
-        while text.hasSuffix("=") { text.removeLast() }
-        return text
+        return signingInput + "." + Base64URL.encode(signature.rawRepresentation)
     }
 }

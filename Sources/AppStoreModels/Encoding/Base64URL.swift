@@ -1,6 +1,24 @@
 /// Strict base64url decoding (RFC 4648 §5, no padding) of JWS segments, straight from the string's bytes: no
-/// alphabet translation, padding or intermediate copies on the hot path.
+/// alphabet translation, padding or intermediate copies on the hot path; and the encoding that signers use.
 package enum Base64URL {
+    /// `bytes` in base64url without padding.
+    package static func encode(_ bytes: some Sequence<UInt8>) -> String {
+        let alphabet = Array("ABCDEFGHIJKLMNOPQRSTUVWXYZabcdefghijklmnopqrstuvwxyz0123456789-_".utf8)
+        var output: [UInt8] = []
+        var buffer: UInt32 = 0
+        var bits = 0
+        for byte in bytes {
+            buffer = buffer << 8 | UInt32(byte)
+            bits += 8
+            while bits >= 6 {
+                bits -= 6
+                output.append(alphabet[Int((buffer >> UInt32(bits)) & 0x3F)])
+            }
+        }
+        if bits > 0 { output.append(alphabet[Int((buffer << UInt32(6 - bits)) & 0x3F)]) }
+        return String(decoding: output, as: UTF8.self)
+    }
+
     /// 6-bit values by ASCII code; 0x80 marks a byte outside the alphabet.
     private static let table: [UInt8] = {
         var table = [UInt8](repeating: 0x80, count: 256)
