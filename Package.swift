@@ -20,6 +20,7 @@ let package = Package(
         .library(name: "Ingress", targets: ["Ingress"]),
         .library(name: "Worker", targets: ["Worker"]),
         .library(name: "PipelineStatus", targets: ["PipelineStatus"]),
+        .library(name: "HistorySync", targets: ["HistorySync"]),
     ],
     dependencies: [
         .package(url: "https://github.com/apple/swift-argument-parser.git", from: "1.5.0"),
@@ -151,6 +152,19 @@ let package = Package(
         ),
         // The consumer group that verifies raw bodies, stores them and publishes the output topics.
         .target(
+            name: "HistorySync",
+            dependencies: [
+                "AppStoreModels", "PipelineContract", "KafkaClient", "NotificationStore",
+                .product(name: "AsyncHTTPClient", package: "async-http-client"),
+                .product(name: "Crypto", package: "swift-crypto"),
+                .product(name: "NIOCore", package: "swift-nio"),
+                .product(name: "NIOHTTP1", package: "swift-nio"),
+                .product(name: "Logging", package: "swift-log"),
+                .product(name: "ServiceLifecycle", package: "swift-service-lifecycle"),
+            ],
+            swiftSettings: strictSettings
+        ),
+        .target(
             name: "Worker",
             dependencies: [
                 "PipelineContract",
@@ -178,6 +192,7 @@ let package = Package(
                 "Worker",
                 "PipelineStatus",
                 "LocalPostgres",
+                "HistorySync",
                 .product(name: "AsyncHTTPClient", package: "async-http-client"),
                 .product(name: "NIOHTTP1", package: "swift-nio"),
                 .product(name: "ArgumentParser", package: "swift-argument-parser"),
@@ -292,6 +307,29 @@ let package = Package(
             ],
             swiftSettings: strictSettings
         ),
+        .target(
+            name: "HistoryTestSupport",
+            dependencies: [
+                "AppStoreModels",
+                .product(name: "Hummingbird", package: "hummingbird"),
+                .product(name: "HTTPTypes", package: "swift-http-types"),
+                .product(name: "Crypto", package: "swift-crypto"),
+                .product(name: "NIOCore", package: "swift-nio"),
+                .product(name: "Logging", package: "swift-log"),
+            ],
+            path: "Tests/HistoryTestSupport",
+            swiftSettings: strictSettings
+        ),
+        .testTarget(
+            name: "HistorySyncTests",
+            dependencies: [
+                "HistorySync", "HistoryTestSupport", "AppStoreModels", "AppStoreSigning", "StoreTestSupport",
+                "NotificationStore", "KafkaClient", "PipelineContract",
+                .product(name: "NIOCore", package: "swift-nio"),
+                .product(name: "Logging", package: "swift-log"),
+            ],
+            swiftSettings: strictSettings
+        ),
         .testTarget(
             name: "asnpTests",
             dependencies: [
@@ -314,6 +352,8 @@ let package = Package(
                 .product(name: "Logging", package: "swift-log"),
                 .product(name: "ServiceLifecycle", package: "swift-service-lifecycle"),
                 .product(name: "Prometheus", package: "swift-prometheus"),
+                "HistoryTestSupport",
+                "AppStoreSigning",
                 .product(name: "Yams", package: "Yams"),
                 .product(name: "ArgumentParser", package: "swift-argument-parser"),
                 .product(name: "CoreMetrics", package: "swift-metrics"),

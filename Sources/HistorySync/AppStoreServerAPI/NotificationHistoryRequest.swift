@@ -1,0 +1,46 @@
+#if canImport(FoundationEssentials)
+import FoundationEssentials
+#else
+import Foundation
+#endif
+
+/// The body of Get Notification History: a window of at most 180 days (30 in the sandbox), optionally narrowed.
+public struct NotificationHistoryRequest: Sendable, Hashable, Encodable {
+    /// Milliseconds since 1970, inclusive.
+    public var startDate: Int64
+    /// Milliseconds since 1970, exclusive.
+    public var endDate: Int64
+    public var notificationType: String?
+    public var notificationSubtype: String?
+    /// Narrows to one customer's notifications (any of their transaction ids); Apple refuses it together with a
+    /// type filter.
+    public var transactionId: String?
+    /// Only notifications Apple could not deliver.
+    public var onlyFailures: Bool?
+
+    public init(
+        start: Date,
+        end: Date,
+        notificationType: String? = nil,
+        notificationSubtype: String? = nil,
+        transactionID: String? = nil,
+        onlyFailures: Bool = false
+    ) {
+        startDate = Int64((start.timeIntervalSince1970 * 1000).rounded(.down))
+        endDate = Int64((end.timeIntervalSince1970 * 1000).rounded(.down))
+        self.notificationType = notificationType
+        self.notificationSubtype = notificationSubtype
+        transactionId = transactionID
+        self.onlyFailures = onlyFailures ? true : nil
+    }
+
+    /// The filter in a stable text form (the checkpoint's `filter`), empty when none.
+    public var filterDescription: String {
+        var parts: [String] = []
+        if let notificationType { parts.append("type=\(notificationType)") }
+        if let notificationSubtype { parts.append("subtype=\(notificationSubtype)") }
+        if let transactionId { parts.append("transaction=\(transactionId)") }
+        if onlyFailures == true { parts.append("onlyFailures") }
+        return parts.joined(separator: " ")
+    }
+}

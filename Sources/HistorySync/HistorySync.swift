@@ -1,0 +1,199 @@
+import AppStoreModels
+import KafkaClient
+import Logging
+import NIOCore
+import NotificationStore
+import PipelineContract
+
+#if canImport(FoundationEssentials)
+import FoundationEssentials
+#else
+import Foundation
+#endif
+
+/// Pulls one app's notification history from Apple, page by page, and feeds every `signedPayload` into the raw
+/// topic as a V2 body, exactly as the ingress would have (headers with source `history`); the workers verify and
+/// deduplicate it like any other body, so feeding a notification twice is harmless.
+///
+/// After each page's notifications are acknowledged by Kafka, the window's checkpoint (the next pagination token
+/// and the counts) is saved in `history_sync`: a sync stopped at any point resumes at the page it had not finished.
+public struct HistorySync: Sendable {
+    public let client: AppStoreServerAPIClient
+    public let producer: KafkaProducer
+    public let store: NotificationStore
+    /// The app's name in the pipeline (the `asnp-app` header the workers pick the policy by).
+    public let appName: String
+    public let rawTopic: String
+    public let logger: Logger
+    /// Times a window may start over after an expired pagination token before the sync gives up.
+    public var maximumRestarts = 5
+
+    public init(
+        client: AppStoreServerAPIClient,
+        producer: KafkaProducer,
+        store: NotificationStore,
+        appName: String,
+        rawTopic: String,
+        logger: Logger
+    ) {
+        self.client = client
+        self.producer = producer
+        self.store = store
+        self.appName = appName
+        self.rawTopic = rawTopic
+        self.logger = logger
+    }
+
+    /// Syncs the window and filter of `request` in `environment` to the end, resuming from its checkpoint (or from
+    /// the start with `restart`); a window already complete returns at once. Stops after the current page when
+    /// the task is cancelled (the checkpoint keeps what was done).
+    public func sync(
+        _ request: NotificationHistoryRequest,
+        environment: AppStoreEnvironment,
+        restart: Bool = false,
+        progress report: @Sendable (HistorySyncProgress) -> Void = { _ in }
+    ) async throws(HistorySyncError) -> HistorySyncProgress {
+        let window = HistoryCheckpoint.Window(
+            bundleID: client.configuration.bundleID,
+            environment: environment.rawValue,
+            start: Date(timeIntervalSince1970: Double(request.startDate) / 1000),
+            end: Date(timeIntervalSince1970: Double(request.endDate) / 1000),
+            filter: request.filterDescription
+        )
+        let countsBefore = client.requestCounts
+        var checkpoint = HistoryCheckpoint(window: window)
+        if !restart,
+            let saved = try await storeCall({ () async throws(NotificationStoreError) in
+                try await store.historyCheckpoint(for: window)
+            })
+        {
+            checkpoint = saved
+        }
+        var progress = HistorySyncProgress(window: window)
+        progress.resumed = checkpoint.pagesFetched > 0
+        progress.isComplete = checkpoint.completedAt != nil
+        func update() {
+            progress.pages = checkpoint.pagesFetched
+            progress.notifications = checkpoint.notificationsFetched
+            let now = client.requestCounts
+            progress.requests = AppStoreServerAPIClient.Counts(
+                requests: now.requests - countsBefore.requests,
+                rateLimited: now.rateLimited - countsBefore.rateLimited,
+                retried: now.retried - countsBefore.retried
+            )
+        }
+        update()
+        var logger = logger
+        logger[metadataKey: "history.window"] = "\(window)"
+        if progress.isComplete {
+            logger.info("History window already synced; nothing to do (restart it to sync again)")
+            return progress
+        }
+        if progress.resumed {
+            logger.info("Resuming a history window", metadata: ["history.pages": "\(checkpoint.pagesFetched)"])
+        }
+
+        while !progress.isComplete, !Task.isCancelled {
+            let page: NotificationHistoryResponse
+            do {
+                page = try await client.notificationHistory(
+                    request,
+                    paginationToken: checkpoint.paginationToken,
+                    environment: environment
+                )
+            } catch  where error.appleErrorCode == AppStoreServerAPIClient.paginationTokenExpired {
+                // Tokens live for a limited time: start the window again; the workers drop what is fed twice.
+                progress.restarts += 1
+                guard progress.restarts <= maximumRestarts else { throw error }
+                logger.notice("Pagination token expired; starting the window again")
+                checkpoint.paginationToken = nil
+                continue
+            }
+            let items = page.notificationHistory ?? []
+            let payloads = items.compactMap(\.signedPayload)
+            progress.skippedItems += items.count - payloads.count
+            try await feed(payloads, environment: environment)
+
+            checkpoint.pagesFetched += 1
+            checkpoint.notificationsFetched += payloads.count
+            progress.pagesThisRun += 1
+            progress.notificationsThisRun += payloads.count
+            if page.hasMore == true {
+                guard let token = page.paginationToken, !token.isEmpty else {
+                    throw HistorySyncError(.malformedResponse, "Apple said there is more history but sent no token")
+                }
+                checkpoint.paginationToken = token
+            } else {
+                checkpoint.paginationToken = nil
+                checkpoint.completedAt = Date()
+                progress.isComplete = true
+            }
+            let saved = checkpoint
+            try await storeCall { () async throws(NotificationStoreError) in
+                try await store.saveHistoryCheckpoint(saved)
+            }
+            update()
+            report(progress)
+        }
+        if progress.isComplete {
+            logger.info(
+                "History window synced",
+                metadata: ["history.pages": "\(progress.pages)", "history.notifications": "\(progress.notifications)"]
+            )
+        }
+        return progress
+    }
+
+    /// Puts the bodies on the raw topic; returns once Kafka acknowledged all of them.
+    private func feed(_ payloads: [String], environment: AppStoreEnvironment) async throws(HistorySyncError) {
+        guard !payloads.isEmpty else { return }
+        let receivedAt = Date()
+        var messages: [KafkaProducerMessage] = []
+        messages.reserveCapacity(payloads.count)
+        for payload in payloads {
+            let body = Self.body(signedPayload: payload)
+            let headers = RawNotificationHeaders(
+                version: 2,
+                environment: environment,
+                app: appName,
+                receivedAt: receivedAt,
+                requestID: UUID().uuidString,
+                source: .history
+            )
+            messages.append(
+                KafkaProducerMessage(
+                    topic: rawTopic,
+                    key: PartitionKey.peek(body: body, version: 2).map { ByteBuffer(string: $0.value) },
+                    value: ByteBuffer(bytes: body),
+                    headers: headers.fields.map { KafkaHeader(key: $0.name, string: $0.value) }
+                )
+            )
+        }
+        let failures = await producer.send(contentsOf: messages).compactMap { result -> KafkaError? in
+            if case .failure(let error) = result { return error }
+            return nil
+        }
+        if let failure = failures.first {
+            throw HistorySyncError(
+                .kafka,
+                "\(failures.count) of \(messages.count) notifications were not acknowledged by the raw topic: \(failure)"
+            )
+        }
+    }
+
+    /// The body Apple posts for a V2 notification: `{"signedPayload":"…"}`.
+    static func body(signedPayload: String) -> Data {
+        // Encoding a struct of one string cannot fail.
+        (try? JSONEncoder().encode(ResponseBodyV2(signedPayload: signedPayload))) ?? Data()
+    }
+
+    private func storeCall<Result>(
+        _ operation: () async throws(NotificationStoreError) -> Result
+    ) async throws(HistorySyncError) -> Result {
+        do {
+            return try await operation()
+        } catch {
+            throw HistorySyncError(.store, "the history checkpoint: \(error)")
+        }
+    }
+}

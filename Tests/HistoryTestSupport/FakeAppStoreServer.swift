@@ -1,0 +1,194 @@
+import AppStoreModels
+import Crypto
+import Foundation
+import HTTPTypes
+import Hummingbird
+import Logging
+import NIOCore
+import Synchronization
+
+/// A stand-in for Apple's Get Notification History endpoint on 127.0.0.1: serves `history` 20 items a page with
+/// opaque pagination tokens, verifies every bearer token (ES256 with the API key's public key; `kid`, `iss`,
+/// `aud`, `bid`, `iat`, `exp`) as Apple does, and answers with the faults a test queues.
+public final class FakeAppStoreServer: Sendable {
+    /// A queued answer that replaces the next request's normal one.
+    public enum Fault: Sendable {
+        /// 429 with `Retry-After` this far in the future.
+        case rateLimited(retryAfter: Duration)
+        /// 500 with Apple's GeneralInternalRetryableError.
+        case internalRetryable
+        /// 401.
+        case unauthorized
+    }
+
+    /// What the server saw.
+    public struct Log: Sendable {
+        public var requests = 0
+        /// Requests whose bearer token was missing or invalid (answered 401).
+        public var invalidTokens = 0
+        /// Distinct valid tokens (a client reusing its token sends one).
+        public var tokens: Set<String> = []
+        /// Pagination tokens sent, in order (nil for a window's first page).
+        public var paginationTokens: [String?] = []
+        /// When each request arrived.
+        public var arrivals: [ContinuousClock.Instant] = []
+        /// The request bodies.
+        public var bodies: [[String: Any]] {
+            rawBodies.compactMap { try? JSONSerialization.jsonObject(with: $0) as? [String: Any] }
+        }
+        var rawBodies: [Data] = []
+    }
+
+    public static let pageSize = 20
+
+    public let keyID = "TESTKEY123"
+    public let issuerID = "57246542-96fe-1a63-e053-0824d011072a"
+    public let bundleID: String
+    /// The API key the clients sign with (.p8 text).
+    public let privateKeyPEM: String
+    private let publicKey: P256.Signing.PublicKey
+    private let history: [String]
+    private let state = Mutex<(log: Log, faults: [Fault], generation: Int, expireAfterPage: Int?)>((Log(), [], 0, nil))
+
+    public init(bundleID: String, history: [String]) {
+        let key = P256.Signing.PrivateKey()
+        privateKeyPEM = key.pemRepresentation
+        publicKey = key.publicKey
+        self.bundleID = bundleID
+        self.history = history
+    }
+
+    public var log: Log { state.withLock { $0.log } }
+
+    /// Answers the next requests with `faults`, in order.
+    public func queue(_ faults: Fault...) {
+        state.withLock { $0.faults += faults }
+    }
+
+    /// Makes every token handed out so far expire once a request asks for page `page` (0-based) or later with one.
+    public func expireTokens(atPage page: Int) {
+        state.withLock { $0.expireAfterPage = page }
+    }
+
+    /// Serves on a free port of 127.0.0.1 while `body` runs; `body` gets the base URL.
+    public func serve<Result: Sendable>(_ body: (String) async throws -> Result) async throws -> Result {
+        let router = Router()
+        router.post("/inApps/v1/notifications/history") { request, context in
+            try await self.answer(request, context)
+        }
+        let port = AsyncStream<Int>.makeStream()
+        var logger = Logger(label: "fake-app-store")
+        logger.logLevel = .critical
+        let application = Application(
+            router: router,
+            configuration: .init(address: .hostname("127.0.0.1", port: 0)),
+            onServerRunning: { port.continuation.yield($0.localAddress?.port ?? 0) },
+            logger: logger
+        )
+        return try await withThrowingTaskGroup(of: Void.self) { group in
+            group.addTask { try await application.run() }
+            var ports = port.stream.makeAsyncIterator()
+            let bound = await ports.next() ?? 0
+            defer { group.cancelAll() }
+            return try await body("http://127.0.0.1:\(bound)")
+        }
+    }
+
+    private func answer(_ request: Request, _ context: BasicRequestContext) async throws -> Response {
+        let data = Data((try await request.body.collect(upTo: 1 << 20)).readableBytesView)
+        let token = request.headers[.authorization].flatMap { $0.hasPrefix("Bearer ") ? String($0.dropFirst(7)) : nil }
+        let paginationToken = request.uri.queryParameters["paginationToken"].map(String.init)
+        let tokenValid = token.map(isValid) ?? false
+        let fault: Fault? = state.withLock { state in
+            state.log.requests += 1
+            state.log.arrivals.append(.now)
+            state.log.rawBodies.append(data)
+            state.log.paginationTokens.append(paginationToken)
+            if tokenValid, let token { state.log.tokens.insert(token) } else { state.log.invalidTokens += 1 }
+            return state.faults.isEmpty ? nil : state.faults.removeFirst()
+        }
+        guard tokenValid else { return Self.response(.unauthorized, "") }
+        switch fault {
+        case .rateLimited(let wait):
+            let retryAt = Date().addingTimeInterval(
+                Double(wait.components.seconds) + Double(wait.components.attoseconds) / 1e18
+            )
+            var response = Self.appleError(.tooManyRequests, 4_290_000, "Rate limit exceeded.")
+            response.headers[HTTPField.Name("Retry-After")!] = String(Int64(retryAt.timeIntervalSince1970 * 1000))
+            return response
+        case .internalRetryable:
+            return Self.appleError(.internalServerError, 5_000_001, "An unknown error occurred. Please try again.")
+        case .unauthorized:
+            return Self.response(.unauthorized, "")
+        case nil:
+            break
+        }
+        guard let body = try? JSONSerialization.jsonObject(with: data) as? [String: Any],
+            body["startDate"] is Int, body["endDate"] is Int
+        else {
+            return Self.appleError(.badRequest, 4_000_015, "Invalid request start date.")
+        }
+        // Tokens read "g<generation>-p<page>".
+        var page = 0
+        if let paginationToken {
+            let parts = paginationToken.split(separator: "-")
+            guard parts.count == 2, let generation = Int(parts[0].dropFirst()), let index = Int(parts[1].dropFirst())
+            else { return Self.appleError(.badRequest, 4_000_014, "Invalid pagination token.") }
+            let expired = state.withLock { state -> Bool in
+                if let after = state.expireAfterPage, index >= after, generation == state.generation {
+                    state.generation += 1
+                    state.expireAfterPage = nil
+                }
+                return generation != state.generation
+            }
+            if expired { return Self.appleError(.badRequest, 4_000_017, "Pagination token expired.") }
+            page = index
+        }
+        let generation = state.withLock { $0.generation }
+        let items = history.dropFirst(page * Self.pageSize).prefix(Self.pageSize)
+        let hasMore = (page + 1) * Self.pageSize < history.count
+        let response = NotificationHistoryResponse(
+            notificationHistory: items.map {
+                NotificationHistoryResponseItem(
+                    signedPayload: $0,
+                    sendAttempts: [SendAttemptItem(attemptDate: 1_767_225_600_000, sendAttemptResult: .success)]
+                )
+            },
+            hasMore: hasMore,
+            paginationToken: hasMore ? "g\(generation)-p\(page + 1)" : nil
+        )
+        return Self.response(.ok, String(decoding: try JSONEncoder().encode(response), as: UTF8.self))
+    }
+
+    /// Checks a bearer token as Apple would.
+    private func isValid(_ token: String) -> Bool {
+        let parts = token.split(separator: ".", omittingEmptySubsequences: false).map(String.init)
+        guard parts.count == 3,
+            let headerBytes = Base64URL.decode(parts[0]),
+            let claimsBytes = Base64URL.decode(parts[1]),
+            let signatureBytes = Base64URL.decode(parts[2]),
+            let header = try? JSONSerialization.jsonObject(with: Data(headerBytes)) as? [String: Any],
+            let claims = try? JSONSerialization.jsonObject(with: Data(claimsBytes)) as? [String: Any],
+            let signature = try? P256.Signing.ECDSASignature(rawRepresentation: signatureBytes)
+        else { return false }
+        let now = Int(Date().timeIntervalSince1970)
+        guard publicKey.isValidSignature(signature, for: Data((parts[0] + "." + parts[1]).utf8)),
+            header["alg"] as? String == "ES256", header["kid"] as? String == keyID, header["typ"] as? String == "JWT",
+            claims["iss"] as? String == issuerID, claims["aud"] as? String == "appstoreconnect-v1",
+            claims["bid"] as? String == bundleID,
+            let issuedAt = claims["iat"] as? Int, issuedAt <= now + 60,
+            let expires = claims["exp"] as? Int, expires > now, expires - issuedAt <= 3600
+        else { return false }
+        return true
+    }
+
+    private static func appleError(_ status: HTTPResponse.Status, _ code: Int, _ message: String) -> Response {
+        response(status, #"{"errorCode":\#(code),"errorMessage":"\#(message)"}"#)
+    }
+
+    private static func response(_ status: HTTPResponse.Status, _ body: String) -> Response {
+        var headers = HTTPFields()
+        headers[.contentType] = "application/json"
+        return Response(status: status, headers: headers, body: ResponseBody(byteBuffer: ByteBuffer(string: body)))
+    }
+}

@@ -1,0 +1,134 @@
+import AppStoreModels
+import AppStoreSigning
+import AppStoreTestSupport
+import Foundation
+import HistoryTestSupport
+import NotificationStore
+import StoreTestSupport
+import Testing
+
+@testable import asnp
+
+@Suite("asnp history sync: Apple's history through the raw topic to the workers")
+struct HistorySyncCommandTests {
+    static let topic = "appstore.notifications.raw"
+
+    @Test(
+        """
+        Notifications missing from the database are there after the sync, none twice; a sync killed with SIGKILL \
+        part-way resumes from its checkpoint when run again
+        """
+    )
+    func endToEnd() async throws {
+        let pki = try TestPKI()
+        let signer = NotificationSigner(signer: try JWSSigner(pki: pki))
+        let events = SubscriptionEvent.samples(count: 300, bundleId: Fixtures.bundleId)
+        let history = try events.map { try signer.signer.sign(try signer.payload(for: $0)) }
+        let directory = FileManager.default.temporaryDirectory.appendingPathComponent("asnp-history-\(UUID())")
+        try FileManager.default.createDirectory(at: directory, withIntermediateDirectories: true)
+        defer { try? FileManager.default.removeItem(at: directory) }
+        let root = directory.appendingPathComponent("root.der")
+        try Data(try pki.rootDER()).write(to: root)
+
+        let mock = try KafkaMockChild(executable: ASNPProcess.executable, arguments: ["--topic", "\(Self.topic):4"])
+        defer { mock.stop() }
+        let server = try await TestPostgresServer.shared()
+        let database = try await server.makeDatabase()
+        let databaseURL = "postgres://postgres@127.0.0.1:\(server.port)/\(database.database)?sslmode=disable"
+        let worker = try WorkerProcess.start(
+            bootstrapServers: mock.bootstrapServers,
+            databaseURL: databaseURL,
+            appAppleID: nil,
+            rootCertificate: root.path
+        )
+        defer { if worker.isRunning { worker.terminate() } }
+
+        // The ingress got the first 100; the other 200 never arrived.
+        let delivered = try history.prefix(100).map { try NotificationSigner.envelope($0) }
+        try await WorkerProcess.produce(delivered, bootstrapServers: mock.bootstrapServers, topic: Self.topic)
+        let count = "SELECT count(*) FROM notifications"
+        #expect(try await ReplayCommandTests.wait(server, database.database, count, "100"))
+
+        let apple = FakeAppStoreServer(bundleID: Fixtures.bundleId, history: history)
+        try await apple.serve { baseURL in
+            var environment = ProcessInfo.processInfo.environment
+            environment["KAFKA_BOOTSTRAP_SERVERS"] = mock.bootstrapServers
+            environment["DATABASE_URL"] = databaseURL
+            environment["APPS_NAMES"] = "notes"
+            environment["APPS_NOTES_BUNDLE_ID"] = Fixtures.bundleId
+            environment["APPS_NOTES_API_KEY_ID"] = apple.keyID
+            environment["APPS_NOTES_API_ISSUER_ID"] = apple.issuerID
+            environment["APPS_NOTES_API_PRIVATE_KEY"] = apple.privateKeyPEM
+            environment["HISTORY_SANDBOX_URL"] = baseURL
+            environment["HISTORY_REQUESTS_PER_SECOND"] = "5"
+            let arguments = [
+                "history", "sync", "--environment", "sandbox", "--since", "2026-01-01T00:00:00Z", "--until",
+                "2026-02-01T00:00:00Z",
+            ]
+
+            // Killed without warning after its third page.
+            let killed = try Self.start(arguments, environment: environment)
+            _ = await DevCommandTests.read(killed.error, until: "page 3,")
+            kill(killed.process.processIdentifier, SIGKILL)
+            await killed.process.exited()
+            let pagesBefore = apple.log.requests
+            #expect(pagesBefore >= 3 && pagesBefore < 15, "\(pagesBefore) requests before the kill")
+
+            let rerun = try Self.start(arguments, environment: environment)
+            let summary = await DevCommandTests.read(rerun.output, until: "\n")
+            await rerun.process.exited()
+            #expect(rerun.process.terminationStatus == 0)
+            #expect(summary.contains("complete; 300 notifications in 15 pages"), "\(summary)")
+            #expect(summary.contains("resumed"))
+            #expect(apple.log.paginationTokens[pagesBefore] != nil, "the rerun did not start the window again")
+            #expect(apple.log.invalidTokens == 0)
+        }
+
+        #expect(try await ReplayCommandTests.wait(server, database.database, count, "300"))
+        let uuids = try await server.psql(database.database, "SELECT notification_uuid FROM notifications")
+        #expect(Set(uuids.split(separator: "\n").map(String.init)) == Set(events.map(\.notificationUUID)))
+        worker.terminate()
+        await worker.exited()
+        #expect(worker.terminationStatus == 0)
+    }
+
+    @Test("a missing API key setting stops with an error naming the key and its variable; Apple's filters are checked")
+    func settingsErrors() async throws {
+        var environment = ProcessInfo.processInfo.environment
+        environment["KAFKA_BOOTSTRAP_SERVERS"] = "127.0.0.1:9"
+        environment["DATABASE_URL"] = "postgres://postgres@127.0.0.1:9/asnp"
+        environment["APPS_NAMES"] = "notes"
+        environment["APPS_NOTES_BUNDLE_ID"] = Fixtures.bundleId
+        let arguments = ["history", "sync", "--environment", "sandbox", "--since", "2026-01-01T00:00:00Z"]
+        let missing = try Self.start(arguments, environment: environment)
+        let message = await DevCommandTests.read(missing.error, until: "\n")
+        await missing.process.exited()
+        #expect(missing.process.terminationStatus == 2)
+        #expect(message.contains("apps.notes.api.keyId (environment APPS_NOTES_API_KEY_ID) is required"), "\(message)")
+
+        let both = try Self.start(
+            arguments + ["--type", "DID_RENEW", "--transaction-id", "1"],
+            environment: environment
+        )
+        let usage = await DevCommandTests.read(both.error, until: "\n")
+        await both.process.exited()
+        #expect(both.process.terminationStatus == 2)
+        #expect(usage.contains("not both"), "\(usage)")
+    }
+
+    /// Starts `asnp` with its standard output and error on pipes.
+    static func start(_ arguments: [String], environment: [String: String]) throws -> (
+        process: Process, output: Pipe, error: Pipe
+    ) {
+        let process = Process()
+        process.executableURL = ASNPProcess.executable
+        process.arguments = arguments
+        process.environment = environment
+        let output = Pipe()
+        let error = Pipe()
+        process.standardOutput = output
+        process.standardError = error
+        try process.run()
+        return (process, output, error)
+    }
+}
