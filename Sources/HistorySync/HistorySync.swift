@@ -101,6 +101,8 @@ public struct HistorySync: Sendable {
                     paginationToken: checkpoint.paginationToken,
                     environment: environment
                 )
+            } catch  where error.code == .cancelled {
+                break  // The checkpoint holds every page produced; the next run resumes there.
             } catch  where error.appleErrorCode == AppStoreServerAPIClient.paginationTokenExpired {
                 // Tokens live for a limited time: start the window again; the workers drop what is fed twice.
                 progress.restarts += 1

@@ -20,6 +20,8 @@ public struct HistorySyncError: Error, Sendable, Hashable, CustomStringConvertib
         public static let kafka = Code(rawValue: "KAFKA")
         /// The checkpoint could not be read or saved.
         public static let store = Code(rawValue: "STORE")
+        /// The task was cancelled (a graceful shutdown) while a request was in flight or waiting to be retried.
+        public static let cancelled = Code(rawValue: "CANCELLED")
     }
 
     public var code: Code
@@ -37,7 +39,7 @@ public struct HistorySyncError: Error, Sendable, Hashable, CustomStringConvertib
     }
 
     /// Whether running the same sync again later can succeed (it resumes from its checkpoint).
-    public var isRetriable: Bool { [.unavailable, .kafka, .store].contains(code) }
+    public var isRetriable: Bool { [.unavailable, .kafka, .store, .cancelled].contains(code) }
 
     public var description: String {
         var text = "\(code): \(message)"

@@ -15,8 +15,8 @@ struct HistorySyncCommandTests {
 
     @Test(
         """
-        Notifications missing from the database are there after the sync, none twice; a sync killed with SIGKILL \
-        part-way resumes from its checkpoint when run again
+        Notifications missing from the database are there after the sync, none twice; a sync stopped by SIGTERM or \
+        killed with SIGKILL part-way resumes from its checkpoint when run again
         """
     )
     func endToEnd() async throws {
@@ -66,13 +66,22 @@ struct HistorySyncCommandTests {
                 "2026-02-01T00:00:00Z",
             ]
 
-            // Killed without warning after its third page.
+            // Stopped by SIGTERM after its second page: it says so and exits 0.
+            let stopped = try Self.start(arguments, environment: environment)
+            _ = await DevCommandTests.read(stopped.error, until: "page 2,")
+            stopped.process.terminate()
+            let stoppedSummary = await DevCommandTests.read(stopped.output, until: "\n")
+            await stopped.process.exited()
+            #expect(stopped.process.terminationStatus == 0)
+            #expect(stoppedSummary.contains("stopped; run again to resume"), "\(stoppedSummary)")
+
+            // Killed without warning after its fifth page.
             let killed = try Self.start(arguments, environment: environment)
-            _ = await DevCommandTests.read(killed.error, until: "page 3,")
+            _ = await DevCommandTests.read(killed.error, until: "page 5,")
             kill(killed.process.processIdentifier, SIGKILL)
             await killed.process.exited()
             let pagesBefore = apple.log.requests
-            #expect(pagesBefore >= 3 && pagesBefore < 15, "\(pagesBefore) requests before the kill")
+            #expect(pagesBefore >= 5 && pagesBefore < 15, "\(pagesBefore) requests before the kill")
 
             let rerun = try Self.start(arguments, environment: environment)
             let summary = await DevCommandTests.read(rerun.output, until: "\n")

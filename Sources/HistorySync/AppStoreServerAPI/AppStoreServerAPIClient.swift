@@ -117,6 +117,7 @@ public final class AppStoreServerAPIClient: Sendable {
                 retryAfter = response.headers.first(name: "Retry-After")
                 responseBody = try await response.body.collect(upTo: 16 << 20)
             } catch {
+                if Task.isCancelled { throw HistorySyncError(.cancelled, "stopped while a request was in flight") }
                 failures += 1
                 try await backOff(after: failures, reason: "the request failed: \(error)", status: nil)
                 continue
@@ -195,7 +196,7 @@ public final class AppStoreServerAPIClient: Sendable {
         do {
             try await Task.sleep(for: duration)
         } catch {
-            throw HistorySyncError(.unavailable, "cancelled while waiting to retry")
+            throw HistorySyncError(.cancelled, "stopped while waiting to retry")
         }
     }
 
