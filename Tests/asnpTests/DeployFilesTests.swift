@@ -4,6 +4,7 @@ import AsyncHTTPClient
 import CoreMetrics
 import Foundation
 import HTTPTypes
+import HistoryTestSupport
 import KafkaClient
 import Logging
 import NIOCore
@@ -97,11 +98,13 @@ struct DeployFilesTests {
     func kubernetesWorkloads() async throws {
         let base = try Self.envFile("kubernetes/base/settings.env")
         let production = base.merging(try Self.envFile("kubernetes/overlays/production/settings.env")) { $1 }
+        let baseDocuments = try Self.yamlDocuments(under: "kubernetes/base")
+        let productionDocuments = try baseDocuments + Self.yamlDocuments(under: "kubernetes/overlays/production")
         var seen: Set<String> = []
-        for settings in [base, production] {
+        for (settings, documents) in [(base, baseDocuments), (production, productionDocuments)] {
             // The ConfigMap serves every role: each of its variables must be read by one of them.
             var readByAnyRole: Set<String> = []
-            for document in try Self.yamlDocuments(under: "kubernetes/base") {
+            for document in documents {
                 let kind = document["kind"] as? String
                 guard kind == "Deployment" || kind == "Job" else { continue }
                 let name = try #require((document["metadata"] as? [String: Any])?["name"] as? String)
@@ -126,7 +129,9 @@ struct DeployFilesTests {
                 #expect(readByAnyRole.contains(variable), "asnp-settings sets \(variable), which no role reads")
             }
         }
-        #expect(seen == ["asnp-migrate migrate", "asnp-ingress ingress", "asnp-worker worker"])
+        #expect(
+            seen == ["asnp-migrate migrate", "asnp-ingress ingress", "asnp-worker worker", "asnp-history history"]
+        )
     }
 
     @Test("workers scale on the lag of the group and topic they consume, up to the raw topic's partitions")
@@ -244,6 +249,7 @@ struct DeployFilesTests {
         switch command {
         case "ingress": _ = try settings.ingressRole()
         case "worker": _ = try settings.workerRole()
+        case "history": _ = try settings.historyRole(appName: nil)
         default: Issue.record("\(place): no settings check for \(command)")
         }
         let read = Set(settings.keysRead.all.map(PipelineSettings.environmentName(of:)))
@@ -257,7 +263,7 @@ struct DeployFilesTests {
         async throws
     {
         let ports = container["ports"] as? [[String: Any]] ?? []
-        guard command != "migrate" else {
+        guard command != "migrate", command != "history" else {
             #expect(ports.isEmpty)
             return
         }
@@ -303,7 +309,12 @@ struct DeployFilesTests {
         for (name, path) in environment where name.hasSuffix("_FILE") {
             #expect(path.hasPrefix("/run/secrets/asnp/"), "\(name)")
             let file = FileManager.default.temporaryDirectory.appendingPathComponent("asnp-secret-\(UUID().uuidString)")
-            try Data("placeholder-secret-0123456789\n".utf8).write(to: file)
+            // A .p8 must hold a real key; other secrets are any text.
+            let content =
+                path.hasSuffix(".p8")
+                ? FakeAppStoreServer(bundleID: "placeholder", history: []).privateKeyPEM
+                : "placeholder-secret-0123456789\n"
+            try Data(content.utf8).write(to: file)
             result[name] = file.path
         }
         return result
