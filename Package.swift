@@ -326,6 +326,7 @@ let package = Package(
                 "HistorySync", "HistoryTestSupport", "AppStoreModels", "AppStoreSigning", "StoreTestSupport",
                 "NotificationStore", "KafkaClient", "PipelineContract",
                 .product(name: "NIOCore", package: "swift-nio"),
+                .product(name: "ServiceLifecycle", package: "swift-service-lifecycle"),
                 .product(name: "Logging", package: "swift-log"),
             ],
             swiftSettings: strictSettings

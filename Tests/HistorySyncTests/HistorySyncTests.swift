@@ -4,7 +4,9 @@ import HistorySync
 import HistoryTestSupport
 import KafkaClient
 import NIOCore
+import NotificationStore
 import PipelineContract
+import ServiceLifecycle
 import Synchronization
 import Testing
 
@@ -167,5 +169,43 @@ struct HistorySyncTests {
         }
         // Six slots 50 ms apart: the last one at least 250 ms after the first.
         #expect(start.duration(to: .now) >= .milliseconds(240))
+    }
+}
+
+@Suite("The reconciler as a periodic service")
+struct PeriodicHistorySyncTests {
+    @Test("each turn syncs the last lookback; a graceful shutdown ends the service without an error")
+    func turnsAndShutdown() async throws {
+        let history = try HistorySyncRig.signedHistory(count: 25)
+        try await HistorySyncRig.run(history: history) { rig in
+            let turns = Mutex<[Result<HistorySyncProgress, HistorySyncError>]>([])
+            let firstTurn = AsyncStream<Void>.makeStream()
+            var service = PeriodicHistorySync(
+                sync: try rig.sync(),
+                environment: .sandbox,
+                interval: .milliseconds(50),
+                lookback: .seconds(3_600),
+                logger: rig.logger
+            )
+            service.onTurn = { outcome in
+                turns.withLock { $0.append(outcome) }
+                firstTurn.continuation.yield()
+            }
+            let group = ServiceGroup(services: [service], logger: rig.logger)
+            try await withThrowingTaskGroup(of: Void.self) { tasks in
+                tasks.addTask { try await group.run() }
+                var iterator = firstTurn.stream.makeAsyncIterator()
+                await iterator.next()
+                await group.triggerGracefulShutdown()
+                try await tasks.waitForAll()
+            }
+            let first = try #require(turns.withLock { $0.first })
+            let progress = try first.get()
+            #expect(progress.isComplete && progress.notifications == 25)
+            let window = progress.window.end.timeIntervalSince(progress.window.start)
+            #expect(window == 3_600)
+            #expect(progress.window.end.timeIntervalSince1970.truncatingRemainder(dividingBy: 60) == 0)
+            #expect(try await rig.rawMessages().count == 25)
+        }
     }
 }
