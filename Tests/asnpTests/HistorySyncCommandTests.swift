@@ -22,7 +22,7 @@ struct HistorySyncCommandTests {
     func endToEnd() async throws {
         let pki = try TestPKI()
         let signer = NotificationSigner(signer: try JWSSigner(pki: pki))
-        let events = SubscriptionEvent.samples(count: 300, bundleId: Fixtures.bundleId)
+        let events = SubscriptionEvent.samples(count: 1_000, bundleId: Fixtures.bundleId)
         let history = try events.map { try signer.signer.sign(try signer.payload(for: $0)) }
         let directory = FileManager.default.temporaryDirectory.appendingPathComponent("asnp-history-\(UUID())")
         try FileManager.default.createDirectory(at: directory, withIntermediateDirectories: true)
@@ -43,11 +43,11 @@ struct HistorySyncCommandTests {
         )
         defer { if worker.isRunning { worker.terminate() } }
 
-        // The ingress got the first 100; the other 200 never arrived.
-        let delivered = try history.prefix(100).map { try NotificationSigner.envelope($0) }
+        // The ingress got the first 300; the other 700 never arrived.
+        let delivered = try history.prefix(300).map { try NotificationSigner.envelope($0) }
         try await WorkerProcess.produce(delivered, bootstrapServers: mock.bootstrapServers, topic: Self.topic)
         let count = "SELECT count(*) FROM notifications"
-        #expect(try await ReplayCommandTests.wait(server, database.database, count, "100"))
+        #expect(try await ReplayCommandTests.wait(server, database.database, count, "300"))
 
         let apple = FakeAppStoreServer(bundleID: Fixtures.bundleId, history: history)
         try await apple.serve { baseURL in
@@ -60,7 +60,7 @@ struct HistorySyncCommandTests {
             environment["APPS_NOTES_API_ISSUER_ID"] = apple.issuerID
             environment["APPS_NOTES_API_PRIVATE_KEY"] = apple.privateKeyPEM
             environment["HISTORY_SANDBOX_URL"] = baseURL
-            environment["HISTORY_REQUESTS_PER_SECOND"] = "5"
+            environment["HISTORY_REQUESTS_PER_SECOND"] = "20"
             let arguments = [
                 "history", "sync", "--environment", "sandbox", "--since", "2026-01-01T00:00:00Z", "--until",
                 "2026-02-01T00:00:00Z",
@@ -75,25 +75,25 @@ struct HistorySyncCommandTests {
             #expect(stopped.process.terminationStatus == 0)
             #expect(stoppedSummary.contains("stopped; run again to resume"), "\(stoppedSummary)")
 
-            // Killed without warning after its fifth page.
+            // Killed without warning after its tenth page.
             let killed = try Self.start(arguments, environment: environment)
-            _ = await DevCommandTests.read(killed.error, until: "page 5,")
+            _ = await DevCommandTests.read(killed.error, until: "page 10,")
             kill(killed.process.processIdentifier, SIGKILL)
             await killed.process.exited()
             let pagesBefore = apple.log.requests
-            #expect(pagesBefore >= 5 && pagesBefore < 15, "\(pagesBefore) requests before the kill")
+            #expect(pagesBefore >= 10 && pagesBefore < 50, "\(pagesBefore) requests before the kill")
 
             let rerun = try Self.start(arguments, environment: environment)
             let summary = await DevCommandTests.read(rerun.output, until: "\n")
             await rerun.process.exited()
             #expect(rerun.process.terminationStatus == 0)
-            #expect(summary.contains("complete; 300 notifications in 15 pages"), "\(summary)")
+            #expect(summary.contains("complete; 1000 notifications in 50 pages"), "\(summary)")
             #expect(summary.contains("resumed"))
             #expect(apple.log.paginationTokens[pagesBefore] != nil, "the rerun did not start the window again")
             #expect(apple.log.invalidTokens == 0)
         }
 
-        #expect(try await ReplayCommandTests.wait(server, database.database, count, "300"))
+        #expect(try await ReplayCommandTests.wait(server, database.database, count, "1000"))
         let uuids = try await server.psql(database.database, "SELECT notification_uuid FROM notifications")
         #expect(Set(uuids.split(separator: "\n").map(String.init)) == Set(events.map(\.notificationUUID)))
         worker.terminate()
