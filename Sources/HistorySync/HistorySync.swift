@@ -4,6 +4,7 @@ import Logging
 import NIOCore
 import NotificationStore
 import PipelineContract
+import ServiceLifecycle
 
 #if canImport(FoundationEssentials)
 import FoundationEssentials
@@ -46,7 +47,7 @@ public struct HistorySync: Sendable {
 
     /// Syncs the window and filter of `request` in `environment` to the end, resuming from its checkpoint (or from
     /// the start with `restart`); a window already complete returns at once. Stops after the current page when
-    /// the task is cancelled (the checkpoint keeps what was done).
+    /// the task is cancelled or the service group shuts down gracefully (the checkpoint keeps what was done).
     public func sync(
         _ request: NotificationHistoryRequest,
         environment: AppStoreEnvironment,
@@ -93,7 +94,8 @@ public struct HistorySync: Sendable {
             logger.info("Resuming a history window", metadata: ["history.pages": "\(checkpoint.pagesFetched)"])
         }
 
-        while !progress.isComplete, !Task.isCancelled {
+        // A graceful shutdown (SIGTERM) lets the page in hand finish: produced and checkpointed, then the loop ends.
+        while !progress.isComplete, !Task.isCancelled, !Task.isShuttingDownGracefully {
             let page: NotificationHistoryResponse
             do {
                 page = try await client.notificationHistory(
@@ -103,11 +105,19 @@ public struct HistorySync: Sendable {
                 )
             } catch  where error.code == .cancelled {
                 break  // The checkpoint holds every page produced; the next run resumes there.
-            } catch  where error.appleErrorCode == AppStoreServerAPIClient.paginationTokenExpired {
-                // Tokens live for a limited time: start the window again; the workers drop what is fed twice.
+            } catch
+                where error.appleErrorCode == AppStoreServerAPIClient.paginationTokenExpired
+                || (error.appleErrorCode == AppStoreServerAPIClient.invalidPaginationToken
+                    && checkpoint.paginationToken != nil)
+            {
+                // Tokens live for a limited time (a checkpoint resumed days later holds a stale one): start the
+                // window again; the workers drop what is fed twice.
                 progress.restarts += 1
                 guard progress.restarts <= maximumRestarts else { throw error }
-                logger.notice("Pagination token expired; starting the window again")
+                logger.notice(
+                    "Pagination token expired or unknown to Apple; starting the window again",
+                    metadata: ["apple.error": "\(error.appleErrorCode ?? 0)"]
+                )
                 checkpoint.paginationToken = nil
                 continue
             }

@@ -36,25 +36,25 @@ public struct PeriodicHistorySync: Service {
     }
 
     public func run() async throws {
-        try await cancelWhenGracefulShutdown {
-            while !Task.isCancelled {
-                // Whole minutes, so a restarted service finds the checkpoint of the window it was in.
-                let end = (Date().timeIntervalSince1970 / 60).rounded(.down) * 60
-                let lookbackSeconds = Double(lookback.components.seconds)
-                let request = NotificationHistoryRequest(
-                    start: Date(timeIntervalSince1970: end - lookbackSeconds),
-                    end: Date(timeIntervalSince1970: end)
-                )
-                do throws(HistorySyncError) {
-                    let progress = try await sync.sync(request, environment: environment)
-                    onTurn(.success(progress))
-                } catch {
-                    onTurn(.failure(error))
-                    guard error.isRetriable else { throw error }
-                    logger.warning("History sync turn failed; trying at the next turn", metadata: ["error": "\(error)"])
-                }
-                try? await Task.sleep(for: interval)
+        // Not cancelled on a graceful shutdown: the turn in progress finishes its page (the sync checks for the
+        // shutdown between pages); only the wait between turns is cut short.
+        while !Task.isCancelled, !Task.isShuttingDownGracefully {
+            // Whole minutes, so a restarted service finds the checkpoint of the window it was in.
+            let end = (Date().timeIntervalSince1970 / 60).rounded(.down) * 60
+            let lookbackSeconds = Double(lookback.components.seconds)
+            let request = NotificationHistoryRequest(
+                start: Date(timeIntervalSince1970: end - lookbackSeconds),
+                end: Date(timeIntervalSince1970: end)
+            )
+            do throws(HistorySyncError) {
+                let progress = try await sync.sync(request, environment: environment)
+                onTurn(.success(progress))
+            } catch {
+                onTurn(.failure(error))
+                guard error.isRetriable else { throw error }
+                logger.warning("History sync turn failed; trying at the next turn", metadata: ["error": "\(error)"])
             }
+            try? await cancelWhenGracefulShutdown { try await Task.sleep(for: interval) }
         }
     }
 }

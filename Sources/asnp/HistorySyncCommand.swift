@@ -181,9 +181,8 @@ private struct OneWindow: Service {
     let display: ProgressLine
 
     func run() async throws {
-        let progress = try await cancelWhenGracefulShutdown {
-            try await sync.sync(request, environment: environment, restart: restart) { display.update($0) }
-        }
+        // The sync itself stops between pages on a graceful shutdown, after producing and checkpointing its page.
+        let progress = try await sync.sync(request, environment: environment, restart: restart) { display.update($0) }
         display.finish(progress)
     }
 }
@@ -193,7 +192,8 @@ private final class ProgressLine: Sendable {
     private let started = ContinuousClock.now
 
     func update(_ progress: HistorySyncProgress) {
-        let seconds = max(0.001, Double(started.duration(to: .now).components.seconds) + 0.001)
+        let elapsed = started.duration(to: .now).components
+        let seconds = max(0.001, Double(elapsed.seconds) + Double(elapsed.attoseconds) / 1e18)
         let rate = Double(progress.notificationsThisRun) / seconds
         let line =
             "\rhistory: page \(progress.pages), \(progress.notifications) notifications"

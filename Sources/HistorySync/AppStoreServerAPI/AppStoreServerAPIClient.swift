@@ -4,6 +4,7 @@ import Foundation
 import Logging
 import NIOCore
 import NIOHTTP1
+import ServiceLifecycle
 import Synchronization
 
 /// The App Store Server API endpoints the reconciler uses, with Apple's retry rules applied: 429 waits until
@@ -192,9 +193,10 @@ public final class AppStoreServerAPIClient: Sendable {
         try await Self.sleep(wait)
     }
 
+    /// Waits, unless the task is cancelled or the service group shuts down gracefully meanwhile.
     private static func sleep(_ duration: Duration) async throws(HistorySyncError) {
         do {
-            try await Task.sleep(for: duration)
+            try await cancelWhenGracefulShutdown { try await Task.sleep(for: duration) }
         } catch {
             throw HistorySyncError(.cancelled, "stopped while waiting to retry")
         }
