@@ -1,4 +1,5 @@
 import AppStoreModels
+import AppStoreTestSupport
 import Foundation
 import NotificationStore
 import PostgresNIO
