@@ -1,0 +1,81 @@
+import Foundation
+import Ingress
+import NIOCore
+import NIOHTTP1
+import Testing
+
+/// What a hostile or broken client can do to the ingress without the others noticing: the ingress is open to the
+/// internet, and Apple's requests must still be answered.
+@Suite("Ingress abuse: slow clients, huge headers, many connections")
+struct IngressAbuseTests {
+    static let body = #"{"signedPayload":"x"}"#
+
+    @Test(
+        "Slow clients (half a request head, a trickled body) are cut off at the idle timeout; others are served meanwhile"
+    )
+    func slowClients() async throws {
+        try await IngressHarness.with(configure: { $0.idleTimeout = .seconds(1) }) { ingress in
+            let port = ingress.port
+            let halfHead = try (0..<20).map { _ in try RawConnection(port: port) }
+            for connection in halfHead {
+                #expect(connection.send("POST /v2/notifications/sandbox HTTP/1.1\r\nHost: x\r\nContent-Le"))
+            }
+            let halfBody = try (0..<20).map { _ in try RawConnection(port: port) }
+            for connection in halfBody {
+                #expect(
+                    connection.send(
+                        "POST /v2/notifications/sandbox HTTP/1.1\r\nHost: x\r\nContent-Type: application/json\r\n"
+                            + "Content-Length: 1000\r\n\r\n{\"signedPayload\":"
+                    )
+                )
+            }
+            // While they stall, Apple's requests are answered.
+            for _ in 0..<5 {
+                #expect(try await ingress.post("/v2/notifications/sandbox", body: Self.body).status == .ok)
+            }
+            // Every stalled connection is closed by the server within a few idle timeouts, without a 200.
+            let outcomes = try await RawConnection.run {
+                (halfHead + halfBody).map { $0.readUntilClosed(timeout: .seconds(5)) }
+            }
+            let stillOpen = outcomes.filter { !$0.closed }.count
+            #expect(stillOpen == 0, "\(stillOpen) still open")
+            #expect(outcomes.allSatisfy { !$0.data.hasPrefix("HTTP/1.1 200") })
+            // Only the five complete bodies reached the raw topic.
+            #expect(try await ingress.consume(count: 5).count == 5)
+        }
+    }
+
+    @Test("A request with huge headers is refused or cut off, never served; the ingress keeps serving")
+    func hugeHeaders() async throws {
+        try await IngressHarness.with { ingress in
+            let port = ingress.port
+            let outcome = try await RawConnection.run { () throws -> (data: String, closed: Bool) in
+                let connection = try RawConnection(port: port)
+                let header = "X-Filler: " + String(repeating: "a", count: 1 << 20) + "\r\n"
+                _ = connection.send(
+                    "POST /v2/notifications/sandbox HTTP/1.1\r\nHost: x\r\n\(header)Content-Length: \(Self.body.utf8.count)"
+                        + "\r\n\r\n\(Self.body)"
+                )
+                return connection.readUntilClosed(timeout: .seconds(10))
+            }
+            #expect(outcome.closed || outcome.data.hasPrefix("HTTP/1.1 4"), "\(outcome.data.prefix(80))")
+            #expect(!outcome.data.hasPrefix("HTTP/1.1 200"))
+            #expect(try await ingress.post("/v2/notifications/sandbox", body: Self.body).status == .ok)
+            #expect(try await ingress.consume(count: 1).count == 1)
+        }
+    }
+
+    @Test("Two hundred idle connections do not stop requests being served, and are closed at the idle timeout")
+    func manyConnections() async throws {
+        try await IngressHarness.with(configure: { $0.idleTimeout = .seconds(1) }) { ingress in
+            let connections = try (0..<200).map { _ in try RawConnection(port: ingress.port) }
+            for _ in 0..<10 {
+                #expect(try await ingress.post("/v2/notifications/sandbox", body: Self.body).status == .ok)
+            }
+            let closed = try await RawConnection.run {
+                connections.map { $0.readUntilClosed(timeout: .seconds(5)).closed }
+            }
+            #expect(closed.filter { $0 }.count == connections.count)
+        }
+    }
+}
