@@ -40,6 +40,7 @@ let package = Package(
         .package(url: "https://github.com/swift-server/async-http-client.git", from: "1.37.0"),
         .package(url: "https://github.com/apple/swift-http-types.git", from: "1.8.0"),
         .package(url: "https://github.com/apple/swift-system.git", from: "1.5.0"),
+        .package(url: "https://github.com/HdrHistogram/hdrhistogram-swift.git", from: "0.2.0"),
         // Tests only: reading Deploy/'s YAML.
         .package(url: "https://github.com/jpsim/Yams.git", from: "6.2.2"),
     ],
@@ -193,6 +194,7 @@ let package = Package(
                 "PipelineStatus",
                 "LocalPostgres",
                 "HistorySync",
+                .product(name: "Histogram", package: "hdrhistogram-swift"),
                 .product(name: "AsyncHTTPClient", package: "async-http-client"),
                 .product(name: "NIOHTTP1", package: "swift-nio"),
                 .product(name: "ArgumentParser", package: "swift-argument-parser"),
@@ -258,6 +260,7 @@ let package = Package(
                 "NotificationStore",
                 "AppStoreModels",
                 "AppStoreVerification",
+                "AppStoreSigning",
                 "AppStoreTestSupport",
                 "StoreTestSupport",
                 .product(name: "PostgresNIO", package: "postgres-nio"),

@@ -9,7 +9,7 @@ struct ASNP: AsyncParsableCommand {
         abstract: "App Store Notification Pipeline: verify, store and publish App Store Server Notifications.",
         subcommands: [
             VerifyCommand.self, IngressCommand.self, WorkerCommand.self, MigrateCommand.self, ReplayCommand.self,
-            StatusCommand.self, SubscriptionCommand.self, HistoryCommand.self, DevCommand.self,
+            StatusCommand.self, SubscriptionCommand.self, HistoryCommand.self, DevCommand.self, LoadgenCommand.self,
             KafkaMockCommand.self,
             BenchCommand.self,
         ]

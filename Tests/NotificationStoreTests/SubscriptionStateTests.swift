@@ -1,5 +1,5 @@
 import AppStoreModels
-import AppStoreTestSupport
+import AppStoreSigning
 import Foundation
 import NotificationStore
 import StoreTestSupport

@@ -1,4 +1,4 @@
-/// A deterministic random number generator, so a failing shuffle can be replayed from its seed.
+/// A deterministic random number generator (SplitMix64): the same seed gives the same workload, shuffle or fuzz case.
 public struct SeededGenerator: RandomNumberGenerator {
     public var state: UInt64
     public init(seed: UInt64) { state = seed }

@@ -1,0 +1,133 @@
+import AsyncHTTPClient
+import Foundation
+import Histogram
+import NIOCore
+import NIOHTTP1
+import Synchronization
+
+/// Posts bodies to an ingress over a number of connections, as fast as possible or at a target rate, and measures
+/// each request's latency. At a target rate, latency counts from when the request was due, not when it was sent,
+/// so a stalled server is not hidden by requests waiting to go out (coordinated omission).
+struct LoadRun {
+    var url: String
+    var connections: Int
+    /// Requests per second; nil: as fast as the connections allow.
+    var rate: Double?
+    var timeout: Duration = .seconds(30)
+
+    struct Report: Encodable {
+        var sent = 0
+        var ok = 0
+        /// Answers other than 200, by status code.
+        var statuses: [String: Int] = [:]
+        /// Requests without an answer (connection failures, timeouts).
+        var errors = 0
+        var seconds = 0.0
+        var requestsPerSecond = 0.0
+        var p50Milliseconds = 0.0
+        var p99Milliseconds = 0.0
+        var p999Milliseconds = 0.0
+        var maxMilliseconds = 0.0
+    }
+
+    func run(_ bodies: [String], progress: @escaping @Sendable (Int, Int) -> Void = { _, _ in }) async throws -> Report
+    {
+        var configuration = HTTPClient.Configuration()
+        configuration.connectionPool.concurrentHTTP1ConnectionsPerHostSoftLimit = connections
+        configuration.timeout = .init(connect: .seconds(5), read: .init(timeout))
+        let client = HTTPClient(eventLoopGroupProvider: .singleton, configuration: configuration)
+        let shared = Shared()
+        let start = ContinuousClock.now
+        let url = url
+        let rate = rate
+        let lanes = try await withThrowingTaskGroup(of: Lane.self) { group in
+            for _ in 0..<connections {
+                group.addTask {
+                    var lane = Lane()
+                    while true {
+                        let index = shared.next.wrappingAdd(1, ordering: .relaxed).oldValue
+                        guard index < bodies.count else { break }
+                        var due = ContinuousClock.now
+                        if let rate {
+                            due = start.advanced(by: .seconds(Double(index) / rate))
+                            try await Task.sleep(until: due, clock: .continuous)
+                        }
+                        var request = HTTPClientRequest(url: url)
+                        request.method = .POST
+                        request.headers.add(name: "Content-Type", value: "application/json")
+                        request.body = .bytes(ByteBuffer(string: bodies[index]))
+                        var status: Int?
+                        do {
+                            let response = try await client.execute(request, timeout: .seconds(60))
+                            _ = try await response.body.collect(upTo: 1 << 20)
+                            status = Int(response.status.code)
+                        } catch {
+                            status = nil
+                        }
+                        let elapsed = due.duration(to: .now)
+                        lane.record(status: status, latency: elapsed)
+                        let (sent, ok) = shared.counts.withLock { counts in
+                            counts.sent += 1
+                            counts.ok += status == 200 ? 1 : 0
+                            return (counts.sent, counts.ok)
+                        }
+                        progress(sent, ok)
+                    }
+                    return lane
+                }
+            }
+            var lanes: [Lane] = []
+            for try await lane in group { lanes.append(lane) }
+            return lanes
+        }
+        let seconds = Self.seconds(start.duration(to: .now))
+        try await client.shutdown()
+
+        var histogram = Histogram<UInt64>(highestTrackableValue: 3_600_000_000, numberOfSignificantValueDigits: .three)
+        var report = Report()
+        for lane in lanes {
+            for microseconds in lane.latencies { _ = histogram.record(microseconds) }
+            report.sent += lane.latencies.count
+            report.ok += lane.ok
+            report.errors += lane.errors
+            report.statuses.merge(lane.statuses) { $0 + $1 }
+        }
+        report.seconds = seconds
+        report.requestsPerSecond = seconds > 0 ? Double(report.sent) / seconds : 0
+        func milliseconds(_ microseconds: UInt64) -> Double { Double(microseconds) / 1_000 }
+        if report.sent > 0 {
+            report.p50Milliseconds = milliseconds(histogram.valueAtPercentile(50))
+            report.p99Milliseconds = milliseconds(histogram.valueAtPercentile(99))
+            report.p999Milliseconds = milliseconds(histogram.valueAtPercentile(99.9))
+            report.maxMilliseconds = milliseconds(histogram.max)
+        }
+        return report
+    }
+
+    static func seconds(_ duration: Duration) -> Double {
+        Double(duration.components.seconds) + Double(duration.components.attoseconds) / 1e18
+    }
+
+    /// What the connections share: the next body to post, and the running counts.
+    private final class Shared: Sendable {
+        let next = Atomic<Int>(0)
+        let counts = Mutex((sent: 0, ok: 0))
+    }
+
+    /// What one connection's requests got.
+    private struct Lane: Sendable {
+        var latencies: [UInt64] = []
+        var ok = 0
+        var errors = 0
+        var statuses: [String: Int] = [:]
+
+        mutating func record(status: Int?, latency: Duration) {
+            latencies.append(UInt64(max(1, LoadRun.seconds(latency) * 1_000_000)))
+            switch status {
+            case 200: ok += 1
+            case let code?: statuses[String(code), default: 0] += 1
+            case nil: errors += 1
+            }
+        }
+    }
+}
