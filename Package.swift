@@ -356,6 +356,7 @@ let package = Package(
                 .product(name: "Logging", package: "swift-log"),
                 .product(name: "ServiceLifecycle", package: "swift-service-lifecycle"),
                 .product(name: "Prometheus", package: "swift-prometheus"),
+                "HistorySync",
                 "HistoryTestSupport",
                 "AppStoreSigning",
                 .product(name: "Yams", package: "Yams"),

@@ -2,6 +2,8 @@ import AppStoreTestSupport
 import AsyncHTTPClient
 import Configuration
 import Foundation
+import HistorySync
+import HistoryTestSupport
 import Ingress
 import KafkaClient
 import Logging
@@ -147,6 +149,26 @@ struct ConfigFileTests {
         #expect(worker.maximumConcurrentBatches == 8)
         #expect(worker.consumer.sessionTimeout == .seconds(45))
         #expect(try settings.workerStatus().port == 9090)
+    }
+
+    @Test("Config/production.json gives valid reconciler settings once its secrets are there")
+    func productionHistory() async throws {
+        let file = Fixtures.packageRoot.appendingPathComponent("Config/production.json").path
+        // The secrets come from the environment here instead of the container's files.
+        let settings = try await PipelineSettings.load(
+            file: file,
+            environment: [
+                "APPS_NOTES_API_PRIVATE_KEY": FakeAppStoreServer(bundleID: "x", history: []).privateKeyPEM,
+                "KAFKA_SASL_PASSWORD": "secret",
+                "APPS_NOTES_SHARED_SECRETS": "v1-secret",
+                "DATABASE_URL": "postgres://asnp@db:5432/asnp",
+            ]
+        )
+        let history = try settings.historyRole(appName: "notes")
+        #expect(history.api.keyID == "ABC123DEFG")
+        #expect(history.api.bundleID == "com.example.notes")
+        #expect(history.requestsPerSecond == 10)
+        #expect(throws: SettingsError.self) { try settings.historyRole(appName: "games") }
     }
 
     @Test("Config/ingress.dev.json gives a valid ingress, with the environment winning over the file")
