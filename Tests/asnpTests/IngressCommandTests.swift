@@ -16,12 +16,15 @@ import Worker
 
 @testable import asnp
 
-@Suite("asnp ingress as a process: configuration from the environment, SIGTERM under load")
+@Suite("asnp ingress as a process: configuration from the environment, SIGTERM and SIGKILL under load")
 struct IngressCommandTests {
     static let topic = "appstore.notifications.raw"
 
-    @Test("Every body answered 200 before and during a SIGTERM is in the topic; the process exits 0")
-    func sigtermUnderLoad() async throws {
+    @Test(
+        "Every body answered 200 before a SIGTERM or a SIGKILL under load is in the topic; SIGTERM exits 0",
+        arguments: [SIGTERM, SIGKILL]
+    )
+    func signalUnderLoad(_ signal: Int32) async throws {
         let mock = try KafkaMockChild(executable: ASNPProcess.executable, arguments: ["--topic", "\(Self.topic):8"])
         defer { mock.stop() }
         let port = try LoopbackPort.free()
@@ -80,19 +83,23 @@ struct IngressCommandTests {
                     }
                 }
                 try await Task.sleep(for: .milliseconds(800))
-                ingress.terminate()
+                kill(ingress.processIdentifier, signal)
                 return try await group.reduce(into: []) { $0 += $1 }
             }
             await ingress.exited()
-            #expect(ingress.terminationStatus == 0)
+            if signal == SIGTERM {
+                #expect(ingress.terminationReason == .exit && ingress.terminationStatus == 0)
+            } else {
+                #expect(ingress.terminationReason == .uncaughtSignal && ingress.terminationStatus == SIGKILL)
+            }
             #expect(!acknowledged.isEmpty)
-            #expect(acknowledged.count < 6 * 2_000, "SIGTERM should have come mid-load")
+            #expect(acknowledged.count < 6 * 2_000, "the signal should have come mid-load")
 
             var logger = Logger(label: "test.ingress-command")
             logger.logLevel = .critical
             var consumerConfiguration = KafkaConsumerConfiguration(
                 cluster: KafkaClusterConfiguration(bootstrapServers: mock.bootstrapServers),
-                groupID: "check",
+                groupID: "check-\(signal)",
                 topics: [Self.topic]
             )
             consumerConfiguration.pollMaxWait = .milliseconds(50)
