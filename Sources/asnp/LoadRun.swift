@@ -52,10 +52,13 @@ struct LoadRun {
                             due = start.advanced(by: .seconds(Double(index) / rate))
                             try await Task.sleep(until: due, clock: .continuous)
                         }
-                        var request = HTTPClientRequest(url: url)
+                        let body = bodies[index]
+                        var request = HTTPClientRequest(
+                            url: LoadWorkload.isV2(body) ? url : url.replacingOccurrences(of: "/v2/", with: "/v1/")
+                        )
                         request.method = .POST
                         request.headers.add(name: "Content-Type", value: "application/json")
-                        request.body = .bytes(ByteBuffer(string: bodies[index]))
+                        request.body = .bytes(ByteBuffer(string: body))
                         var status: Int?
                         do {
                             let response = try await client.execute(request, timeout: .seconds(60))

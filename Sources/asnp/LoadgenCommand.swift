@@ -17,7 +17,7 @@ struct LoadgenCommand: AsyncParsableCommand {
             """
     )
 
-    @Option(help: "Where to post.")
+    @Option(help: "Where to post V2 bodies; V1 bodies go to the same URL with /v1/ for /v2/.")
     var url = "http://127.0.0.1:8080/v2/notifications/sandbox"
 
     @Option(help: "Notifications to sign (six per subscription).")
@@ -37,6 +37,12 @@ struct LoadgenCommand: AsyncParsableCommand {
 
     @Option(help: "Share of tampered bodies added (rejected by the workers).")
     var hostile = 0.001
+
+    @Option(help: "Share of notifications sent as legacy V1 bodies (to the V1 route); needs --shared-secret.")
+    var v1Share = 0.0
+
+    @Option(help: "The V1 shared secret the V1 bodies carry.")
+    var sharedSecret: String?
 
     @Option(help: "The bundle id the notifications carry.")
     var bundleId = "com.example.notes"
@@ -58,7 +64,11 @@ struct LoadgenCommand: AsyncParsableCommand {
 
     func validate() throws {
         guard count > 0, connections > 0 else { throw ValidationError("--count and --connections must be positive") }
-        for (name, share) in [("--duplicates", duplicates), ("--out-of-order", outOfOrder), ("--hostile", hostile)]
+        if v1Share > 0, sharedSecret == nil { throw ValidationError("--v1-share needs --shared-secret") }
+        for (name, share) in [
+            ("--duplicates", duplicates), ("--out-of-order", outOfOrder), ("--hostile", hostile),
+            ("--v1-share", v1Share),
+        ]
         where !(0...1).contains(share) {
             throw ValidationError("\(name) must be between 0 and 1")
         }
@@ -84,6 +94,8 @@ struct LoadgenCommand: AsyncParsableCommand {
                 duplicateShare: duplicates,
                 outOfOrderShare: outOfOrder,
                 hostileShare: hostile,
+                v1Share: v1Share,
+                sharedSecret: sharedSecret,
                 seed: seed
             )
             Self.say(

@@ -8,8 +8,8 @@ import Testing
 struct LoadgenCommandTests {
     @Test(
         """
-        Bodies written with duplicates, swaps and tampered copies; posted to asnp dev, every one answered 200, each \
-        notification stored once and each tampered body rejected
+        Bodies written with duplicates, swaps, V1 bodies and tampered copies; posted to asnp dev, every one answered \
+        200, each notification stored once and each tampered body rejected
         """
     )
     func againstDev() async throws {
@@ -21,13 +21,15 @@ struct LoadgenCommandTests {
 
         let written = try await ASNPProcess.run([
             "loadgen", "--count", "120", "--duplicates", "0.1", "--out-of-order", "0.2", "--hostile", "0.02",
-            "--root-cert-out", root, "--write-bodies", bodiesFile,
+            "--v1-share", "0.25", "--shared-secret", Fixtures.sharedSecret, "--root-cert-out", root, "--write-bodies",
+            bodiesFile,
         ])
         #expect(written.status == 0, "\(written.standardError)")
         let lines = try String(contentsOfFile: bodiesFile, encoding: .utf8).split(separator: "\n")
         #expect(lines.count == 120 + 12 + 2)
         #expect(Set(lines).count == 120 + 2, "duplicates are copies; tampered bodies are new")
         #expect(FileManager.default.fileExists(atPath: root))
+        #expect(Set(lines.filter { $0.hasPrefix(#"{"signedPayload""#) }).count == 90 + 2, "a quarter is V1")
 
         let httpPort = try LoopbackPort.free()
         let postgresPort = try LoopbackPort.free()
@@ -35,7 +37,8 @@ struct LoadgenCommandTests {
         dev.executableURL = ASNPProcess.executable
         dev.arguments = [
             "dev", "--data-dir", directory.appendingPathComponent("data").path, "--http-port", String(httpPort),
-            "--postgres-port", String(postgresPort), "--root-cert", root, "--log-level", "error",
+            "--postgres-port", String(postgresPort), "--root-cert", root, "--shared-secret", Fixtures.sharedSecret,
+            "--log-level", "error",
         ]
         let output = Pipe()
         dev.standardOutput = output
