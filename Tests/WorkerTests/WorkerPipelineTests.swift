@@ -323,6 +323,28 @@ struct WorkerPipelineTests {
         #expect(subscriptions == expected)
     }
 
+    @Test("Fetches failing and slow (injected fetch errors, 100 ms round trips): the tables end as a clean run's")
+    func fetchFaults() async throws {
+        let lines = try Self.scenarioLines()
+        var finalServer: TestPostgresServer?
+        var database = ""
+        try await WorkerTestRig.run(partitions: 4) { rig, startWorker in
+            finalServer = rig.server
+            database = rig.database.database
+            try rig.mock.setRoundTripTime(.milliseconds(100), broker: 1)
+            let errors: [KafkaMockCluster.BrokerError] = [
+                .notLeaderForPartition, .requestTimedOut, .leaderNotAvailable, .unknownTopicOrPartition,
+            ]
+            rig.mock.injectErrors(errors.flatMap { Array(repeating: $0, count: 3) }, into: .fetch)
+            _ = try startWorker()
+            _ = await rig.producer.send(contentsOf: lines.map { Self.rawMessage($0.body) })
+            let unique = Set(lines.map(\.uuid)).count
+            #expect(try await rig.waitForRows(notifications: unique, rejected: 0) == "\(unique)/0")
+        }
+        let (subscriptions, expected) = try await Self.subscriptions(try #require(finalServer), database)
+        #expect(subscriptions == expected)
+    }
+
     @Test("Offset commits refused for a while: the stored batches' offsets are committed again, the lag ends at 0")
     func commitsRetried() async throws {
         let lines = try Self.scenarioLines()
