@@ -151,23 +151,31 @@ extension NotificationStore {
         on connection: PostgresConnection,
         logger: Logger
     ) async throws {
-        try await connection.copyFrom(
-            table: table,
-            columns: BatchStatements.stagedColumns.map(\.name),
-            logger: logger
-        ) { writer in
-            let chunkSize = 1 << 20
-            var encoder = CopyTextEncoder(capacity: chunkSize + 64 * 1024)
-            for row in rows {
-                encoder.row(row)
-                if encoder.buffer.readableBytes >= chunkSize {
+        let copy = {
+            try await connection.copyFrom(
+                table: table,
+                columns: BatchStatements.stagedColumns.map(\.name),
+                logger: logger
+            ) { writer in
+                let chunkSize = 1 << 20
+                var encoder = CopyTextEncoder(capacity: chunkSize + 64 * 1024)
+                for row in rows {
+                    encoder.row(row)
+                    if encoder.buffer.readableBytes >= chunkSize {
+                        try await writer.write(encoder.buffer)
+                        encoder = CopyTextEncoder(capacity: chunkSize + 64 * 1024)
+                    }
+                }
+                if encoder.buffer.readableBytes > 0 {
                     try await writer.write(encoder.buffer)
-                    encoder = CopyTextEncoder(capacity: chunkSize + 64 * 1024)
                 }
             }
-            if encoder.buffer.readableBytes > 0 {
-                try await writer.write(encoder.buffer)
-            }
+        }
+        // Our own close (a deadline) is held back until the COPY ends (see ConnectionCloser).
+        if let closer = ConnectionCloser.current {
+            try await closer.copying(copy)
+        } else {
+            try await copy()
         }
     }
 

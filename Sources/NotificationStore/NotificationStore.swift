@@ -17,6 +17,8 @@ public final class NotificationStore: Service, Sendable {
     public let configuration: NotificationStoreConfiguration
     let client: PostgresClient
     let logger: Logger
+    /// Operations still running, waited for before the pool shuts down.
+    let operations = OperationsInFlight()
 
     /// Creates a store; nothing connects until ``run()`` runs and an operation needs a connection.
     public init(configuration: NotificationStoreConfiguration, logger: Logger) {
@@ -26,8 +28,19 @@ public final class NotificationStore: Service, Sendable {
     }
 
     /// Runs the connection pool until cancelled or gracefully shut down.
+    ///
+    /// Before the pool closes its connections, the operations still running end (for at most the operation
+    /// timeout and 5 s): postgres-nio 1.33.2 stops the process when a connection closes while COPY data is being
+    /// sent, and an operation whose caller had its answer (a deadline) may still be in its COPY. The pool runs in an
+    /// unstructured task so that neither the cancellation nor the graceful shutdown reaches it before that.
     public func run() async throws {
-        await client.run()
+        // Started at once, so that operations leased right after this call find the pool running; detached, so
+        // that the graceful shutdown reaches it only through the drain below.
+        let pool = Task.immediateDetached { [client] in await client.run() }
+        try? await gracefulShutdown()
+        await operations.drain(timeout: configuration.operationTimeout + .seconds(5))
+        pool.cancel()
+        await pool.value
     }
 
     /// Runs `body` on one connection, inside one transaction, within the operation timeout.
@@ -61,7 +74,9 @@ public final class NotificationStore: Service, Sendable {
                 return result
             } catch {
                 // A broken connection cannot roll back, and need not: the server aborts its transaction.
-                _ = try? await connection.query("ROLLBACK", logger: logger)
+                if connection.canRollBack(after: error) {
+                    _ = try? await connection.query("ROLLBACK", logger: logger)
+                }
                 throw error
             }
         }
@@ -77,6 +92,7 @@ public final class NotificationStore: Service, Sendable {
         do {
             return try await OperationDeadline.run(
                 timeout: timeout,
+                operations: operations,
                 timeoutError: {
                     NotificationStoreError(
                         code: .timedOut,

@@ -160,6 +160,103 @@ struct StoreFaultTests {
         #expect(try await server.psql(configuration.database, "SELECT count(*) FROM outbox") == "0")
     }
 
+    /// postgres-nio 1.33.2 stops the process when a connection closes while COPY data is being sent; a full test
+    /// run on a loaded machine hit it when COPY was the default. Deadlines across the COPY's span must end in
+    /// TIMED_OUT or success, never a crash, and the store must go on working.
+    @Test("deadlines that fall while a batch's COPY is sending: TIMED_OUT or stored, never a crash")
+    func deadlineDuringCopy() async throws {
+        let (_, database) = try await makeDatabase()
+        try await withStore(database) { _ in }
+        let entries = try await StoreFixtures.scenarioEntries()
+        // About 10 MB of COPY data: long enough for some of the deadlines below to fall inside it.
+        let large = NotificationBatch(entries: Array(repeating: entries, count: 15).flatMap { $0 })
+        var outcomes: [String] = []
+        for milliseconds in stride(from: 30, through: 390, by: 40) {
+            var settings = database
+            settings.batchWriteMethod = .copy
+            settings.operationTimeout = .milliseconds(milliseconds)
+            let configuration = settings
+            let outcome = try await withStore(configuration, migrate: false) { store in
+                do {
+                    _ = try await store.write(large)
+                    return "stored"
+                } catch let error as NotificationStoreError {
+                    #expect(error.code == .timedOut, "\(error)")
+                    return "timed out"
+                }
+            }
+            outcomes.append(outcome)
+        }
+        #expect(outcomes.contains("timed out"), "\(outcomes)")
+        // The store still works with a sane deadline.
+        try await withStore(database, migrate: false) { store in
+            _ = try await store.write(NotificationBatch(entries: entries))
+        }
+    }
+
+    /// A statement sent after the server ended the connection (the transaction's ROLLBACK) was never answered by
+    /// postgres-nio 1.33.2, which held a failed write until its deadline; the store no longer sends one.
+    @Test(
+        "the server ends the connection during a batch's statement: a retriable error before the deadline, nothing written",
+        arguments: [BatchWriteMethod.unnest, .copy]
+    )
+    func backendTerminatedDuringWrite(method: BatchWriteMethod) async throws {
+        let (server, database) = try await makeDatabase()
+        let entries = try await StoreFixtures.scenarioEntries()
+        let large = NotificationBatch(entries: Array(repeating: entries, count: 15).flatMap { $0 })
+        // A deadline far beyond the write's time even in a loaded debug run: reaching it means a hang.
+        var settings = database
+        settings.operationTimeout = .seconds(60)
+        settings.batchWriteMethod = method
+        let statement = method == .copy ? "COPY%" : "WITH staged AS%"
+        try await withStore(settings) { store in
+            // A server-side loop, so no statement is too short to be seen: it ends the batch's large statement.
+            let killer = Task {
+                try await server.psql(
+                    database.database,
+                    """
+                    DO $$
+                    DECLARE victim int;
+                    BEGIN
+                      WHILE clock_timestamp() < now() + interval '60 seconds' LOOP
+                        PERFORM pg_stat_clear_snapshot();
+                        SELECT pid INTO victim FROM pg_stat_activity
+                        WHERE datname = current_database() AND application_name = 'asnp'
+                          AND state = 'active' AND query LIKE '\(statement)';
+                        IF victim IS NOT NULL THEN
+                          PERFORM pg_terminate_backend(victim);
+                          RETURN;
+                        END IF;
+                        PERFORM pg_sleep(0.0005);
+                      END LOOP;
+                    END $$
+                    """
+                )
+            }
+            let watching = """
+                SELECT count(*) FROM pg_stat_activity
+                WHERE datname = current_database() AND query LIKE 'DO $$%' AND state = 'active'
+                """
+            var watchers = "0"
+            for _ in 0..<200 where watchers == "0" {
+                watchers = try await server.psql(database.database, watching)
+            }
+            #expect(watchers == "1")
+            let error = await #expect(throws: NotificationStoreError.self) { try await store.write(large) }
+            #expect(error?.isRetriable == true)
+            #expect(error?.code != .timedOut, "the operation hung until its deadline: \(String(describing: error))")
+            _ = try await killer.value
+            #expect(try await server.psql(database.database, "SELECT count(*) FROM notifications") == "0")
+            // The pool goes on with a new connection.
+            let result = try await store.write(NotificationBatch(entries: entries))
+            #expect(!result.storedNotifications.isEmpty)
+            #expect(
+                try await server.psql(database.database, "SELECT count(*) FROM notifications")
+                    == String(result.storedNotifications.count)
+            )
+        }
+    }
+
     @Test("a statement that never returns (a lock held elsewhere): TIMED_OUT at the deadline, nothing written")
     func deadline() async throws {
         let (server, database) = try await makeDatabase()

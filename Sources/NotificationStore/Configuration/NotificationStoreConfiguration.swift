@@ -22,7 +22,7 @@ public struct NotificationStoreConfiguration: Sendable {
     public var operationTimeout: Duration
     /// The `application_name` the server shows in `pg_stat_activity`. Default: `asnp`.
     public var applicationName: String
-    /// How batches reach the server. Default: ``BatchWriteMethod/copy``.
+    /// How batches reach the server. Default: ``BatchWriteMethod/unnest``.
     public var batchWriteMethod: BatchWriteMethod
 
     /// Creates settings for a server reached over TCP or a Unix socket.
@@ -42,7 +42,7 @@ public struct NotificationStoreConfiguration: Sendable {
         self.connectTimeout = .seconds(5)
         self.operationTimeout = .seconds(30)
         self.applicationName = "asnp"
-        self.batchWriteMethod = .copy
+        self.batchWriteMethod = .unnest
     }
 }
 

@@ -11,20 +11,20 @@ import Synchronization
 final class OperationDeadline<Result: Sendable>: Sendable {
     private struct State {
         var continuation: CheckedContinuation<Result, any Error>?
-        var connection: PostgresConnection?
         var work: Task<Void, Never>?
         var timer: Task<Void, Never>?
-        /// The caller was answered with a timeout or cancellation; the work's connection must not be used on.
-        var abandoned = false
     }
 
     private let state = Mutex(State())
+    /// The work's connection, closed when the caller is answered early.
+    private let closer = ConnectionCloser()
 
     private init() {}
 
     /// Runs `body`, handing it a way to register the connection it leased.
     static func run(
         timeout: Duration,
+        operations: OperationsInFlight,
         timeoutError: @escaping @Sendable () -> NotificationStoreError,
         _ body:
             @escaping @Sendable (_ register: @escaping @Sendable (PostgresConnection) -> Void) async throws -> Result
@@ -33,16 +33,22 @@ final class OperationDeadline<Result: Sendable>: Sendable {
         return try await withTaskCancellationHandler {
             try await withCheckedThrowingContinuation { continuation in
                 deadline.state.withLock { $0.continuation = continuation }
+                let closer = deadline.closer
+                let id = operations.makeID()
                 let work = Task {
-                    do {
-                        let value = try await body { connection in
-                            deadline.register(connection)
+                    await ConnectionCloser.$current.withValue(closer) {
+                        do {
+                            let value = try await body { connection in
+                                closer.register(connection)
+                            }
+                            deadline.finish(.success(value))
+                        } catch {
+                            deadline.finish(.failure(error))
                         }
-                        deadline.finish(.success(value))
-                    } catch {
-                        deadline.finish(.failure(error))
                     }
+                    operations.remove(id)
                 }
+                operations.add(work, id: id)
                 let timer = Task {
                     guard (try? await Task.sleep(for: timeout)) != nil else { return }
                     deadline.abandon(with: timeoutError())
@@ -61,23 +67,9 @@ final class OperationDeadline<Result: Sendable>: Sendable {
         }
     }
 
-    /// Records the work's connection; one handed over after the deadline is closed at once.
-    private func register(_ connection: PostgresConnection) {
-        let abandoned = state.withLock { state in
-            if !state.abandoned { state.connection = connection }
-            return state.abandoned
-        }
-        if abandoned {
-            Task { try? await connection.close() }
-        }
-    }
-
     private func finish(_ result: Swift.Result<Result, any Error>) {
         let (continuation, timer) = state.withLock { state in
-            defer {
-                state.continuation = nil
-                state.connection = nil
-            }
+            defer { state.continuation = nil }
             return (state.continuation, state.timer)
         }
         timer?.cancel()
@@ -86,22 +78,74 @@ final class OperationDeadline<Result: Sendable>: Sendable {
 
     /// Answers the caller now, stops the work and closes its connection.
     private func abandon(with error: any Error) {
-        let (continuation, work, connection) = state.withLock { state in
-            defer {
-                state.continuation = nil
-                state.connection = nil
-            }
-            guard state.continuation != nil else {
-                return (CheckedContinuation<Result, any Error>?.none, Task<Void, Never>?.none, PostgresConnection?.none)
-            }
-            state.abandoned = true
-            return (state.continuation, state.work, state.connection)
+        let (continuation, work) = state.withLock { state in
+            defer { state.continuation = nil }
+            return (state.continuation, state.work)
         }
         guard let continuation else { return }
-        work?.cancel()
-        if let connection {
-            Task { try? await connection.close() }
-        }
+        closer.abandon(work)
         continuation.resume(throwing: error)
+    }
+}
+
+/// Stops an abandoned operation: cancels its task and closes its connection, but never while COPY data is being
+/// sent on it. postgres-nio 1.33.2 stops the process (a precondition in its connection state machine) when a
+/// connection in that state is closed, or its query cancelled; a test hit it. A COPY in progress is let finish
+/// (it is bounded by the batch), then the task is cancelled and the connection closed, which fails the statement
+/// after it and rolls the transaction back.
+final class ConnectionCloser: Sendable {
+    /// The closer of the operation the current task works for.
+    @TaskLocal static var current: ConnectionCloser?
+
+    private struct State {
+        var connection: PostgresConnection?
+        var copying = false
+        var abandoned = false
+        var work: Task<Void, Never>?
+    }
+
+    private let state = Mutex(State())
+
+    /// Records the operation's connection; one handed over after ``abandon(_:)`` is closed at once.
+    func register(_ connection: PostgresConnection) {
+        let closeNow = state.withLock { state in
+            state.connection = connection
+            return state.abandoned && !state.copying
+        }
+        if closeNow { Task { try? await connection.close() } }
+    }
+
+    /// Cancels `work` and closes the connection now, or once the COPY in progress ended.
+    func abandon(_ work: Task<Void, Never>?) {
+        let stopNow = state.withLock { state -> Bool in
+            state.abandoned = true
+            state.work = work
+            return !state.copying
+        }
+        if stopNow { stop() }
+    }
+
+    /// Runs `body` (a COPY) with stopping held back until it ends; once the operation was abandoned, no COPY
+    /// starts.
+    func copying<T>(_ body: () async throws -> T) async throws -> T {
+        let abandoned = state.withLock { state in
+            if !state.abandoned { state.copying = true }
+            return state.abandoned
+        }
+        if abandoned { throw CancellationError() }
+        defer {
+            let stopNow = state.withLock { state -> Bool in
+                state.copying = false
+                return state.abandoned
+            }
+            if stopNow { stop() }
+        }
+        return try await body()
+    }
+
+    private func stop() {
+        let (work, connection) = state.withLock { ($0.work, $0.connection) }
+        work?.cancel()
+        if let connection { Task { try? await connection.close() } }
     }
 }
