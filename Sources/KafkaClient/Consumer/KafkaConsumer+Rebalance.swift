@@ -7,6 +7,7 @@ extension KafkaConsumer {
     /// Runs inside a batch poll or `rd_kafka_consumer_close`, on the consumer's executor thread.
     static func rebalanceHandler(
         state: Locked<StateMachine>,
+        isCooperative: Bool,
         logger: Logger
     ) -> RDKafkaCallbacks.RebalanceHandler {
         { handle, code, list in
@@ -27,7 +28,7 @@ extension KafkaConsumer {
             }
             logger.debug("Kafka consumer rebalance announced", metadata: ["kafka.rebalance": "\(rebalance)"])
             if state.withLock({ $0.rebalanceAnnounced(rebalance) }) == .applyNow,
-                let error = apply(rebalance, on: handle)
+                let error = apply(rebalance, on: handle, isCooperative: isCooperative)
             {
                 logger.error("Kafka consumer could not apply a rebalance while closing: \(error)")
             }
@@ -35,9 +36,15 @@ extension KafkaConsumer {
     }
 
     /// Makes librdkafka's assignment follow a rebalance, with the calls its rebalance protocol requires.
-    static func apply(_ rebalance: StateMachine.Rebalance, on handle: OpaquePointer) -> KafkaError? {
-        // NULL once the group is gone (after close).
-        let isCooperative = rd_kafka_rebalance_protocol(handle).map { String(cString: $0) } == "COOPERATIVE"
+    ///
+    /// The protocol is the configured one (the only strategy the member offers), not `rd_kafka_rebalance_protocol`:
+    /// that call waits for librdkafka's group thread, which inside `rd_kafka_consumer_close`'s rebalance callback
+    /// can wait for us, and a test run hung there for good.
+    static func apply(
+        _ rebalance: StateMachine.Rebalance,
+        on handle: OpaquePointer,
+        isCooperative: Bool
+    ) -> KafkaError? {
         switch rebalance {
         case .assign(let partitions):
             return RDKafkaTopicPartitionList.with(partitions) { list in

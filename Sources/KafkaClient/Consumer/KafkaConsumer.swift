@@ -31,6 +31,7 @@ public final class KafkaConsumer: Sendable {
     private let executor = BlockingExecutor(label: "asnp.kafka.consumer")
     /// Set when a test simulates a crash: the release then skips every orderly step.
     private let abandoned = Locked(false)
+    private var isCooperative: Bool { configuration.rebalanceProtocol.isCooperative }
 
     /// Creates the consumer and subscribes it to ``KafkaConsumerConfiguration/topics``. It joins the group at once,
     /// on librdkafka's own thread, so create it when you are about to poll: until then it holds partitions without
@@ -47,7 +48,11 @@ public final class KafkaConsumer: Sendable {
             properties: configuration.properties(),
             callbacks: RDKafkaCallbacks(
                 logger: logger,
-                rebalance: Self.rebalanceHandler(state: state, logger: logger),
+                rebalance: Self.rebalanceHandler(
+                    state: state,
+                    isCooperative: configuration.rebalanceProtocol.isCooperative,
+                    logger: logger
+                ),
                 commit: Self.commitHandler(commits: commits, logger: logger)
             )
         )
@@ -147,7 +152,13 @@ public final class KafkaConsumer: Sendable {
                 return partitions
             }
             var failure: KafkaError?
-            if let handedOut { failure = Self.apply(.revoke(handedOut, isLost: false), on: client.handle) }
+            if let handedOut {
+                failure = Self.apply(
+                    .revoke(handedOut, isLost: false),
+                    on: client.handle,
+                    isCooperative: self.isCooperative
+                )
+            }
             if self.mustNotDestroy(client.handle) { self.leaveHandleUndestroyed() }
             let result = rd_kafka_consumer_close(client.handle)
             state.withLock { $0.closed() }
@@ -224,7 +235,9 @@ public final class KafkaConsumer: Sendable {
             if let message = rd_kafka_consumer_poll(client.handle, 100) { rd_kafka_message_destroy(message) }
         }
         for rebalance in state.withLock({ $0.takeAnnounced() }) {
-            if case .assign = rebalance, let error = Self.apply(rebalance, on: client.handle) {
+            if case .assign = rebalance,
+                let error = Self.apply(rebalance, on: client.handle, isCooperative: isCooperative)
+            {
                 logger.warning("Kafka consumer could not take its first assignment while closing: \(error)")
             }
         }
@@ -240,7 +253,13 @@ public final class KafkaConsumer: Sendable {
             throw failure
         case .completeRevocation(let partitions, let paused):
             // Taken back from our state only once librdkafka accepted it, so a failed call is retried next poll.
-            if let error = Self.apply(.revoke(partitions, isLost: false), on: client.handle) { throw error }
+            if let error = Self.apply(
+                .revoke(partitions, isLost: false),
+                on: client.handle,
+                isCooperative: isCooperative
+            ) {
+                throw error
+            }
             state.withLock { $0.revocationCompleted() }
             if !paused.isEmpty { resumeAfterRevocation(paused) }
         case .poll:
@@ -256,7 +275,7 @@ public final class KafkaConsumer: Sendable {
         for rebalance in state.withLock({ $0.takeAnnounced() }) {
             switch rebalance {
             case .assign(let partitions):
-                if let error = Self.apply(rebalance, on: client.handle) {
+                if let error = Self.apply(rebalance, on: client.handle, isCooperative: isCooperative) {
                     // The messages taken are still handed out (librdkafka counts them as delivered); the next poll
                     // fails, and the application restarts the consumer.
                     logger.error("Kafka consumer could not take its assigned partitions: \(error)")
