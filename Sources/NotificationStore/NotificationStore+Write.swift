@@ -77,6 +77,7 @@ extension NotificationStore {
         result.duplicateRejections += batch.repeatedRejections
         result.unstorableNotifications = batch.unstorable
         result.outbox.sort { $0.id < $1.id }
+        result.outboxMessages = batch.outboxMessages(for: result.outbox)
         return result
     }
 
@@ -277,6 +278,9 @@ extension NotificationStore {
             } else {
                 let state = try SubscriptionState(cells, from: 6)
                 entry.subscriptionState = state
+                entry.subscriptionStateJSON = try cells[6 + BatchStatements.subscriptionColumns.count].decode(
+                    String?.self
+                )
                 result.subscriptionChanges.append(state)
             }
             result.outbox.append(entry)

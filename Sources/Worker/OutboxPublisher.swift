@@ -24,30 +24,51 @@ struct OutboxPublisher: Sendable {
             while true {
                 let rows = try await store.pendingOutbox(source: source, limit: chunk)
                 guard !rows.isEmpty else { return true }
-                let messages = rows.compactMap { OutputEvent.message(for: $0, topics: topics) }
-                let failures = await producer.send(contentsOf: messages).compactMap { result -> KafkaError? in
-                    if case .failure(let error) = result { return error }
-                    return nil
-                }
-                if let failure = failures.first {
-                    logger.warning(
-                        "Output events not acknowledged; the outbox keeps them for the next attempt",
-                        metadata: [
-                            "kafka.partition": "\(partition)", "error": "\(failure)", "events": "\(failures.count)",
-                        ]
-                    )
-                    return false
-                }
-                metrics.publishedEvents.increment(by: Int64(messages.count))
-                try await store.deleteOutbox(rows.map(\.id))
+                guard try await publish(rows, for: partition) else { return false }
                 if rows.count < chunk { return true }
             }
         } catch {
+            logFailure(error, for: partition)
+            return false
+        }
+    }
+
+    /// Publishes a batch's outbox rows as its write returned them, without reading the table; only when no older
+    /// row of the partition waits (they go first). False when something is left (retry later).
+    func publishWritten(_ rows: [OutboxMessage], for partition: KafkaTopicPartition) async -> Bool {
+        do {
+            return try await publish(rows, for: partition)
+        } catch {
+            logFailure(error, for: partition)
+            return false
+        }
+    }
+
+    /// Sends `rows` and deletes them once every one was acknowledged; false when some were not.
+    private func publish(_ rows: [OutboxMessage], for partition: KafkaTopicPartition) async throws -> Bool {
+        let messages = rows.compactMap { OutputEvent.message(for: $0, topics: topics) }
+        let failures = await producer.send(contentsOf: messages).compactMap { result -> KafkaError? in
+            if case .failure(let error) = result { return error }
+            return nil
+        }
+        if let failure = failures.first {
             logger.warning(
-                "Outbox not published; trying again later",
-                metadata: ["kafka.partition": "\(partition)", "error": "\(error)"]
+                "Output events not acknowledged; the outbox keeps them for the next attempt",
+                metadata: [
+                    "kafka.partition": "\(partition)", "error": "\(failure)", "events": "\(failures.count)",
+                ]
             )
             return false
         }
+        metrics.publishedEvents.increment(by: Int64(messages.count))
+        try await store.deleteOutbox(rows.map(\.id))
+        return true
+    }
+
+    private func logFailure(_ error: any Error, for partition: KafkaTopicPartition) {
+        logger.warning(
+            "Outbox not published; trying again later",
+            metadata: ["kafka.partition": "\(partition)", "error": "\(error)"]
+        )
     }
 }

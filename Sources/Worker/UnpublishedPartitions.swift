@@ -10,6 +10,11 @@ struct UnpublishedPartitions {
     /// Whether there is something to publish and the last failure is long enough ago.
     var isDue: Bool { !partitions.isEmpty && ContinuousClock.now >= nextAttempt }
 
+    /// Whether `partition` may have rows left to publish.
+    func contains(_ partition: KafkaTopicPartition) -> Bool {
+        partitions.contains(partition)
+    }
+
     mutating func mark(_ partitions: some Sequence<KafkaTopicPartition>) {
         self.partitions.formUnion(partitions)
     }

@@ -135,7 +135,8 @@ public final class Worker: Service, Sendable {
                     }
                 }
                 for batch in partitions.takeReady(excluding: tasks.busy) {
-                    tasks.start(batch) { batch in await self.process(batch, consumer) }
+                    let outboxWasEmpty = !outbox.contains(batch.partition)
+                    tasks.start(batch) { batch in await self.process(batch, consumer, outboxWasEmpty: outboxWasEmpty) }
                 }
                 await uncommitted.commit(consumer.assignment.subtracting(tasks.busy), with: consumer)
                 if outbox.isDue {
@@ -185,33 +186,44 @@ public final class Worker: Service, Sendable {
         }
     }
 
-    /// Verifies, stores and commits one partition's batch, then publishes the partition's outbox.
-    private func process(_ batch: PartitionBatch, _ consumer: KafkaConsumer) async -> BatchOutcome {
-        guard let committed = await store(batch, consumer) else {
+    /// Verifies, stores and commits one partition's batch, then publishes the partition's outbox: the batch's rows
+    /// as the write returned them when `outboxWasEmpty` (nothing of the partition was left unpublished before),
+    /// else everything pending, read from the table in order.
+    private func process(
+        _ batch: PartitionBatch,
+        _ consumer: KafkaConsumer,
+        outboxWasEmpty: Bool = false
+    ) async -> BatchOutcome {
+        guard let stored = await store(batch, consumer) else {
             // A failed write may have committed after all: its events wait in the outbox.
             return BatchOutcome(batch: batch, stored: false, committed: false, published: false)
         }
-        return BatchOutcome(
-            batch: batch,
-            stored: true,
-            committed: committed,
-            published: await publisher.publishPending(for: batch.partition)
-        )
+        let published =
+            if outboxWasEmpty, let messages = stored.outboxMessages {
+                await publisher.publishWritten(messages, for: batch.partition)
+            } else {
+                await publisher.publishPending(for: batch.partition)
+            }
+        return BatchOutcome(batch: batch, stored: true, committed: stored.committed, published: published)
     }
 
     /// Verifies, stores and commits one partition's batch: nil when it must be tried again, else whether its offset
-    /// was committed.
-    private func store(_ batch: PartitionBatch, _ consumer: KafkaConsumer) async -> Bool? {
+    /// was committed and the write's outbox messages.
+    private func store(
+        _ batch: PartitionBatch,
+        _ consumer: KafkaConsumer
+    ) async -> (committed: Bool, outboxMessages: [OutboxMessage]?)? {
         var logger = logger
         logger[metadataKey: "kafka.partition"] = "\(batch.partition)"
         var stage = "verify"
+        let result: BatchWriteResult
         do {
             let verificationStart = ContinuousClock.now
             let notifications = try await verifier.batch(for: batch.messages)
             metrics.verificationDuration.record(verificationStart.duration(to: .now))
             stage = "store"
             let storeStart = ContinuousClock.now
-            let result = try await store.write(notifications)
+            result = try await store.write(notifications)
             metrics.storeDuration.record(storeStart.duration(to: .now))
             countStored(notifications, result)
             logger.debug(
@@ -233,7 +245,7 @@ public final class Worker: Service, Sendable {
         }
         do {
             try await consumer.commit([batch.nextOffset])
-            return true
+            return (true, result.outboxMessages)
         } catch {
             // Stored but not committed: the run loop commits the offset again; should the partition move first,
             // its next owner gets the batch again and finds duplicates. Never a reason to store it twice.
@@ -241,7 +253,7 @@ public final class Worker: Service, Sendable {
                 "Offset not committed; committing it again shortly",
                 metadata: ["error": "\(error)", "kafka.offset": "\(batch.nextOffset)"]
             )
-            return false
+            return (false, result.outboxMessages)
         }
     }
 

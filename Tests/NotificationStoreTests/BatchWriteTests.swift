@@ -104,6 +104,61 @@ struct BatchWriteTests {
         #expect(try await server.psql(configuration.database, "SELECT count(*) FROM subscriptions") == "0")
     }
 
+    @Test(
+        "the write's outbox messages are what reading the outbox gives (JSON values equal, state JSON byte for byte)",
+        arguments: [BatchWriteMethod.copy, .unnest]
+    )
+    func outboxMessagesFromMemory(method: BatchWriteMethod) async throws {
+        var (_, configuration) = try await makeDatabase()
+        configuration.batchWriteMethod = method
+        let entries = try await StoreFixtures.scenarioEntries()
+        let (result, pending) = try await withStore(configuration) { store in
+            let result = try await store.write(NotificationBatch(entries: entries))
+            let pending = try await store.pendingOutbox(
+                source: KafkaPartitionReference(topic: StoreFixtures.topic, partition: 0),
+                limit: 10_000
+            )
+            return (result, pending)
+        }
+        let written = try #require(result.outboxMessages)
+        #expect(written.count == result.outbox.count)
+        #expect(written.count == pending.count)
+        #expect(written.contains { $0.stream == .subscriptionState })
+        for (mine, read) in zip(written, pending) {
+            #expect(mine.id == read.id)
+            #expect(mine.stream == read.stream)
+            #expect(mine.key == read.key)
+            switch (mine.payload, read.payload) {
+            case (.decoded(let mine), .decoded(let read)):
+                var mineFacts = mine
+                mineFacts.json = ""
+                var readFacts = read
+                readFacts.json = ""
+                #expect(mineFacts == readFacts)
+                let mineJSON = try JSONSerialization.jsonObject(with: Data(mine.json.utf8)) as? NSDictionary
+                let readJSON = try JSONSerialization.jsonObject(with: Data(read.json.utf8)) as? NSDictionary
+                #expect(mineJSON != nil && mineJSON == readJSON)
+            case (.subscriptionState(let mine), .subscriptionState(let read)):
+                #expect(mine == read)
+            default:
+                Issue.record("payloads differ in kind: \(mine.payload) against \(read.payload)")
+            }
+        }
+    }
+
+    @Test("a batch that stored dead letters leaves its outbox messages to be read from the table")
+    func outboxMessagesWithDeadLetters() async throws {
+        let (_, configuration) = try await makeDatabase()
+        let valid = try await StoreFixtures.scenarioEntries().prefix(3)
+        let hostile = try #require(Fixtures.v2Cases.first { $0.kind != "valid" })
+        let entries = Array(valid) + [await StoreFixtures.entry(body: hostile.body, offset: 900)]
+        let result = try await withStore(configuration) { store in
+            try await store.write(NotificationBatch(entries: entries))
+        }
+        #expect(result.outbox.contains { $0.stream == .deadLetter })
+        #expect(result.outboxMessages == nil)
+    }
+
     @Test("rejected bodies: stored with status and reason, once per Kafka coordinates, a dead-letter outbox row each")
     func rejected() async throws {
         let (server, configuration) = try await makeDatabase()

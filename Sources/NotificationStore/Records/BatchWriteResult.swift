@@ -21,6 +21,11 @@ public struct BatchWriteResult: Sendable, Hashable {
     public var subscriptionChanges: [SubscriptionState] = []
     /// The outbox rows written, in id order: what the worker publishes after the commit.
     public var outbox: [OutboxEntry] = []
+    /// The messages of ``outbox``, made from the batch in memory rather than read back from the table: publish
+    /// them in this order, then ``NotificationStore/deleteOutbox(_:)`` their ids. Nil when some of them must be read
+    /// with ``NotificationStore/pendingOutbox(source:limit:)`` (the batch stored dead letters, or was written row
+    /// by row).
+    public var outboxMessages: [OutboxMessage]?
 
     public init() {}
 }

@@ -22,6 +22,9 @@ public struct OutboxEntry: Sendable, Hashable {
     public var subscriptionState: SubscriptionState?
     /// The raw-topic partition the event came from: the worker owning it publishes the event.
     public var source: KafkaPartitionReference
+    /// The row's `subscription_state` as PostgreSQL writes it out (``OutboxStream/subscriptionState``): the value
+    /// published, byte for byte the one a read of the outbox gives.
+    var subscriptionStateJSON: String?
 
     /// Creates an entry.
     public init(

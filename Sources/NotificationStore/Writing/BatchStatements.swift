@@ -69,7 +69,7 @@ enum BatchStatements {
     ///
     /// Rows are inserted in key order so that concurrent writers take row locks in the same order (no deadlocks
     /// between them). Returns one row per outbox entry: `decoded` rows, then `subscription_state` rows with the
-    /// new state.
+    /// new state, its columns and the outbox's JSON of it.
     static func writeNotifications(from source: String) -> String {
         """
         WITH staged AS (
@@ -133,18 +133,18 @@ enum BatchStatements {
                 to_jsonb(changed), latest.kafka_topic, latest.kafka_partition
             FROM changed JOIN latest USING (original_transaction_id)
             ORDER BY latest.ordinal
-            RETURNING id, notification_uuid, message_key, source_topic, source_partition
+            RETURNING id, notification_uuid, message_key, source_topic, source_partition, subscription_state
         )
         SELECT 'decoded' AS stream, id, notification_uuid, message_key, source_topic, source_partition,
             NULL::text, NULL::uuid, NULL::text, NULL::text, NULL::timestamptz, NULL::text, NULL::text,
             NULL::timestamptz, NULL::smallint, NULL::timestamptz, NULL::text, NULL::text, NULL::bigint,
-            NULL::timestamptz
+            NULL::timestamptz, NULL::text
         FROM decoded_outbox
         UNION ALL
         SELECT 'subscription_state', state_outbox.id, state_outbox.notification_uuid, state_outbox.message_key,
             state_outbox.source_topic, state_outbox.source_partition, \(
                 subscriptionColumns.map { "changed.\($0)" }.joined(separator: ", ")
-            )
+            ), state_outbox.subscription_state::text
         FROM state_outbox JOIN changed ON changed.original_transaction_id = state_outbox.message_key
         ORDER BY 2
         """
