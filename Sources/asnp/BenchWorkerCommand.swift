@@ -132,11 +132,21 @@ struct BenchWorkerCommand: AsyncParsableCommand {
         ).print(json: json)
         if !json {
             print(run.memoryReport(total: count))
+            // The machine-wide ratio above charges the worker for PostgreSQL and the broker sharing its cores, which
+            // verification alone never does; per CPU-second of the measured process compares the work itself.
+            let verificationRate = Double(count) / max(verification.cpuSeconds, 0.001)
+            let workerRate = Double(run.notifications) / max(run.workerCPUSeconds, 0.001)
+            print(
+                """
+                per CPU-second of the measured process: asnp verify --jsonl \(Int(verificationRate.rounded())), \
+                asnp worker \(Int(workerRate.rounded())): \(String(format: "%.2f", workerRate / verificationRate))×
+                """
+            )
         }
     }
 
-    /// Runs `asnp verify --jsonl` on the bodies; its wall time.
-    private static func timeVerification(input: URL, root: URL) throws -> Duration {
+    /// Runs `asnp verify --jsonl` on the bodies; its wall time and CPU time (user + system).
+    private static func timeVerification(input: URL, root: URL) throws -> (seconds: Double, cpuSeconds: Double) {
         let process = Process()
         process.executableURL = ownExecutable
         process.arguments = [
@@ -145,13 +155,22 @@ struct BenchWorkerCommand: AsyncParsableCommand {
         ]
         process.standardInput = try FileHandle(forReadingFrom: input)
         process.standardOutput = FileHandle.nullDevice
+        let cpuBefore = childrenCPUSeconds()
         let start = ContinuousClock.now
         try process.run()
         process.waitUntilExit()
         guard process.terminationStatus == 0 else {
             throw ValidationError("asnp verify --jsonl failed (exit \(process.terminationStatus))")
         }
-        return ContinuousClock.now - start
+        return ((ContinuousClock.now - start).seconds, childrenCPUSeconds() - cpuBefore)
+    }
+
+    /// User + system CPU seconds of the child processes waited for so far.
+    private static func childrenCPUSeconds() -> Double {
+        var usage = rusage()
+        getrusage(RUSAGE_CHILDREN.rawValue, &usage)
+        func seconds(_ time: timeval) -> Double { Double(time.tv_sec) + Double(time.tv_usec) / 1_000_000 }
+        return seconds(usage.ru_utime) + seconds(usage.ru_stime)
     }
 
     /// The given database URL with `database` as the database (host, credentials and options kept).
