@@ -250,7 +250,10 @@ let package = Package(
         // A throwaway PostgreSQL server for the test targets that need one.
         .target(
             name: "StoreTestSupport",
-            dependencies: ["NotificationStore", "AppStoreTestSupport", "LocalPostgres"],
+            dependencies: [
+                "NotificationStore", "AppStoreModels", "AppStoreTestSupport", "LocalPostgres",
+                .product(name: "Crypto", package: "swift-crypto"),
+            ],
             path: "Tests/StoreTestSupport",
             swiftSettings: strictSettings
         ),

@@ -168,8 +168,8 @@ struct StoreFaultTests {
         let (_, database) = try await makeDatabase()
         try await withStore(database) { _ in }
         let entries = try await StoreFixtures.scenarioEntries()
-        // About 10 MB of COPY data: long enough for some of the deadlines below to fall inside it.
-        let large = NotificationBatch(entries: Array(repeating: entries, count: 15).flatMap { $0 })
+        // About 7 MB of COPY data: long enough for some of the deadlines below to fall inside it.
+        let large = NotificationBatch(entries: Array(repeating: entries, count: 10).flatMap { $0 })
         var outcomes: [String] = []
         for milliseconds in stride(from: 30, through: 390, by: 40) {
             var settings = database
@@ -203,7 +203,7 @@ struct StoreFaultTests {
     func backendTerminatedDuringWrite(method: BatchWriteMethod) async throws {
         let (server, database) = try await makeDatabase()
         let entries = try await StoreFixtures.scenarioEntries()
-        let large = NotificationBatch(entries: Array(repeating: entries, count: 15).flatMap { $0 })
+        let large = NotificationBatch(entries: Array(repeating: entries, count: 10).flatMap { $0 })
         // A deadline far beyond the write's time even in a loaded debug run: reaching it means a hang.
         var settings = database
         settings.operationTimeout = .seconds(60)

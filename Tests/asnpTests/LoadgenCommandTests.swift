@@ -1,5 +1,7 @@
+import AppStoreSigning
 import AppStoreTestSupport
 import Foundation
+import StoreTestSupport
 import Testing
 
 @testable import asnp
@@ -13,43 +15,25 @@ struct LoadgenCommandTests {
         """
     )
     func againstDev() async throws {
-        let directory = FileManager.default.temporaryDirectory.appendingPathComponent("asnp-loadgen-\(UUID())")
-        try FileManager.default.createDirectory(at: directory, withIntermediateDirectories: true)
+        let directory = try Self.makeDirectory()
         defer { try? FileManager.default.removeItem(at: directory) }
-        let root = directory.appendingPathComponent("root.der").path
-        let bodiesFile = directory.appendingPathComponent("bodies.jsonl").path
-
-        let written = try await ASNPProcess.run([
-            "loadgen", "--count", "120", "--duplicates", "0.1", "--out-of-order", "0.2", "--hostile", "0.02",
-            "--v1-share", "0.25", "--shared-secret", Fixtures.sharedSecret, "--root-cert-out", root, "--write-bodies",
-            bodiesFile,
-        ])
-        #expect(written.status == 0, "\(written.standardError)")
+        let (root, bodiesFile) = try await Self.writeBodies(
+            [
+                "--count", "120", "--duplicates", "0.1", "--out-of-order", "0.2", "--hostile", "0.02", "--v1-share",
+                "0.25",
+            ],
+            in: directory
+        )
         let lines = try String(contentsOfFile: bodiesFile, encoding: .utf8).split(separator: "\n")
         #expect(lines.count == 120 + 12 + 2)
         #expect(Set(lines).count == 120 + 2, "duplicates are copies; tampered bodies are new")
         #expect(FileManager.default.fileExists(atPath: root))
         #expect(Set(lines.filter { $0.hasPrefix(#"{"signedPayload""#) }).count == 90 + 2, "a quarter is V1")
 
-        let httpPort = try LoopbackPort.free()
-        let postgresPort = try LoopbackPort.free()
-        let dev = Process()
-        dev.executableURL = ASNPProcess.executable
-        dev.arguments = [
-            "dev", "--data-dir", directory.appendingPathComponent("data").path, "--http-port", String(httpPort),
-            "--postgres-port", String(postgresPort), "--root-cert", root, "--shared-secret", Fixtures.sharedSecret,
-            "--log-level", "error",
-        ]
-        let output = Pipe()
-        dev.standardOutput = output
-        dev.standardError = FileHandle.nullDevice
-        try dev.run()
-        defer { if dev.isRunning { dev.terminate() } }
-        let banner = await DevCommandTests.read(output, until: "\nready\n")
-        try #require(banner.contains("\nready\n"), "\(banner)")
-
+        let dev = try await DevUnderTest.start(in: directory, root: root)
+        defer { dev.stop() }
         let posted = try await ASNPProcess.run([
-            "loadgen", "--bodies", bodiesFile, "--url", "http://127.0.0.1:\(httpPort)/v2/notifications/sandbox",
+            "loadgen", "--bodies", bodiesFile, "--url", "http://127.0.0.1:\(dev.httpPort)/v2/notifications/sandbox",
             "--connections", "4", "--rate", "200", "--json",
         ])
         #expect(posted.status == 0, "\(posted.standardError)")
@@ -73,8 +57,87 @@ struct LoadgenCommandTests {
         }
         #expect(stored == 120)
         #expect(rejected == 2)
-        dev.terminate()
-        await dev.exited()
-        #expect(dev.terminationStatus == 0)
+        let reconciliation = try await PipelineReconciliation.check(
+            accepted: lines.map(String.init),
+            port: dev.postgresPort,
+            database: "asnp"
+        )
+        #expect(reconciliation.problems.isEmpty, "\(reconciliation.problems)")
+        #expect(await dev.terminate() == 0)
+    }
+
+    @Test(
+        """
+        An Apple retry storm: every body posted 1 to 6 times, all shuffled, over 32 connections at full speed; each \
+        notification stored once, each tampered delivery rejected, subscriptions as last-writer-wins computes them
+        """
+    )
+    func retryStorm() async throws {
+        let directory = try Self.makeDirectory()
+        defer { try? FileManager.default.removeItem(at: directory) }
+        let (root, bodiesFile) = try await Self.writeBodies(
+            ["--count", "300", "--duplicates", "0", "--out-of-order", "0", "--hostile", "0.02", "--v1-share", "0.1"],
+            in: directory
+        )
+        let bodies = try String(contentsOfFile: bodiesFile, encoding: .utf8).split(separator: "\n").map(String.init)
+        #expect(bodies.count == 300 + 6)
+
+        // Apple retries a notification it got no 2xx for, with the same body; here every one comes 1 to 6 times,
+        // in no order at all.
+        var generator = SeededGenerator(seed: 7)
+        var storm = bodies.flatMap { body in Array(repeating: body, count: Int.random(in: 1...6, using: &generator)) }
+        storm.shuffle(using: &generator)
+        let stormFile = directory.appendingPathComponent("storm.jsonl").path
+        try (storm.joined(separator: "\n") + "\n").write(toFile: stormFile, atomically: true, encoding: .utf8)
+
+        let dev = try await DevUnderTest.start(in: directory, root: root, workers: 2)
+        defer { dev.stop() }
+        let posted = try await ASNPProcess.run([
+            "loadgen", "--bodies", stormFile, "--url", "http://127.0.0.1:\(dev.httpPort)/v2/notifications/sandbox",
+            "--connections", "32", "--json",
+        ])
+        #expect(posted.status == 0, "\(posted.standardError)")
+        let report = try #require(posted.jsonLines.first)
+        #expect(report["sent"] as? Int == storm.count)
+        #expect(report["ok"] as? Int == storm.count)
+
+        var reconciliation = try await PipelineReconciliation.check(
+            accepted: storm,
+            port: dev.postgresPort,
+            database: "asnp"
+        )
+        let deadline = ContinuousClock.now.advanced(by: .seconds(120))
+        while !reconciliation.problems.isEmpty, ContinuousClock.now < deadline {
+            try await Task.sleep(for: .milliseconds(500))
+            reconciliation = try await PipelineReconciliation.check(
+                accepted: storm,
+                port: dev.postgresPort,
+                database: "asnp"
+            )
+        }
+        #expect(reconciliation.problems.isEmpty, "\(reconciliation.problems)")
+        #expect(reconciliation.stored == 270, "the V2 notifications (a tenth of 300 is V1)")
+        #expect(reconciliation.rejectedDeliveries >= 6, "each tampered body at least once")
+        #expect(await dev.terminate() == 0)
+    }
+
+    private static func makeDirectory() throws -> URL {
+        let directory = FileManager.default.temporaryDirectory.appendingPathComponent("asnp-loadgen-\(UUID())")
+        try FileManager.default.createDirectory(at: directory, withIntermediateDirectories: true)
+        return directory
+    }
+
+    /// Runs `asnp loadgen --write-bodies` with `arguments` (V1 bodies with the fixtures' secret): the root
+    /// certificate's path and the bodies file's.
+    private static func writeBodies(_ arguments: [String], in directory: URL) async throws -> (String, String) {
+        let root = directory.appendingPathComponent("root.der").path
+        let bodies = directory.appendingPathComponent("bodies.jsonl").path
+        let written = try await ASNPProcess.run(
+            ["loadgen"] + arguments + [
+                "--shared-secret", Fixtures.sharedSecret, "--root-cert-out", root, "--write-bodies", bodies,
+            ]
+        )
+        #expect(written.status == 0, "\(written.standardError)")
+        return (root, bodies)
     }
 }

@@ -1,0 +1,169 @@
+import AppStoreModels
+import Crypto
+import Foundation
+import LocalPostgres
+
+/// The check a fault test ends with: every body the ingress answered 200 for is accounted for in the database, and
+/// `subscriptions` is what last-writer-wins over the stored notifications gives, recomputed here from the bodies.
+///
+/// - A V2 body is either stored (its `notificationUUID` in `notifications` once, with the body byte for byte) or
+///   rejected (one `rejected_notifications` row per delivery: each is its own Kafka message); never both, never
+///   neither. A duplicate delivery of a stored body adds nothing.
+/// - V1 bodies (stored with the shared secret redacted, so not comparable byte for byte) are expected valid: as many
+///   version-1 rows as distinct V1 bodies.
+/// - No other rows: nothing stored or rejected that was not posted.
+/// - Each subscription's last notification is the stored V2 notification with the newest (`signedDate`, UUID),
+///   decoded here without verification from the posted bodies.
+public struct PipelineReconciliation: Sendable {
+    /// What does not add up; empty when everything does.
+    public private(set) var problems: [String] = []
+    /// Distinct bodies found stored and bodies found rejected (with their deliveries).
+    public private(set) var stored = 0
+    public private(set) var rejectedDeliveries = 0
+
+    /// Reconciles `accepted` (every body answered 200, repeated as often as it was posted) with the database that
+    /// `query` reads (SQL in, `psql -At` output out).
+    public static func check(
+        accepted: [String],
+        query: @Sendable (String) async throws -> String
+    ) async throws -> PipelineReconciliation {
+        var result = PipelineReconciliation()
+        var deliveries: [String: Int] = [:]
+        for body in accepted { deliveries[body, default: 0] += 1 }
+
+        let storedRows = try await rows(
+            query(
+                """
+                SELECT notification_uuid, version, encode(sha256(convert_to(raw_body, 'UTF8')), 'hex')
+                FROM notifications
+                """
+            )
+        )
+        var storedByUUID: [String: (version: String, hash: String)] = [:]
+        for row in storedRows where row.count == 3 { storedByUUID[row[0]] = (row[1], row[2]) }
+        var rejectedByHash: [String: Int] = [:]
+        for row in try await rows(
+            query("SELECT encode(sha256(raw_body), 'hex'), count(*) FROM rejected_notifications GROUP BY 1")
+        ) where row.count == 2 {
+            rejectedByHash[row[0]] = Int(row[1]) ?? 0
+        }
+        var subscriptions: [String: String] = [:]
+        for row in try await rows(query("SELECT original_transaction_id, last_notification_uuid FROM subscriptions"))
+        where row.count == 2 {
+            subscriptions[row[0]] = row[1]
+        }
+
+        var expectedUUIDs = Set<String>()
+        var matchedRejections = 0
+        var distinctV1 = 0
+        var newest: [String: (signedDate: Int64, uuid: String)] = [:]
+        for (body, count) in deliveries {
+            guard let facts = V2Facts(body: body) else {
+                distinctV1 += 1
+                continue
+            }
+            let hash = SHA256.hash(data: Data(body.utf8)).map { String(format: "%02x", $0) }.joined()
+            let stored = storedByUUID[facts.uuid]?.hash == hash
+            let rejected = rejectedByHash[hash] ?? 0
+            switch (stored, rejected) {
+            case (true, 0):
+                result.stored += 1
+                expectedUUIDs.insert(facts.uuid)
+                if let original = facts.originalTransactionId,
+                    newest[original].map({ ($0.signedDate, $0.uuid) < (facts.signedDate, facts.uuid) }) ?? true
+                {
+                    newest[original] = (facts.signedDate, facts.uuid)
+                }
+            case (false, count):
+                result.rejectedDeliveries += count
+                matchedRejections += count
+            case (true, _):
+                result.problems.append("\(facts.uuid): stored and also rejected \(rejected) times")
+            case (false, 0):
+                result.problems.append("\(facts.uuid): answered 200 \(count) times, neither stored nor rejected")
+            case (false, _):
+                result.problems.append("\(facts.uuid): delivered \(count) times but rejected \(rejected) times")
+                matchedRejections += rejected
+            }
+        }
+
+        let v2Rows = Set(storedByUUID.filter { $0.value.version == "2" }.keys)
+        let unexpected = v2Rows.subtracting(expectedUUIDs)
+        if !unexpected.isEmpty {
+            result.problems.append("V2 notifications stored that no accepted body explains: \(unexpected.sorted())")
+        }
+        let v1Rows = storedByUUID.values.filter { $0.version == "1" }.count
+        if v1Rows != distinctV1 {
+            result.problems.append("\(distinctV1) distinct V1 bodies accepted, \(v1Rows) V1 notifications stored")
+        }
+        let rejectedRows = rejectedByHash.values.reduce(0, +)
+        if rejectedRows != matchedRejections {
+            result.problems.append("\(rejectedRows) rejected rows, \(matchedRejections) explained by accepted bodies")
+        }
+        let expectedSubscriptions = newest.mapValues(\.uuid)
+        if subscriptions != expectedSubscriptions {
+            let wrong = Set(subscriptions.keys).union(expectedSubscriptions.keys).filter {
+                subscriptions[$0] != expectedSubscriptions[$0]
+            }
+            result.problems.append(
+                "subscriptions differ from last-writer-wins over the stored bodies for \(wrong.count): "
+                    + wrong.sorted().prefix(5).map {
+                        "\($0) has \(subscriptions[$0] ?? "none"), expected \(expectedSubscriptions[$0] ?? "none")"
+                    }.joined(separator: "; ")
+            )
+        }
+        return result
+    }
+
+    /// Reconciles with database `database` of the PostgreSQL server at 127.0.0.1:`port` (an `asnp dev`'s, say).
+    public static func check(accepted: [String], port: Int, database: String) async throws -> PipelineReconciliation {
+        let server = LocalPostgresServer(directory: "", port: port)
+        return try await check(accepted: accepted) { sql in
+            try await LocalPostgresServer.offPool { try server.psql(database, sql) }
+        }
+    }
+
+    /// Reconciles with database `database` of a test server.
+    public static func check(
+        accepted: [String],
+        server: TestPostgresServer,
+        database: String
+    ) async throws -> PipelineReconciliation {
+        try await check(accepted: accepted) { sql in try await server.psql(database, sql) }
+    }
+
+    /// `psql -At` output as rows of cells.
+    private static func rows(_ output: String) -> [[String]] {
+        output.split(separator: "\n").map {
+            $0.split(separator: "|", omittingEmptySubsequences: false).map(String.init)
+        }
+    }
+}
+
+/// What reconciliation needs from a V2 body, decoded without verification.
+private struct V2Facts {
+    var uuid: String
+    var signedDate: Int64
+    var originalTransactionId: String?
+
+    init?(body: String) {
+        guard let outer = Self.object(Data(body.utf8)), let signed = outer["signedPayload"] as? String,
+            let payload = Self.jwsPayload(signed), let uuid = payload["notificationUUID"] as? String
+        else { return nil }
+        self.uuid = uuid.lowercased()
+        self.signedDate = (payload["signedDate"] as? NSNumber)?.int64Value ?? 0
+        let data = payload["data"] as? [String: Any]
+        let transaction = (data?["signedTransactionInfo"] as? String).flatMap(Self.jwsPayload)
+        self.originalTransactionId = transaction?["originalTransactionId"] as? String
+    }
+
+    private static func jwsPayload(_ jws: String) -> [String: Any]? {
+        let parts = jws.split(separator: ".", omittingEmptySubsequences: false)
+        guard parts.count == 3, let bytes = Base64URL.decode(String(parts[1])) else { return nil }
+        return object(Data(bytes))
+    }
+
+    private static func object(_ data: Data) -> [String: Any]? {
+        (try? JSONSerialization.jsonObject(with: data)) as? [String: Any]
+    }
+}
