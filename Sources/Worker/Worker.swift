@@ -88,7 +88,12 @@ public final class Worker: Service, Sendable {
                 } else {
                     partitions.requeue(outcome.batch)
                 }
-                if !outcome.published { outbox.mark([outcome.batch.partition]) }
+                // Published: nothing of the partition is left (the batch's own rows, or everything pending).
+                if outcome.published {
+                    outbox.forget([outcome.batch.partition])
+                } else {
+                    outbox.mark([outcome.batch.partition])
+                }
             }
         }
         do {
