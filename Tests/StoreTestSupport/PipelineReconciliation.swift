@@ -9,8 +9,9 @@ import LocalPostgres
 /// - A V2 body is either stored (its `notificationUUID` in `notifications` once, with the body byte for byte) or
 ///   rejected (one `rejected_notifications` row per delivery: each is its own Kafka message); never both, never
 ///   neither. A duplicate delivery of a stored body adds nothing.
-/// - V1 bodies (stored with the shared secret redacted, so not comparable byte for byte) are expected valid: as many
-///   version-1 rows as distinct V1 bodies.
+/// - Other bodies are either rejected as they came (once per delivery) or V1 notifications, which are stored with
+///   the shared secret redacted, so not comparable byte for byte: those are expected valid, as many version-1 rows
+///   as distinct V1 bodies.
 /// - No other rows: nothing stored or rejected that was not posted.
 /// - Each subscription's last notification is the stored V2 notification with the newest (`signedDate`, UUID),
 ///   decoded here without verification from the posted bodies.
@@ -58,13 +59,22 @@ public struct PipelineReconciliation: Sendable {
         var distinctV1 = 0
         var newest: [String: (signedDate: Int64, uuid: String)] = [:]
         for (body, count) in deliveries {
+            let hash = SHA256.hash(data: Data(body.utf8)).map { String(format: "%02x", $0) }.joined()
+            let rejected = rejectedByHash[hash] ?? 0
             guard let facts = V2Facts(body: body) else {
-                distinctV1 += 1
+                // Not a V2 notification: rejected as it came (malformed), or a V1 notification (stored redacted).
+                if rejected > 0 {
+                    if rejected != count {
+                        result.problems.append("a body delivered \(count) times was rejected \(rejected) times")
+                    }
+                    result.rejectedDeliveries += rejected
+                    matchedRejections += rejected
+                } else {
+                    distinctV1 += 1
+                }
                 continue
             }
-            let hash = SHA256.hash(data: Data(body.utf8)).map { String(format: "%02x", $0) }.joined()
             let stored = storedByUUID[facts.uuid]?.hash == hash
-            let rejected = rejectedByHash[hash] ?? 0
             switch (stored, rejected) {
             case (true, 0):
                 result.stored += 1

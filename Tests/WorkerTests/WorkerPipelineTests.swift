@@ -72,8 +72,19 @@ struct WorkerPipelineTests {
             .split(separator: "\n").map { try JSONDecoder().decode(ScenarioLine.self, from: Data($0.utf8)) }
     }
 
-    /// `subscriptions` as `id=type,...`, and what scenario-final.json says it must be.
-    static func subscriptions(_ server: TestPostgresServer, _ database: String) async throws -> (String, String) {
+    /// `subscriptions` as `id=type,...`, and what scenario-final.json says it must be; also checks the database
+    /// against every body produced to the raw topic (`accepted`) with the fault tests' reconciliation step.
+    static func subscriptions(
+        _ server: TestPostgresServer,
+        _ database: String,
+        accepted: [String]
+    ) async throws -> (String, String) {
+        let reconciliation = try await PipelineReconciliation.check(
+            accepted: accepted,
+            server: server,
+            database: database
+        )
+        #expect(reconciliation.problems.isEmpty, "\(reconciliation.problems)")
         let final = try JSONDecoder().decode([String: String].self, from: Fixtures.data("scenario-final.json"))
         let actual = try await server.psql(
             database,
@@ -270,7 +281,11 @@ struct WorkerPipelineTests {
         }
 
         let server = try #require(finalServer)
-        let (subscriptions, expected) = try await Self.subscriptions(server, finalDatabase)
+        let (subscriptions, expected) = try await Self.subscriptions(
+            server,
+            finalDatabase,
+            accepted: bodies + hostile.map(\.body)
+        )
         #expect(subscriptions == expected)
         let rejected = try await server.psql(
             finalDatabase,
@@ -319,7 +334,7 @@ struct WorkerPipelineTests {
             let unique = Set(lines.map(\.uuid)).count
             #expect(try await rig.waitForRows(notifications: unique, rejected: 0) == "\(unique)/0")
         }
-        let (subscriptions, expected) = try await Self.subscriptions(server, database)
+        let (subscriptions, expected) = try await Self.subscriptions(server, database, accepted: lines.map(\.body))
         #expect(subscriptions == expected)
     }
 
@@ -341,7 +356,11 @@ struct WorkerPipelineTests {
             let unique = Set(lines.map(\.uuid)).count
             #expect(try await rig.waitForRows(notifications: unique, rejected: 0) == "\(unique)/0")
         }
-        let (subscriptions, expected) = try await Self.subscriptions(try #require(finalServer), database)
+        let (subscriptions, expected) = try await Self.subscriptions(
+            try #require(finalServer),
+            database,
+            accepted: lines.map(\.body)
+        )
         #expect(subscriptions == expected)
     }
 
@@ -475,7 +494,11 @@ struct WorkerPipelineTests {
             let unique = Set(lines.map(\.uuid)).count
             #expect(try await rig.waitForRows(notifications: unique, rejected: 0) == "\(unique)/0")
         }
-        let (subscriptions, expected) = try await Self.subscriptions(try #require(server), database)
+        let (subscriptions, expected) = try await Self.subscriptions(
+            try #require(server),
+            database,
+            accepted: lines.map(\.body)
+        )
         #expect(subscriptions == expected)
     }
 
@@ -498,7 +521,11 @@ struct WorkerPipelineTests {
             let unique = Set(lines.map(\.uuid)).count
             #expect(try await rig.waitForRows(notifications: unique, rejected: 0) == "\(unique)/0")
         }
-        let (subscriptions, expected) = try await Self.subscriptions(try #require(server), database)
+        let (subscriptions, expected) = try await Self.subscriptions(
+            try #require(server),
+            database,
+            accepted: lines.map(\.body)
+        )
         #expect(subscriptions == expected)
     }
 }

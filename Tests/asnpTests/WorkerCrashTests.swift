@@ -132,5 +132,12 @@ struct WorkerCrashTests {
         let crashed = try await Self.digest(server, database.database)
         #expect(crashed == (try await Self.digest(server, reference.database)))
         #expect(crashed.hasPrefix("\(messages.count):"))
+        let reconciliation = try await PipelineReconciliation.check(
+            accepted: workload.bodies.map { String(decoding: $0, as: UTF8.self) },
+            server: server,
+            database: database.database
+        )
+        #expect(reconciliation.problems.isEmpty, "\(reconciliation.problems)")
+        #expect(reconciliation.stored == messages.count)
     }
 }
