@@ -14,10 +14,16 @@ struct LoadRun {
     /// Requests per second; nil: as fast as the connections allow.
     var rate: Double?
     var timeout: Duration = .seconds(30)
+    /// Post a body not answered 200 (or not answered at all) again after this long, until it is, as Apple does;
+    /// nil: once. Each attempt is a request of its own in the report, its latency counted from when it was sent.
+    var retryDelay: Duration?
 
     struct Report: Encodable {
+        /// Requests, retries included; bodies answered 200 (with retries, each body once).
         var sent = 0
         var ok = 0
+        /// Requests that posted a body again after an answer other than 200.
+        var retries = 0
         /// Answers other than 200, by status code.
         var statuses: [String: Int] = [:]
         /// Requests without an answer (connection failures, timeouts).
@@ -28,6 +34,14 @@ struct LoadRun {
         var p99Milliseconds = 0.0
         var p999Milliseconds = 0.0
         var maxMilliseconds = 0.0
+        /// The index of the body of each request answered other than 200 or not at all (for reconciling: such a
+        /// post may still have reached the topic, its acknowledgement lost). Not in the JSON report.
+        var unanswered: [Int] = []
+
+        private enum CodingKeys: String, CodingKey {
+            case sent, ok, retries, statuses, errors, seconds, requestsPerSecond, p50Milliseconds, p99Milliseconds
+            case p999Milliseconds, maxMilliseconds
+        }
     }
 
     func run(_ bodies: [String], progress: @escaping @Sendable (Int, Int) -> Void = { _, _ in }) async throws -> Report
@@ -59,22 +73,27 @@ struct LoadRun {
                         request.method = .POST
                         request.headers.add(name: "Content-Type", value: "application/json")
                         request.body = .bytes(ByteBuffer(string: body))
-                        var status: Int?
-                        do {
-                            let response = try await client.execute(request, timeout: .seconds(60))
-                            _ = try await response.body.collect(upTo: 1 << 20)
-                            status = Int(response.status.code)
-                        } catch {
-                            status = nil
+                        while true {
+                            var status: Int?
+                            do {
+                                let response = try await client.execute(request, timeout: .seconds(60))
+                                _ = try await response.body.collect(upTo: 1 << 20)
+                                status = Int(response.status.code)
+                            } catch {
+                                status = nil
+                            }
+                            lane.record(index: index, status: status, latency: due.duration(to: .now))
+                            let (sent, ok) = shared.counts.withLock { counts in
+                                counts.sent += 1
+                                counts.ok += status == 200 ? 1 : 0
+                                return (counts.sent, counts.ok)
+                            }
+                            progress(sent, ok)
+                            guard status != 200, let retryDelay else { break }
+                            try await Task.sleep(for: retryDelay)
+                            lane.retries += 1
+                            due = ContinuousClock.now
                         }
-                        let elapsed = due.duration(to: .now)
-                        lane.record(status: status, latency: elapsed)
-                        let (sent, ok) = shared.counts.withLock { counts in
-                            counts.sent += 1
-                            counts.ok += status == 200 ? 1 : 0
-                            return (counts.sent, counts.ok)
-                        }
-                        progress(sent, ok)
                     }
                     return lane
                 }
@@ -93,6 +112,8 @@ struct LoadRun {
             report.sent += lane.latencies.count
             report.ok += lane.ok
             report.errors += lane.errors
+            report.retries += lane.retries
+            report.unanswered += lane.unanswered
             report.statuses.merge(lane.statuses) { $0 + $1 }
         }
         report.seconds = seconds
@@ -122,10 +143,13 @@ struct LoadRun {
         var latencies: [UInt64] = []
         var ok = 0
         var errors = 0
+        var retries = 0
         var statuses: [String: Int] = [:]
+        var unanswered: [Int] = []
 
-        mutating func record(status: Int?, latency: Duration) {
+        mutating func record(index: Int, status: Int?, latency: Duration) {
             latencies.append(UInt64(max(1, LoadRun.seconds(latency) * 1_000_000)))
+            if status != 200 { unanswered.append(index) }
             switch status {
             case 200: ok += 1
             case let code?: statuses[String(code), default: 0] += 1

@@ -42,4 +42,33 @@ struct PipelineReconciliationTests {
         let wrongState = try await PipelineReconciliation.check(accepted: bodies, server: server, database: database)
         #expect(wrongState.problems.contains { $0.contains("subscriptions differ") }, "\(wrongState.problems)")
     }
+
+    @Test(
+        """
+        A rejected body delivered twice while answered 200 once adds up only when the other post went unanswered \
+        (an acknowledgement lost before a 503 may still have put it on the topic)
+        """,
+        arguments: ["hostile", "malformed"]
+    )
+    func unansweredPostsMayAddADelivery(kind: String) async throws {
+        let (server, configuration) = try await makeDatabase()
+        let body = try #require(Fixtures.v2Cases.first { $0.kind == kind }).body
+        let entries = [
+            await StoreFixtures.entry(body: body, offset: 0), await StoreFixtures.entry(body: body, offset: 1),
+        ]
+        try await withStore(configuration) { _ = try await $0.write(NotificationBatch(entries: entries)) }
+        let database = configuration.database
+
+        let once = try await PipelineReconciliation.check(accepted: [body], server: server, database: database)
+        #expect(once.problems.contains { $0.contains("rejected 2 times") }, "\(once.problems)")
+
+        let retried = try await PipelineReconciliation.check(
+            accepted: [body],
+            unanswered: [body],
+            server: server,
+            database: database
+        )
+        #expect(retried.problems.isEmpty, "\(retried.problems)")
+        #expect(retried.rejectedDeliveries == 2)
+    }
 }
