@@ -28,19 +28,7 @@ struct IngressCommandTests {
         let mock = try KafkaMockChild(executable: ASNPProcess.executable, arguments: ["--topic", "\(Self.topic):8"])
         defer { mock.stop() }
         let port = try LoopbackPort.free()
-        let ingress = Process()
-        ingress.executableURL = ASNPProcess.executable
-        ingress.arguments = ["ingress", "--log-level", "warning"]
-        var environment = ProcessInfo.processInfo.environment
-        environment["KAFKA_BOOTSTRAP_SERVERS"] = mock.bootstrapServers
-        environment["APPS_NAMES"] = "notes"
-        environment["APPS_NOTES_BUNDLE_ID"] = Fixtures.bundleId
-        environment["INGRESS_HOST"] = "127.0.0.1"
-        environment["INGRESS_PORT"] = String(port)
-        ingress.environment = environment
-        ingress.standardOutput = FileHandle.nullDevice
-        ingress.standardError = FileHandle.nullDevice
-        try ingress.run()
+        let ingress = try IngressProcess.start(bootstrapServers: mock.bootstrapServers, port: port)
         defer { if ingress.isRunning { ingress.terminate() } }
 
         var configuration = HTTPClient.Configuration()
@@ -49,19 +37,7 @@ struct IngressCommandTests {
         let client = HTTPClient(eventLoopGroupProvider: .singleton, configuration: configuration)
         do {
             let base = "http://127.0.0.1:\(port)"
-            var ready = false
-            for _ in 0..<100 where !ready {
-                if let reply = try? await client.execute(
-                    HTTPClientRequest(url: "\(base)/health/ready"),
-                    timeout: .seconds(2)
-                ),
-                    reply.status == .ok
-                {
-                    ready = true
-                } else {
-                    try await Task.sleep(for: .milliseconds(200))
-                }
-            }
+            let ready = try await IngressProcess.waitUntilReady(port: port, client: client)
             try #require(ready, "asnp ingress did not become ready")
 
             let bodies = Fixtures.v2Cases.filter { $0.expectedStatus == "OK" }.map(\.body)

@@ -1,0 +1,50 @@
+import AppStoreTestSupport
+import AsyncHTTPClient
+import Foundation
+import NIOCore
+import NIOHTTP1
+
+@testable import asnp
+
+/// `asnp ingress` as a child process on 127.0.0.1, configured through the environment as a container would be.
+enum IngressProcess {
+    /// Starts an ingress for one app, "notes"; output discarded. `extra` adds or overrides variables.
+    static func start(
+        bootstrapServers: String,
+        port: Int,
+        bundleID: String = Fixtures.bundleId,
+        extra: [String: String] = [:]
+    ) throws -> Process {
+        let ingress = Process()
+        ingress.executableURL = ASNPProcess.executable
+        ingress.arguments = ["ingress", "--log-level", "warning"]
+        var environment = ProcessInfo.processInfo.environment
+        environment["KAFKA_BOOTSTRAP_SERVERS"] = bootstrapServers
+        environment["APPS_NAMES"] = "notes"
+        environment["APPS_NOTES_BUNDLE_ID"] = bundleID
+        environment["INGRESS_HOST"] = "127.0.0.1"
+        environment["INGRESS_PORT"] = String(port)
+        environment.merge(extra) { _, new in new }
+        ingress.environment = environment
+        ingress.standardOutput = FileHandle.nullDevice
+        ingress.standardError = FileHandle.nullDevice
+        try ingress.run()
+        return ingress
+    }
+
+    /// Polls `/health/ready` for up to 20 s; whether it answered 200.
+    static func waitUntilReady(port: Int, client: HTTPClient) async throws -> Bool {
+        for _ in 0..<100 {
+            if let reply = try? await client.execute(
+                HTTPClientRequest(url: "http://127.0.0.1:\(port)/health/ready"),
+                timeout: .seconds(2)
+            ),
+                reply.status == .ok
+            {
+                return true
+            }
+            try await Task.sleep(for: .milliseconds(200))
+        }
+        return false
+    }
+}

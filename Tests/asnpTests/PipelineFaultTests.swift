@@ -1,0 +1,151 @@
+import AppStoreSigning
+import AppStoreTestSupport
+import AsyncHTTPClient
+import Foundation
+import KafkaClient
+import Logging
+import NotificationStore
+import StoreTestSupport
+import Testing
+
+@testable import asnp
+
+/// The pipeline as separate processes, as deployed: `asnp ingress`, two `asnp worker`s, a Kafka cluster (librdkafka's
+/// mock, in this process so its brokers can be taken down) and PostgreSQL. Load is posted as Apple posts it: a body
+/// not answered 200 is posted again until it is.
+@Suite("The whole pipeline under load while the brokers go down or PostgreSQL stops")
+struct PipelineFaultTests {
+    enum Fault: String, CaseIterable, CustomTestStringConvertible, Sendable {
+        case brokersDown
+        case postgresStopped
+
+        var testDescription: String {
+            switch self {
+            case .brokersDown: "every broker down for 4 s"
+            case .postgresStopped: "PostgreSQL stopped for 6 s"
+            }
+        }
+    }
+
+    static let bundleID = "com.example.notes"
+
+    @Test(
+        """
+        Posting at 200/s over 16 connections through a fault mid-load: every body is accepted in the end (retried \
+        while the ingress answers 503), and the reconciliation holds: each notification stored once, each tampered \
+        delivery rejected, subscriptions as last-writer-wins computes them
+        """,
+        arguments: Fault.allCases
+    )
+    func faultUnderLoad(_ fault: Fault) async throws {
+        var logger = Logger(label: "test.pipeline-fault")
+        logger.logLevel = .critical
+        let directory = FileManager.default.temporaryDirectory.appendingPathComponent("asnp-fault-\(UUID())")
+        try FileManager.default.createDirectory(at: directory, withIntermediateDirectories: true)
+        defer { try? FileManager.default.removeItem(at: directory) }
+        let pki = try TestPKI()
+        let rootFile = directory.appendingPathComponent("root.der")
+        try Data(try pki.rootDER()).write(to: rootFile)
+        let workload = try LoadWorkload.make(
+            count: 1_800,
+            bundleId: Self.bundleID,
+            pki: pki,
+            duplicateShare: 0.05,
+            outOfOrderShare: 0.1,
+            hostileShare: 0.01,
+            seed: 11
+        )
+
+        let cluster = try KafkaMockCluster(brokers: 3, logger: logger)
+        try cluster.createTopic("appstore.notifications.raw", partitions: 8)
+        for topic in ["appstore.notifications.decoded", "appstore.subscriptions.state", "appstore.notifications.dlq"] {
+            try cluster.createTopic(topic, partitions: 4)
+        }
+        // A server of its own: this test stops it.
+        let server = try await TestPostgresServer.start()
+        let database = try await server.makeDatabase()
+        let port = try LoopbackPort.free()
+        let ingress = try IngressProcess.start(
+            bootstrapServers: cluster.bootstrapServers,
+            port: port,
+            bundleID: Self.bundleID,
+            extra: ["INGRESS_ACK_TIMEOUT_SECONDS": "1"]
+        )
+        defer { if ingress.isRunning { ingress.terminate() } }
+        let workers = try (0..<2).map { _ in
+            try WorkerProcess.start(
+                bootstrapServers: cluster.bootstrapServers,
+                databaseURL: "postgres://postgres@127.0.0.1:\(server.port)/\(database.database)?sslmode=disable",
+                bundleID: Self.bundleID,
+                appAppleID: nil,
+                rootCertificate: rootFile.path
+            )
+        }
+        defer { for worker in workers where worker.isRunning { worker.terminate() } }
+
+        let client = HTTPClient(eventLoopGroupProvider: .singleton)
+        let ready = try await IngressProcess.waitUntilReady(port: port, client: client)
+        try await client.shutdown()
+        try #require(ready, "asnp ingress did not become ready")
+
+        let load = Task {
+            try await LoadRun(
+                url: "http://127.0.0.1:\(port)/v2/notifications/sandbox",
+                connections: 16,
+                rate: 200,
+                retryDelay: .milliseconds(500)
+            ).run(workload.bodies)
+        }
+        try await Task.sleep(for: .seconds(3))
+        var storedAtRestart: Int?
+        switch fault {
+        case .brokersDown:
+            for broker in cluster.brokerIDs { try cluster.setBrokerDown(broker) }
+            try await Task.sleep(for: .seconds(4))
+            for broker in cluster.brokerIDs { try cluster.setBrokerUp(broker) }
+        case .postgresStopped:
+            try await server.stop()
+            try await Task.sleep(for: .seconds(6))
+            try await server.restart()
+            // Stored so far: the workers could not keep up through the outage (else it proved nothing).
+            storedAtRestart = Int(try await server.psql(database.database, "SELECT count(*) FROM notifications"))
+        }
+        let report = try await load.value
+        #expect(report.ok == workload.bodies.count, "every body accepted in the end")
+        switch fault {
+        case .brokersDown:
+            #expect(report.retries > 0, "the ingress answered 503 while no broker was up: \(report.statuses)")
+        case .postgresStopped:
+            #expect(report.retries == 0, "the ingress does not need PostgreSQL: \(report.statuses)")
+            #expect(try #require(storedAtRestart) < workload.notifications / 2, "stored before the restart")
+        }
+
+        // A post answered 503 may still be on the topic (stored by the broker, its acknowledgement lost).
+        let unanswered = report.unanswered.map { workload.bodies[$0] }
+        var reconciliation = try await PipelineReconciliation.check(
+            accepted: workload.bodies,
+            unanswered: unanswered,
+            server: server,
+            database: database.database
+        )
+        let deadline = ContinuousClock.now.advanced(by: .seconds(120))
+        while !reconciliation.problems.isEmpty, ContinuousClock.now < deadline {
+            try await Task.sleep(for: .milliseconds(500))
+            reconciliation = try await PipelineReconciliation.check(
+                accepted: workload.bodies,
+                unanswered: unanswered,
+                server: server,
+                database: database.database
+            )
+        }
+        #expect(reconciliation.problems.isEmpty, "\(reconciliation.problems)")
+        #expect(reconciliation.stored == workload.notifications)
+        #expect(reconciliation.rejectedDeliveries >= workload.hostile)
+
+        for process in workers + [ingress] {
+            process.terminate()
+            await process.exited()
+            #expect(process.terminationReason == .exit && process.terminationStatus == 0, "SIGTERM: a clean exit")
+        }
+    }
+}
