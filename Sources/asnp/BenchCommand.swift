@@ -7,7 +7,7 @@ struct BenchCommand: AsyncParsableCommand {
         abstract: "Measure the pipeline's performance against a baseline measured in the same run.",
         subcommands: [
             BenchVerifyCommand.self, BenchKafkaCommand.self, BenchStoreCommand.self, BenchIngressCommand.self,
-            BenchWorkerCommand.self,
+            BenchWorkerCommand.self, BenchEndToEndCommand.self,
         ]
     )
 }

@@ -85,7 +85,7 @@ struct BenchWorkerCommand: AsyncParsableCommand {
         Self.note("asnp worker...")
         let run = try await WorkerRun(
             bodies: workload.bodies,
-            databaseURL: try url(database: scratch),
+            databaseURL: try Self.url(configuration: database, database: scratch),
             rootFile: rootFile,
             partitions: partitions,
             window: window,
@@ -173,8 +173,8 @@ struct BenchWorkerCommand: AsyncParsableCommand {
         return seconds(usage.ru_utime) + seconds(usage.ru_stime)
     }
 
-    /// The given database URL with `database` as the database (host, credentials and options kept).
-    private func url(database name: String) throws -> String {
+    /// The given database URL with `name` as the database (host, credentials and options kept).
+    static func url(configuration database: DatabaseOptions, database name: String) throws -> String {
         let given = database.databaseURL ?? ProcessInfo.processInfo.environment["DATABASE_URL"] ?? ""
         guard var components = URLComponents(string: given) else {
             throw ValidationError("cannot read the database URL")

@@ -27,6 +27,14 @@ final class KafkaMockChild {
         bootstrapServers = String(first)
     }
 
+    var pid: Int32 { process.processIdentifier }
+
+    /// Sends SIGTERM and waits, off the concurrency pool.
+    func terminate() async {
+        if process.isRunning { process.terminate() }
+        await process.exited()
+    }
+
     /// Sends SIGTERM and waits; returns the exit status.
     @discardableResult
     func stop() -> Int32 {

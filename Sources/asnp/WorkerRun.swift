@@ -87,17 +87,17 @@ struct WorkerRun {
             let now = ContinuousClock.now
             if start == nil, committed > 0 { start = (now, committed) }
             if now >= nextSample {
-                memory.append((committed, Self.residentBytes(of: worker.processIdentifier)))
+                memory.append((committed, ProcessStats.residentBytes(of: worker.processIdentifier)))
                 nextSample = now.advanced(by: .seconds(1))
             }
             if produced == bodies.count, lag == 0 {
-                memory.append((committed, Self.residentBytes(of: worker.processIdentifier)))
+                memory.append((committed, ProcessStats.residentBytes(of: worker.processIdentifier)))
                 let begin = start ?? (now, 0)
                 return Result(
                     elapsed: now - begin.instant,
                     notifications: bodies.count - begin.committed,
                     memory: memory,
-                    workerCPUSeconds: Self.cpuSeconds(of: worker.processIdentifier)
+                    workerCPUSeconds: ProcessStats.cpuSeconds(of: worker.processIdentifier)
                 )
             }
             if produced < bodies.count, Int(lag) + chunk <= window {
@@ -153,25 +153,5 @@ struct WorkerRun {
         worker.standardOutput = FileHandle.nullDevice
         try worker.run()
         return worker
-    }
-
-    /// VmRSS of a process, from /proc.
-    private static func residentBytes(of pid: Int32) -> Int {
-        guard let status = try? String(contentsOfFile: "/proc/\(pid)/status", encoding: .utf8),
-            let line = status.split(separator: "\n").first(where: { $0.hasPrefix("VmRSS:") }),
-            let kilobytes = line.split(separator: " ").dropFirst().first.flatMap({ Int($0) })
-        else { return 0 }
-        return kilobytes * 1_024
-    }
-
-    /// User + system CPU seconds of a process, from /proc.
-    private static func cpuSeconds(of pid: Int32) -> Double {
-        guard let stat = try? String(contentsOfFile: "/proc/\(pid)/stat", encoding: .utf8),
-            let afterName = stat.lastIndex(of: ")")
-        else { return 0 }
-        // Fields after the command name start at field 3 (state); utime and stime are fields 14 and 15.
-        let fields = stat[stat.index(after: afterName)...].split(separator: " ")
-        guard fields.count > 12, let user = Double(fields[11]), let system = Double(fields[12]) else { return 0 }
-        return (user + system) / Double(sysconf(Int32(_SC_CLK_TCK)))
     }
 }

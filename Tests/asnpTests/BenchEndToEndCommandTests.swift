@@ -1,0 +1,36 @@
+import Foundation
+import StoreTestSupport
+import Testing
+
+@Suite("asnp bench e2e: the whole pipeline under stepped load")
+struct BenchEndToEndCommandTests {
+    @Test(
+        """
+        Two short steps through the broker, ingress and worker processes into a real PostgreSQL: a row per step, \
+        PostgreSQL's CPU measured, every accepted notification stored
+        """
+    )
+    func shortRun() async throws {
+        let server = try await TestPostgresServer.shared()
+        let result = try await ASNPProcess.run([
+            "bench", "e2e", "--database-url", "postgres://postgres@127.0.0.1:\(server.port)/postgres?sslmode=disable",
+            "--rates", "50,100", "--step-seconds", "2", "--partitions", "8", "--connections", "4",
+        ])
+        #expect(result.status == 0, "\(result.standardError)")
+        let lines = result.standardOutput.split(separator: "\n").map(String.init)
+        #expect(
+            lines.contains { $0.hasPrefix("asnp kafka-mock, asnp ingress, 2 asnp worker, PostgreSQL on ") },
+            "PostgreSQL runs here, so its CPU is measured: \(lines)"
+        )
+        #expect(lines.contains { $0.hasPrefix("50 ") }, "\(lines)")
+        #expect(lines.contains { $0.hasPrefix("100 ") }, "\(lines)")
+        // 500 to warm up, 100 and 200 in the steps, some of them duplicates of earlier ones.
+        let summary = try #require(lines.last)
+        #expect(summary.hasPrefix("accepted ") && summary.hasSuffix(": 0 lost"), "\(summary)")
+        #expect(
+            try await server.psql("postgres", "SELECT count(*) FROM pg_database WHERE datname LIKE 'asnp_bench_e2e_%'")
+                == "0",
+            "the scratch database is dropped"
+        )
+    }
+}
