@@ -77,8 +77,11 @@ public struct PartitionKey: Sendable, Hashable, CustomStringConvertible {
 
     /// The decoded payload of a compact JWS, without checking its signature.
     private static func jwsPayload<Probe: Decodable>(_ jws: String, as probe: Probe.Type) -> Probe? {
-        let segments = jws.utf8.split(separator: UInt8(ascii: "."), omittingEmptySubsequences: false)
-        guard segments.count == 3, let payload = Base64URL.decode(String(Substring(segments[1]))) else { return nil }
+        var jws = jws
+        let payload = jws.withUTF8 { bytes in
+            CompactJWSSegments(bytes).flatMap { Base64URL.decode(UnsafeBufferPointer(rebasing: bytes[$0.payload])) }
+        }
+        guard let payload else { return nil }
         return try? JSONDecoder().decode(Probe.self, from: Data(payload))
     }
 }

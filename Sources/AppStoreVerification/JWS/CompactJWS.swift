@@ -25,20 +25,15 @@ struct CompactJWS {
         // Work on the string's own bytes: no splitting into substrings, no copies before decoding.
         let parts = compact.withUTF8 {
             bytes -> (header: [UInt8]?, payload: [UInt8]?, signature: [UInt8]?, SHA256Digest)? in
-            guard let firstDot = bytes.firstIndex(of: UInt8(ascii: ".")),
-                let secondDot = bytes[(firstDot + 1)...].firstIndex(of: UInt8(ascii: ".")),
-                !bytes[(secondDot + 1)...].contains(UInt8(ascii: "."))
-            else {
-                return nil
-            }
-            func segment(_ range: Range<Int>) -> UnsafeBufferPointer<UInt8> {
-                UnsafeBufferPointer(rebasing: bytes[range])
+            guard let segments = CompactJWSSegments(bytes) else { return nil }
+            func decoded(_ range: Range<Int>) -> [UInt8]? {
+                Base64URL.decode(UnsafeBufferPointer(rebasing: bytes[range]))
             }
             return (
-                Base64URL.decode(segment(0..<firstDot)),
-                Base64URL.decode(segment((firstDot + 1)..<secondDot)),
-                Base64URL.decode(segment((secondDot + 1)..<bytes.count)),
-                Self.digest(UnsafeRawBufferPointer(segment(0..<secondDot)))
+                decoded(segments.header),
+                decoded(segments.payload),
+                decoded(segments.signature),
+                Self.digest(UnsafeRawBufferPointer(UnsafeBufferPointer(rebasing: bytes[0..<segments.payload.upperBound])))
             )
         }
         guard let parts else {
