@@ -1,4 +1,3 @@
-import AsyncHTTPClient
 import Foundation
 import Histogram
 import NIOCore
@@ -46,18 +45,22 @@ struct LoadRun {
 
     func run(_ bodies: [String], progress: @escaping @Sendable (Int, Int) -> Void = { _, _ in }) async throws -> Report
     {
-        var configuration = HTTPClient.Configuration()
-        configuration.connectionPool.concurrentHTTP1ConnectionsPerHostSoftLimit = connections
-        configuration.timeout = .init(connect: .seconds(5), read: .init(timeout))
-        let client = HTTPClient(eventLoopGroupProvider: .singleton, configuration: configuration)
+        guard let components = URLComponents(string: url), components.scheme == "http", let host = components.host
+        else {
+            throw LoadConnection.Failure(description: "the load generator posts to http:// URLs only, not \(url)")
+        }
+        let port = components.port ?? 80
+        let v2Path = components.percentEncodedPath.isEmpty ? "/" : components.percentEncodedPath
+        let v1Path = v2Path.replacingOccurrences(of: "/v2/", with: "/v1/")
+        let hostHeader = components.port.map { "\(host):\($0)" } ?? host
         let shared = Shared()
         let start = ContinuousClock.now
-        let url = url
-        let rate = rate
+        let (rate, timeout, retryDelay) = (rate, timeout, retryDelay)
         let lanes = try await withThrowingTaskGroup(of: Lane.self) { group in
             for _ in 0..<connections {
                 group.addTask {
                     var lane = Lane()
+                    var connection: LoadConnection?
                     while true {
                         let index = shared.next.wrappingAdd(1, ordering: .relaxed).oldValue
                         guard index < bodies.count else { break }
@@ -67,18 +70,27 @@ struct LoadRun {
                             try await Task.sleep(until: due, clock: .continuous)
                         }
                         let body = bodies[index]
-                        var request = HTTPClientRequest(
-                            url: LoadWorkload.isV2(body) ? url : url.replacingOccurrences(of: "/v2/", with: "/v1/")
+                        var head = HTTPRequestHead(
+                            version: .http1_1,
+                            method: .POST,
+                            uri: LoadWorkload.isV2(body) ? v2Path : v1Path
                         )
-                        request.method = .POST
-                        request.headers.add(name: "Content-Type", value: "application/json")
-                        request.body = .bytes(ByteBuffer(string: body))
+                        head.headers.add(name: "Host", value: hostHeader)
+                        head.headers.add(name: "Content-Type", value: "application/json")
+                        head.headers.add(name: "Content-Length", value: String(body.utf8.count))
+                        let bytes = ByteBuffer(string: body)
                         while true {
                             var status: Int?
                             do {
-                                let response = try await client.execute(request, timeout: .seconds(60))
-                                _ = try await response.body.collect(upTo: 1 << 20)
-                                status = Int(response.status.code)
+                                if connection?.isActive != true {
+                                    await connection?.close()
+                                    connection = try await LoadConnection.connect(
+                                        host: host,
+                                        port: port,
+                                        timeout: timeout
+                                    )
+                                }
+                                status = try await connection?.post(head, body: bytes, timeout: timeout)
                             } catch {
                                 status = nil
                             }
@@ -95,6 +107,7 @@ struct LoadRun {
                             due = ContinuousClock.now
                         }
                     }
+                    await connection?.close()
                     return lane
                 }
             }
@@ -103,7 +116,6 @@ struct LoadRun {
             return lanes
         }
         let seconds = Self.seconds(start.duration(to: .now))
-        try await client.shutdown()
 
         var histogram = Histogram<UInt64>(highestTrackableValue: 3_600_000_000, numberOfSignificantValueDigits: .three)
         var report = Report()
