@@ -118,19 +118,22 @@ struct NotificationReceiver: Sendable {
             metrics.inFlightRequests.record(limiter.current)
         }
 
-        let tooLarge = Self.answer(
-            .contentTooLarge,
-            requestID: requestID,
-            message: "the body is larger than \(configuration.maximumBodySize) bytes"
-        )
+        // Made only when needed: encoding an answer is a noticeable share of a request's CPU.
+        func tooLarge() -> Response {
+            Self.answer(
+                .contentTooLarge,
+                requestID: requestID,
+                message: "the body is larger than \(configuration.maximumBodySize) bytes"
+            )
+        }
         if let declared = request.headers[.contentLength].flatMap(Int.init), declared > configuration.maximumBodySize {
-            return tooLarge
+            return tooLarge()
         }
         let body: ByteBuffer
         do {
             body = try await request.body.collect(upTo: configuration.maximumBodySize)
         } catch is NIOTooManyBytesError {
-            return tooLarge
+            return tooLarge()
         }
         let receivedAt = Date()
         let bytes = Data(buffer: body, byteTransferStrategy: .noCopy)
