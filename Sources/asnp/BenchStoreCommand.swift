@@ -49,7 +49,7 @@ struct BenchStoreCommand: AsyncParsableCommand {
         var logger = Logger(label: "asnp.bench.store", factory: { StreamLogHandler.standardError(label: $0) })
         logger.logLevel = .warning
         let scratch = "asnp_bench_\(UInt32.random(in: 0...UInt32.max))"
-        try await NotificationStore.withRunning(configuration: base, logger: logger) {
+        _ = try await NotificationStore.withRunning(configuration: base, logger: logger) {
             try await $0.execute("CREATE DATABASE \(scratch)")
         }
         var configuration = base
@@ -79,7 +79,7 @@ struct BenchStoreCommand: AsyncParsableCommand {
         logger: Logger
     ) async throws -> [StoreBenchRow] {
         var rows: [StoreBenchRow] = []
-        try await NotificationStore.withRunning(configuration: configuration, logger: logger) { store in
+        _ = try await NotificationStore.withRunning(configuration: configuration, logger: logger) { store in
             try await store.migrate()
         }
         let rounds = self.rounds
