@@ -122,6 +122,14 @@ struct IngressHarness: Sendable {
 
     /// Reads the raw topic from the start until `count` messages arrived or `timeout` passed.
     func consume(count: Int, timeout: Duration = .seconds(30)) async throws -> [KafkaMessage] {
+        try await consume(until: { $0.count >= count }, timeout: timeout)
+    }
+
+    /// Reads the raw topic from the start until what arrived satisfies `done` or `timeout` passed.
+    func consume(
+        until done: ([KafkaMessage]) -> Bool,
+        timeout: Duration = .seconds(30)
+    ) async throws -> [KafkaMessage] {
         var configuration = KafkaConsumerConfiguration(
             cluster: mock.clusterConfiguration,
             groupID: "reader-\(UUID().uuidString)",
@@ -132,7 +140,7 @@ struct IngressHarness: Sendable {
         let deadline = ContinuousClock.now.advanced(by: timeout)
         var messages: [KafkaMessage] = []
         do {
-            while messages.count < count, ContinuousClock.now < deadline {
+            while !done(messages), ContinuousClock.now < deadline {
                 for event in try await consumer.poll(maxMessages: 500, maxWait: .milliseconds(50)) {
                     if case .messages(let batch) = event { messages += batch }
                 }
