@@ -88,6 +88,61 @@ struct ProducerFaultTests {
         #expect(try await Self.readBack(cluster, topic: "raw", atLeast: values.count) == values)
     }
 
+    @Test(
+        """
+        Transient errors, 100 ms round trips and a 1 s delivery timeout while sends stream in: every message reported \
+        delivered is on the topic (some time out: those may or may not be)
+        """
+    )
+    func deliveredMeansStoredUnderErrorsAndTimeouts() async throws {
+        let cluster = try KafkaTestCluster(brokers: 3, topics: ["raw": 8])
+        let values = (0..<1_500).map { "message-\($0)" }
+        let configuration = cluster.producerConfiguration(deliveryTimeout: .seconds(1))
+        let delivered = try await cluster.withProducer(configuration) { producer in
+            // Connected to every leader first; the first connections can take longer than the 1 s timeout.
+            for partition in 0..<8 {
+                var attempts = 0
+                while true {
+                    var message = KafkaProducerMessage(topic: "raw", key: nil, value: ByteBuffer(string: "warm-up"))
+                    message.partition = Int32(partition)
+                    do {
+                        try await producer.send(message)
+                        break
+                    } catch {
+                        attempts += 1
+                        if attempts == 5 { throw error }
+                    }
+                }
+            }
+            for broker in cluster.mock.brokerIDs { try cluster.mock.setRoundTripTime(.milliseconds(100), broker: broker) }
+            let transient: [KafkaMockCluster.BrokerError] = [
+                .notEnoughReplicas, .notLeaderForPartition, .requestTimedOut, .notEnoughReplicasAfterAppend,
+                .leaderNotAvailable, .unknownTopicOrPartition,
+            ]
+            cluster.mock.injectErrors(Array(repeating: transient, count: 8).flatMap { $0 }, into: .produce)
+            return await withTaskGroup(of: String?.self) { group in
+                for (index, value) in values.enumerated() {
+                    group.addTask {
+                        try? await Task.sleep(for: .milliseconds(index * 4))
+                        let message = KafkaProducerMessage(
+                            topic: "raw",
+                            key: "key-\(index % 97)",
+                            value: ByteBuffer(string: value)
+                        )
+                        return (try? await producer.send(message)) == nil ? nil : value
+                    }
+                }
+                return await group.reduce(into: Set<String>()) { if let value = $1 { $0.insert(value) } }
+            }
+        }
+        for broker in cluster.mock.brokerIDs { try cluster.mock.setRoundTripTime(.zero, broker: broker) }
+        let stored = Set(try await Self.readBack(cluster, topic: "raw", atLeast: delivered.count + 8))
+        // With several requests in flight, librdkafka 2.0.2 took a later request's success as the acknowledgement of
+        // a failed earlier one, which the mock never stored (Docs/kafka.md): 3 to 7 such messages in every run.
+        let missing = delivered.subtracting(stored)
+        #expect(missing.isEmpty, "reported delivered, not on the topic: \(missing.sorted())")
+    }
+
     @Test("A permanent refusal fails the send with a clear error and never counts as delivered")
     func permanentRefusal() async throws {
         let cluster = try KafkaTestCluster(topics: ["raw": 1])
