@@ -1,9 +1,10 @@
 #!/usr/bin/env python3
 """Plots `asnp bench e2e --csv FILE`: rate posted and stored, ingress latency and where the CPU went, against the
-offered rate.
+offered rate; or, with --memory, `asnp bench e2e --memory-csv FILE`: each process's RSS over time (a soak).
 
     pip install matplotlib
     python3 Benchmarks/python/plot_e2e.py e2e.csv Docs/images/e2e.png
+    python3 Benchmarks/python/plot_e2e.py --memory soak-memory.csv Docs/images/e2e-soak-memory.png
 """
 import csv
 import sys
@@ -69,7 +70,31 @@ def main(source: str, target: str) -> None:
     figure.savefig(target, dpi=100)
 
 
+def memory(source: str, target: str) -> None:
+    with open(source, newline="") as handle:
+        rows = list(csv.DictReader(handle))
+    seconds = [float(row["second"]) / 60 for row in rows]
+    figure, axes = plt.subplots(figsize=(9, 4.4))
+    for column, label in [
+        ("ingress_rss_mb", "asnp ingress"),
+        ("worker_rss_mb", "asnp worker (the larger)"),
+        ("mock_rss_mb", "mock broker (keeps ~5 MB per partition)"),
+    ]:
+        axes.plot(seconds, [float(row[column]) for row in rows], label=label)
+    axes.set_xlabel("minutes")
+    axes.set_ylabel("RSS, MB")
+    axes.set_ylim(bottom=0)
+    axes.set_title("asnp bench e2e soak: resident memory of each process, once a second")
+    axes.legend()
+    axes.grid(alpha=0.3)
+    figure.tight_layout()
+    figure.savefig(target, dpi=100)
+
+
 if __name__ == "__main__":
-    if len(sys.argv) != 3:
-        sys.exit("usage: plot_e2e.py STEPS.csv OUT.png")
-    main(sys.argv[1], sys.argv[2])
+    if len(sys.argv) == 4 and sys.argv[1] == "--memory":
+        memory(sys.argv[2], sys.argv[3])
+    elif len(sys.argv) == 3:
+        main(sys.argv[1], sys.argv[2])
+    else:
+        sys.exit("usage: plot_e2e.py STEPS.csv OUT.png | plot_e2e.py --memory MEMORY.csv OUT.png")

@@ -11,14 +11,16 @@ struct BenchEndToEndCommand: AsyncParsableCommand {
         commandName: "e2e",
         abstract: "Measure the whole pipeline from POST to committed PostgreSQL row at increasing rates.",
         discussion: """
-            Generates realistic signed V2 notifications (5% duplicates, 10% neighbours swapped), starts the \
-            pipeline as it is deployed, as child processes: `asnp kafka-mock` for Kafka, `asnp ingress` and \
+            Generates realistic signed V2 notifications (5% duplicates, 10% neighbours swapped) and times \
+            `asnp verify --jsonl` on 20,000 of them with all cores (the baseline: the work no pipeline can skip). \
+            Starts the pipeline as it is deployed, as child processes: `asnp kafka-mock` for Kafka, `asnp ingress` and \
             --workers `asnp worker`s on a scratch database of the server of --database-url (dropped afterwards). \
             Then it posts one step of --step-seconds at each rate of --rates (open loop: latency counts from \
             when a request was due). Per step: the rate achieved, ingress latency, notifications stored per \
             second, the backlog (accepted, not yet stored) at the step's end, the CPU of each process (and of \
             PostgreSQL when it runs on this machine) and their memory. At the end it waits for the backlog to \
-            drain and fails unless every accepted notification is stored: zero loss.
+            drain and fails unless every accepted notification is stored: zero loss. The summary names the highest \
+            step sustained (stored ≥ 95% of offered, ingress p99 ≤ 50 ms) as a ratio to the baseline.
             """
     )
 
@@ -55,6 +57,22 @@ struct BenchEndToEndCommand: AsyncParsableCommand {
     }
 
     private static let warmUpCount = 500
+    private static let baselineCount = 20_000
+
+    /// `{"id": N, "body": "..."}` lines, as `asnp verify --jsonl` reads them.
+    private static func jsonLines(_ bodies: ArraySlice<String>) throws -> Data {
+        struct Line: Encodable {
+            var id: Int
+            var body: String
+        }
+        let encoder = JSONEncoder()
+        var data = Data()
+        for (index, body) in bodies.enumerated() {
+            data.append(try encoder.encode(Line(id: index, body: body)))
+            data.append(UInt8(ascii: "\n"))
+        }
+        return data
+    }
 
     private var offered: [Double] { rates.split(separator: ",").compactMap { Double($0) } }
 
@@ -83,6 +101,14 @@ struct BenchEndToEndCommand: AsyncParsableCommand {
             seed: 1
         )
 
+        // The baseline, in the same run: the same notifications verified and decoded by `asnp verify --jsonl` with
+        // the whole machine to itself, the work no pipeline can skip.
+        BenchWorkerCommand.note("baseline: asnp verify --jsonl on \(Self.baselineCount) of the notifications...")
+        let baselineInput = directory.appendingPathComponent("baseline.jsonl")
+        try Self.jsonLines(workload.bodies.prefix(Self.baselineCount)).write(to: baselineInput)
+        let baseline = try BenchWorkerCommand.timeVerification(input: baselineInput, root: rootFile, bundleId: bundleId)
+        let verificationRate = Double(min(Self.baselineCount, workload.bodies.count)) / baseline.seconds
+
         let scratch = "asnp_bench_e2e_\(UInt32.random(in: 0...UInt32.max))"
         try await NotificationStore.withRunning(configuration: configuration, logger: logger) {
             _ = try await $0.execute("CREATE DATABASE \(scratch)")
@@ -95,6 +121,7 @@ struct BenchEndToEndCommand: AsyncParsableCommand {
                 scratch: scratchConfiguration,
                 rootFile: rootFile,
                 bundleId: bundleId,
+                verificationRate: verificationRate,
                 logger: logger
             )
         } catch {
@@ -121,6 +148,7 @@ struct BenchEndToEndCommand: AsyncParsableCommand {
         scratch scratchConfiguration: NotificationStoreConfiguration,
         rootFile: URL,
         bundleId: String,
+        verificationRate: Double,
         logger: Logger
     ) async throws {
         BenchWorkerCommand.note("starting asnp kafka-mock, asnp ingress, \(workers) asnp worker...")
@@ -134,7 +162,12 @@ struct BenchEndToEndCommand: AsyncParsableCommand {
         let outcome: Result<Void, any Error>
         do {
             try await NotificationStore.withRunning(configuration: scratchConfiguration, logger: logger) { store in
-                try await measure(workload: workload, pipeline: pipeline, store: store)
+                try await measure(
+                    workload: workload,
+                    pipeline: pipeline,
+                    store: store,
+                    verificationRate: verificationRate
+                )
             }
             outcome = .success(())
         } catch {
@@ -144,7 +177,12 @@ struct BenchEndToEndCommand: AsyncParsableCommand {
         try outcome.get()
     }
 
-    private func measure(workload: LoadWorkload, pipeline: EndToEndPipeline, store: NotificationStore) async throws {
+    private func measure(
+        workload: LoadWorkload,
+        pipeline: EndToEndPipeline,
+        store: NotificationStore,
+        verificationRate: Double
+    ) async throws {
         func stored() async throws -> Int {
             Int(try await store.execute("SELECT count(*)::text FROM notifications")[0]) ?? 0
         }
@@ -241,6 +279,7 @@ struct BenchEndToEndCommand: AsyncParsableCommand {
             title: "asnp kafka-mock, asnp ingress, \(workers) asnp worker, PostgreSQL"
                 + (postmaster == nil ? " (elsewhere)" : "") + " on \(cores) cores; \(partitions) raw partitions"
         )
+        print(Self.summary(rows, verificationRate: verificationRate))
         if everyPostAccepted {
             print("accepted \(accepted.count) distinct notifications, stored \(last): \(accepted.count - last) lost")
         } else {
@@ -252,5 +291,23 @@ struct BenchEndToEndCommand: AsyncParsableCommand {
         guard last >= accepted.count, last <= posted.count else {
             throw ValidationError("\(accepted.count - last) accepted notifications were not stored")
         }
+    }
+
+    /// The highest step the pipeline sustained — stored at least 95% of what it was offered, ingress p99 ≤ 50 ms —
+    /// against the baseline.
+    static func summary(_ rows: [EndToEndStep], verificationRate: Double) -> String {
+        let baseline = String(format: "baseline (asnp verify --jsonl, all cores, same run): %.0f/s", verificationRate)
+        let sustained = rows.filter { $0.stored >= 0.95 * $0.offered && $0.p99 <= 50 }
+        guard let best = sustained.max(by: { $0.stored < $1.stored }) else {
+            return baseline + "; no step was sustained (stored ≥ 95% of offered with p99 ≤ 50 ms)"
+        }
+        return baseline
+            + String(
+                format: "; sustained: %.0f/s offered, %.0f/s stored, p99 %.1f ms: %.2f× the baseline",
+                best.offered,
+                best.stored,
+                best.p99,
+                best.stored / verificationRate
+            )
     }
 }

@@ -146,12 +146,15 @@ struct BenchWorkerCommand: AsyncParsableCommand {
     }
 
     /// Runs `asnp verify --jsonl` on the bodies; its wall time and CPU time (user + system).
-    private static func timeVerification(input: URL, root: URL) throws -> (seconds: Double, cpuSeconds: Double) {
+    static func timeVerification(
+        input: URL,
+        root: URL,
+        bundleId: String = VerifyWorkload.bundleId
+    ) throws -> (seconds: Double, cpuSeconds: Double) {
         let process = Process()
         process.executableURL = ownExecutable
         process.arguments = [
-            "verify", "--jsonl", "--root-cert", root.path, "--bundle-id", VerifyWorkload.bundleId,
-            "--environment", "Sandbox",
+            "verify", "--jsonl", "--root-cert", root.path, "--bundle-id", bundleId, "--environment", "Sandbox",
         ]
         process.standardInput = try FileHandle(forReadingFrom: input)
         process.standardOutput = FileHandle.nullDevice

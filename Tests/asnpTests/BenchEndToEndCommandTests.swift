@@ -24,6 +24,10 @@ struct BenchEndToEndCommandTests {
         )
         #expect(lines.contains { $0.hasPrefix("50 ") }, "\(lines)")
         #expect(lines.contains { $0.hasPrefix("100 ") }, "\(lines)")
+        #expect(
+            lines.contains { $0.hasPrefix("baseline (asnp verify --jsonl, all cores, same run): ") },
+            "the baseline is measured in the same run: \(lines)"
+        )
         // 500 to warm up, 100 and 200 in the steps, some of them duplicates of earlier ones.
         let summary = try #require(lines.last)
         #expect(summary.hasPrefix("accepted ") && summary.hasSuffix(": 0 lost"), "\(summary)")
