@@ -1,6 +1,7 @@
 import AppStoreSigning
 import ArgumentParser
 import Foundation
+import KafkaClient
 import Logging
 @_spi(Benchmarks) import NotificationStore
 
@@ -16,8 +17,9 @@ struct BenchEndToEndCommand: AsyncParsableCommand {
             Starts the pipeline as it is deployed, as child processes: `asnp kafka-mock` for Kafka, `asnp ingress` and \
             --workers `asnp worker`s on a scratch database of the server of --database-url (dropped afterwards). \
             Then it posts one step of --step-seconds at each rate of --rates (open loop: latency counts from \
-            when a request was due). Per step: the rate achieved, ingress latency, notifications stored per \
-            second, the backlog (accepted, not yet stored) at the step's end, the CPU of each process (and of \
+            when a request was due). Per step: the rate achieved, ingress latency, notifications stored and \
+            decoded events published per second, the workers' lag at the step's end (notifications answered 200 \
+            and not yet stored, counted in the database), the CPU of each process (and of \
             PostgreSQL when it runs on this machine) and their memory. At the end it waits for the backlog to \
             drain and fails unless every accepted notification is stored: zero loss. The summary names the highest \
             step sustained (stored ≥ 95% of offered, ingress p99 ≤ 50 ms) as a ratio to the baseline.
@@ -186,6 +188,18 @@ struct BenchEndToEndCommand: AsyncParsableCommand {
         func stored() async throws -> Int {
             Int(try await store.execute("SELECT count(*)::text FROM notifications")[0]) ?? 0
         }
+        var logger = Logger(label: "asnp.bench.e2e.kafka")
+        logger.logLevel = .error
+        let admin = try KafkaAdminClient(
+            cluster: KafkaClusterConfiguration(bootstrapServers: pipeline.mock.bootstrapServers),
+            logger: logger
+        )
+        /// Decoded events on the output topic (its high watermarks: the mock's retention does not lower them).
+        func published() async throws -> Int {
+            let marks = try await admin.watermarks(of: EndToEndPipeline.decodedTopic)
+            return Int(marks.values.map(\.high).reduce(0, +))
+        }
+
         // One backend of the server leads to its postmaster, whose process tree is PostgreSQL's CPU.
         let postmaster = Int32(try await store.execute("SELECT pg_backend_pid()::text")[0]).flatMap {
             ProcessStats.postmaster(ofBackend: $0)
@@ -227,6 +241,7 @@ struct BenchEndToEndCommand: AsyncParsableCommand {
             let bodies = workload.bodies[offset..<(offset + Int(rate * Double(stepSeconds)))]
             offset = bodies.endIndex
             let storedBefore = try await stored()
+            let publishedBefore = try await published()
             let processes = pipeline.roles
             let sampler = Task {
                 var samples: [EndToEndStep.Memory] = []
@@ -243,6 +258,7 @@ struct BenchEndToEndCommand: AsyncParsableCommand {
             memory += await sampler.value.map { (rate, $0) }
             let elapsed = LoadRun.seconds(cpuBefore.instant.duration(to: cpuAfter.instant))
             let storedAfter = try await stored()
+            let publishedAfter = try await published()
             account(bodies, report)
             rows.append(
                 EndToEndStep(
@@ -253,6 +269,7 @@ struct BenchEndToEndCommand: AsyncParsableCommand {
                     p50: report.p50Milliseconds,
                     p99: report.p99Milliseconds,
                     stored: Double(storedAfter - storedBefore) / elapsed,
+                    published: Double(publishedAfter - publishedBefore) / elapsed,
                     backlog: accepted.count - storedAfter,
                     cpu: EndToEndStep.CPU(from: cpuBefore, to: cpuAfter),
                     memory: .take(processes)
@@ -261,6 +278,14 @@ struct BenchEndToEndCommand: AsyncParsableCommand {
         }
         BenchWorkerCommand.note("draining the backlog...")
         let last = try await drained(within: .seconds(300))
+        // One decoded event per stored notification (more only if a publish was repeated), published after the
+        // batch's commit: wait for the last ones.
+        var events = try await published()
+        let eventsDeadline = ContinuousClock.now.advanced(by: .seconds(60))
+        while events < last, ContinuousClock.now < eventsDeadline {
+            try await Task.sleep(for: .milliseconds(500))
+            events = try await published()
+        }
 
         if let csv {
             try Data(EndToEndStep.csv(rows).utf8).write(to: URL(fileURLWithPath: csv))
@@ -288,8 +313,12 @@ struct BenchEndToEndCommand: AsyncParsableCommand {
                     + "\(accepted.count) were certainly accepted"
             )
         }
+        print("decoded events published: \(events), for \(last) notifications stored")
         guard last >= accepted.count, last <= posted.count else {
             throw ValidationError("\(accepted.count - last) accepted notifications were not stored")
+        }
+        guard events >= last else {
+            throw ValidationError("\(last - events) stored notifications have no decoded event")
         }
     }
 

@@ -8,10 +8,9 @@ import NIOHTTP1
 /// its environment. Separate processes let each one's CPU and memory be measured.
 struct EndToEndPipeline {
     static let app = "notes"
-    static let topics = [
-        "appstore.notifications.raw", "appstore.notifications.decoded", "appstore.subscriptions.state",
-        "appstore.notifications.dlq",
-    ]
+    static let rawTopic = "appstore.notifications.raw"
+    static let decodedTopic = "appstore.notifications.decoded"
+    static let topics = [rawTopic, decodedTopic, "appstore.subscriptions.state", "appstore.notifications.dlq"]
 
     let mock: KafkaMockChild
     let ingress: Process

@@ -7,7 +7,7 @@ struct BenchEndToEndCommandTests {
     @Test(
         """
         Two short steps through the broker, ingress and worker processes into a real PostgreSQL: a row per step, \
-        PostgreSQL's CPU measured, every accepted notification stored
+        PostgreSQL's CPU measured, every accepted notification stored and published as a decoded event
         """
     )
     func shortRun() async throws {
@@ -29,8 +29,13 @@ struct BenchEndToEndCommandTests {
             "the baseline is measured in the same run: \(lines)"
         )
         // 500 to warm up, 100 and 200 in the steps, some of them duplicates of earlier ones.
-        let summary = try #require(lines.last)
-        #expect(summary.hasPrefix("accepted ") && summary.hasSuffix(": 0 lost"), "\(summary)")
+        let summary = try #require(lines.first { $0.hasPrefix("accepted ") })
+        #expect(summary.hasSuffix(": 0 lost"), "\(summary)")
+        // "decoded events published: N, for M notifications stored": an event for every stored notification.
+        let events = try #require(lines.last { $0.hasPrefix("decoded events published: ") })
+        let counts = events.split(whereSeparator: { !$0.isNumber }).compactMap { Int($0) }
+        #expect(counts.count == 2 && counts[0] >= counts[1] && counts[1] > 500, "\(events)")
+        #expect(lines.first?.isEmpty == false && lines.contains { $0.contains("events/s") && $0.contains("lag") })
         #expect(
             try await server.psql("postgres", "SELECT count(*) FROM pg_database WHERE datname LIKE 'asnp_bench_e2e_%'")
                 == "0",
