@@ -181,8 +181,12 @@ public final class KafkaAdminClient: Sendable {
     public func consumerLag(group: String, topic: String, timeout: Duration = .seconds(10)) async throws(KafkaError)
         -> [KafkaPartitionLag]
     {
+        let count = try await partitionCount(of: topic, timeout: timeout)
+        let partitions = (0..<Int32(count)).map { KafkaTopicPartition(topic: topic, partition: $0) }
+        // Committed offsets first, then the watermarks (one request per partition, slow on a busy broker): a group
+        // that moves on in between makes the lag read high, never below what was waiting.
+        let committed = try await committedOffsets(group: group, partitions: partitions, timeout: timeout)
         let marks = try await watermarks(of: topic, timeout: timeout)
-        let committed = try await committedOffsets(group: group, partitions: Array(marks.keys), timeout: timeout)
         return marks.keys.sorted().map { partition in
             KafkaPartitionLag(
                 topicPartition: partition,
