@@ -61,21 +61,6 @@ struct BenchEndToEndCommand: AsyncParsableCommand {
     private static let warmUpCount = 500
     private static let baselineCount = 20_000
 
-    /// `{"id": N, "body": "..."}` lines, as `asnp verify --jsonl` reads them.
-    private static func jsonLines(_ bodies: ArraySlice<String>) throws -> Data {
-        struct Line: Encodable {
-            var id: Int
-            var body: String
-        }
-        let encoder = JSONEncoder()
-        var data = Data()
-        for (index, body) in bodies.enumerated() {
-            data.append(try encoder.encode(Line(id: index, body: body)))
-            data.append(UInt8(ascii: "\n"))
-        }
-        return data
-    }
-
     private var offered: [Double] { rates.split(separator: ",").compactMap { Double($0) } }
 
     func run() async throws {
@@ -107,7 +92,7 @@ struct BenchEndToEndCommand: AsyncParsableCommand {
         // the whole machine to itself, the work no pipeline can skip.
         BenchWorkerCommand.note("baseline: asnp verify --jsonl on \(Self.baselineCount) of the notifications...")
         let baselineInput = directory.appendingPathComponent("baseline.jsonl")
-        try Self.jsonLines(workload.bodies.prefix(Self.baselineCount)).write(to: baselineInput)
+        try VerifyWorkload.jsonLines(workload.bodies.prefix(Self.baselineCount)).write(to: baselineInput)
         let baseline = try BenchWorkerCommand.timeVerification(input: baselineInput, root: rootFile, bundleId: bundleId)
         let verificationRate = Double(min(Self.baselineCount, workload.bodies.count)) / baseline.seconds
 

@@ -34,14 +34,21 @@ struct VerifyWorkload {
 
     /// The bodies as `{"id": n, "body": "..."}` lines, the input format of `asnp verify --jsonl`.
     func jsonLines() throws -> Data {
-        struct Line: Encodable {
-            var id: Int
-            var body: String
-        }
+        try Self.jsonLines(bodies.map { String(decoding: $0, as: UTF8.self) })
+    }
+
+    /// One input line of `asnp verify --jsonl`.
+    private struct Line: Encodable {
+        var id: Int
+        var body: String
+    }
+
+    /// `bodies` as `{"id": n, "body": "..."}` lines, numbered from 0.
+    static func jsonLines(_ bodies: some Sequence<String>) throws -> Data {
         var data = Data()
         let encoder = JSONEncoder()
         for (index, body) in bodies.enumerated() {
-            data.append(try encoder.encode(Line(id: index, body: String(decoding: body, as: UTF8.self))))
+            data.append(try encoder.encode(Line(id: index, body: body)))
             data.append(UInt8(ascii: "\n"))
         }
         return data
