@@ -11,8 +11,9 @@ import Testing
 @testable import asnp
 
 /// The pipeline as separate processes, as deployed: `asnp ingress`, two `asnp worker`s, a Kafka cluster (librdkafka's
-/// mock, in this process so its brokers can be taken down) and PostgreSQL. Load is posted as Apple posts it: a body
+/// mock, in this process so faults can be injected into it) and PostgreSQL. Load is posted as Apple posts it: a body
 /// not answered 200 is posted again until it is.
+///
 /// One fault at a time: each case runs a whole pipeline, and five at once starved the timing-sensitive tests of a full
 /// parallel run.
 @Suite("The whole pipeline under load through broker, PostgreSQL, ingress and worker faults", .serialized)
