@@ -114,7 +114,9 @@ struct ProducerFaultTests {
                     }
                 }
             }
-            for broker in cluster.mock.brokerIDs { try cluster.mock.setRoundTripTime(.milliseconds(100), broker: broker) }
+            for broker in cluster.mock.brokerIDs {
+                try cluster.mock.setRoundTripTime(.milliseconds(100), broker: broker)
+            }
             let transient: [KafkaMockCluster.BrokerError] = [
                 .notEnoughReplicas, .notLeaderForPartition, .requestTimedOut, .notEnoughReplicasAfterAppend,
                 .leaderNotAvailable, .unknownTopicOrPartition,

@@ -29,11 +29,13 @@ struct CompactJWS {
             func decoded(_ range: Range<Int>) -> [UInt8]? {
                 Base64URL.decode(UnsafeBufferPointer(rebasing: bytes[range]))
             }
+            // ES256 signs the ASCII of `header.payload`.
+            let signingInput = UnsafeBufferPointer(rebasing: bytes[..<segments.payload.upperBound])
             return (
                 decoded(segments.header),
                 decoded(segments.payload),
                 decoded(segments.signature),
-                Self.digest(UnsafeRawBufferPointer(UnsafeBufferPointer(rebasing: bytes[0..<segments.payload.upperBound])))
+                Self.digest(UnsafeRawBufferPointer(signingInput))
             )
         }
         guard let parts else {
