@@ -75,6 +75,9 @@ struct IngressHarness: Sendable {
             var clientConfiguration = HTTPClient.Configuration()
             clientConfiguration.timeout = .init(connect: .seconds(2), read: .seconds(20))
             clientConfiguration.connectionPool.retryConnectionEstablishment = false
+            // Tests set the ingress's idle timeout as low as 1 s; a pooled connection reused just as the server
+            // closes it is reset (a loaded run saw it), so the client lets idle connections go well before.
+            clientConfiguration.connectionPool.idleTimeout = .milliseconds(200)
             let client = HTTPClient(eventLoopGroupProvider: .singleton, configuration: clientConfiguration)
             let harness = IngressHarness(mock: mock, port: port, client: client, group: group, logger: logger)
             let result: T
