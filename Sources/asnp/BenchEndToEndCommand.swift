@@ -96,35 +96,15 @@ struct BenchEndToEndCommand: AsyncParsableCommand {
         let baseline = try BenchWorkerCommand.timeVerification(input: baselineInput, root: rootFile, bundleId: bundleId)
         let verificationRate = Double(min(Self.baselineCount, workload.bodies.count)) / baseline.seconds
 
-        let scratch = "asnp_bench_e2e_\(UInt32.random(in: 0...UInt32.max))"
-        try await NotificationStore.withRunning(configuration: configuration, logger: logger) {
-            _ = try await $0.execute("CREATE DATABASE \(scratch)")
-        }
-        var scratchConfiguration = configuration
-        scratchConfiguration.database = scratch
-        do {
+        try await ScratchDatabase.with(on: configuration, prefix: "asnp_bench_e2e", logger: logger) { scratch in
             try await measure(
                 workload: workload,
-                scratch: scratchConfiguration,
+                scratch: scratch,
                 rootFile: rootFile,
                 bundleId: bundleId,
                 verificationRate: verificationRate,
                 logger: logger
             )
-        } catch {
-            try? await Self.drop(scratch, on: configuration, logger: logger)
-            throw error
-        }
-        try await Self.drop(scratch, on: configuration, logger: logger)
-    }
-
-    private static func drop(
-        _ database: String,
-        on server: NotificationStoreConfiguration,
-        logger: Logger
-    ) async throws {
-        try await NotificationStore.withRunning(configuration: server, logger: logger) {
-            _ = try await $0.execute("DROP DATABASE IF EXISTS \(database) WITH (FORCE)")
         }
     }
 

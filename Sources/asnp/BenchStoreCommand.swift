@@ -48,23 +48,8 @@ struct BenchStoreCommand: AsyncParsableCommand {
 
         var logger = Logger(label: "asnp.bench.store", factory: { StreamLogHandler.standardError(label: $0) })
         logger.logLevel = .warning
-        let scratch = "asnp_bench_\(UInt32.random(in: 0...UInt32.max))"
-        _ = try await NotificationStore.withRunning(configuration: base, logger: logger) {
-            try await $0.execute("CREATE DATABASE \(scratch)")
-        }
-        var configuration = base
-        configuration.database = scratch
-        var rows: [StoreBenchRow] = []
-        do {
-            rows = try await measure(configuration: configuration, batches: batches, logger: logger)
-        } catch {
-            try? await NotificationStore.withRunning(configuration: base, logger: logger) {
-                _ = try await $0.execute("DROP DATABASE \(scratch)")
-            }
-            throw error
-        }
-        try await NotificationStore.withRunning(configuration: base, logger: logger) {
-            _ = try await $0.execute("DROP DATABASE \(scratch)")
+        let rows = try await ScratchDatabase.with(on: base, prefix: "asnp_bench", logger: logger) { configuration in
+            try await measure(configuration: configuration, batches: batches, logger: logger)
         }
         StoreBenchReport(
             title: "PostgreSQL batch write, \(count) V2 notifications in batches of \(batchSize), median of "

@@ -64,44 +64,34 @@ struct BenchWorkerCommand: AsyncParsableCommand {
         Self.note("asnp verify --jsonl...")
         let verification = try Self.timeVerification(input: input, root: rootFile)
 
-        let scratch = "asnp_bench_worker_\(UInt32.random(in: 0...UInt32.max))"
-        try await NotificationStore.withRunning(configuration: databaseConfiguration, logger: logger) {
-            _ = try await $0.execute("CREATE DATABASE \(scratch)")
-        }
-        defer {
-            let drop = databaseConfiguration
-            Task { [logger] in
-                try? await NotificationStore.withRunning(configuration: drop, logger: logger) {
-                    _ = try await $0.execute("DROP DATABASE IF EXISTS \(scratch) WITH (FORCE)")
-                }
-            }
-        }
-        var scratchConfiguration = databaseConfiguration
-        scratchConfiguration.database = scratch
-        try await NotificationStore.withRunning(configuration: scratchConfiguration, logger: logger) {
-            _ = try await $0.migrate()
-        }
-
-        Self.note("asnp worker...")
-        let run = try await WorkerRun(
-            bodies: workload.bodies,
-            databaseURL: try Self.url(configuration: database, database: scratch),
-            rootFile: rootFile,
-            partitions: partitions,
-            window: window,
-            batchSize: batchSize,
+        let (run, stored) = try await ScratchDatabase.with(
+            on: databaseConfiguration,
+            prefix: "asnp_bench_worker",
             logger: logger
-        ).measure()
+        ) { scratch in
+            try await NotificationStore.withRunning(configuration: scratch, logger: logger) {
+                _ = try await $0.migrate()
+            }
 
-        let stored = try await NotificationStore.withRunning(configuration: scratchConfiguration, logger: logger) {
-            store in
-            (
-                notifications: Int(try await store.execute("SELECT count(*)::text FROM notifications")[0]) ?? 0,
-                rejected: Int(try await store.execute("SELECT count(*)::text FROM rejected_notifications")[0]) ?? 0
-            )
-        }
-        try await NotificationStore.withRunning(configuration: databaseConfiguration, logger: logger) {
-            _ = try await $0.execute("DROP DATABASE IF EXISTS \(scratch) WITH (FORCE)")
+            Self.note("asnp worker...")
+            let run = try await WorkerRun(
+                bodies: workload.bodies,
+                databaseURL: try Self.url(configuration: database, database: scratch.database),
+                rootFile: rootFile,
+                partitions: partitions,
+                window: window,
+                batchSize: batchSize,
+                logger: logger
+            ).measure()
+
+            let stored = try await NotificationStore.withRunning(configuration: scratch, logger: logger) { store in
+                (
+                    notifications: Int(try await store.execute("SELECT count(*)::text FROM notifications")[0]) ?? 0,
+                    rejected: Int(try await store.execute("SELECT count(*)::text FROM rejected_notifications")[0])
+                        ?? 0
+                )
+            }
+            return (run, stored)
         }
         guard stored.notifications == count, stored.rejected == 0 else {
             throw ValidationError(
