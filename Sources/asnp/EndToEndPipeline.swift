@@ -88,17 +88,23 @@ struct EndToEndPipeline {
 
     private func ingressIsReady(port: Int) async throws -> Bool {
         let client = HTTPClient(eventLoopGroupProvider: .singleton)
-        var ready = false
-        for _ in 0..<150 where !ready {
+        let ready = try await Self.waitUntilReady(port: port, client: client, within: .seconds(30))
+        try await client.shutdown()
+        return ready
+    }
+
+    /// Polls an ingress's `/health/ready` on 127.0.0.1 until it answers 200 or `limit` passes; whether it did.
+    static func waitUntilReady(port: Int, client: HTTPClient, within limit: Duration) async throws -> Bool {
+        let deadline = ContinuousClock.now.advanced(by: limit)
+        while ContinuousClock.now < deadline {
             let reply = try? await client.execute(
                 HTTPClientRequest(url: "http://127.0.0.1:\(port)/health/ready"),
                 timeout: .seconds(2)
             )
-            ready = reply?.status == .ok
-            if !ready { try? await Task.sleep(for: .milliseconds(200)) }
+            if reply?.status == .ok { return true }
+            try await Task.sleep(for: .milliseconds(200))
         }
-        try await client.shutdown()
-        return ready
+        return false
     }
 
     /// `asnp arguments...` with `environment` added to this process's; its output discarded.

@@ -1,8 +1,6 @@
 import AppStoreTestSupport
 import AsyncHTTPClient
 import Foundation
-import NIOCore
-import NIOHTTP1
 
 @testable import asnp
 
@@ -34,17 +32,6 @@ enum IngressProcess {
 
     /// Polls `/health/ready` for up to 20 s; whether it answered 200.
     static func waitUntilReady(port: Int, client: HTTPClient) async throws -> Bool {
-        for _ in 0..<100 {
-            if let reply = try? await client.execute(
-                HTTPClientRequest(url: "http://127.0.0.1:\(port)/health/ready"),
-                timeout: .seconds(2)
-            ),
-                reply.status == .ok
-            {
-                return true
-            }
-            try await Task.sleep(for: .milliseconds(200))
-        }
-        return false
+        try await EndToEndPipeline.waitUntilReady(port: port, client: client, within: .seconds(20))
     }
 }
