@@ -17,7 +17,7 @@ struct LoadgenCommand: AsyncParsableCommand {
             """
     )
 
-    @Option(help: "Where to post V2 bodies; V1 bodies go to the same URL with /v1/ for /v2/.")
+    @Option(help: "Where to post V2 bodies (http://); V1 bodies go to the same URL with /v1/ for /v2/.")
     var url = "http://127.0.0.1:8080/v2/notifications/sandbox"
 
     @Option(help: "Notifications to sign (six per subscription).")
