@@ -134,7 +134,7 @@ extension SignedDataVerifier {
         as type: Payload.Type,
         what: String
     ) async throws(VerificationError) -> Payload {
-        let jws = try CompactJWS(compact)
+        let jws = try CompactJWS(compact, memo: chainVerifier.headerMemo)
         let payloadData = Data(jws.payload)
         // Apple's library needs only a JSON object with a usable signed date before it checks the chain and
         // signature, and applies the documented shape last. Decode the shape once, but report a shape error only

@@ -18,8 +18,8 @@ public final class ChainVerifier: Sendable {
         /// The roots a chain must end in. Default: Apple Root CA - G3.
         public var trustedRoots: [Certificate]
         /// How many distinct verified chains to remember. Apple rotates its signing leaf rarely, so a few suffice;
-        /// the bound keeps a flood of forged chains from growing memory. 0 turns the cache off (to measure what it
-        /// saves). Default: 64.
+        /// the bound keeps a flood of forged chains from growing memory. 0 turns the cache off, and the memo of
+        /// decoded JWS headers with it (to measure what they save). Default: 64.
         public var cacheCapacity: Int
 
         /// Creates settings; the defaults trust Apple Root CA - G3 and cache 64 chains.
@@ -33,12 +33,15 @@ public final class ChainVerifier: Sendable {
     public let configuration: Configuration
     private let rootStore: CertificateStore
     private let cache: VerifiedChainCache?
+    /// Decoded JWS headers, shared like the chains they carry; nil when caching is off.
+    let headerMemo: JWSHeaderMemo?
 
     /// Creates a chain verifier with an empty cache.
     public init(configuration: Configuration = .init()) {
         self.configuration = configuration
         self.rootStore = CertificateStore(configuration.trustedRoots)
         self.cache = configuration.cacheCapacity > 0 ? VerifiedChainCache(capacity: configuration.cacheCapacity) : nil
+        self.headerMemo = configuration.cacheCapacity > 0 ? JWSHeaderMemo() : nil
     }
 
     /// Lookup counters of the verified-chain cache.

@@ -18,40 +18,53 @@ struct CompactJWS {
     /// The SHA-256 digest of the signing input (the ASCII of `header.payload`), which ES256 signs.
     let signingInputDigest: SHA256Digest
 
-    /// Splits and decodes `compact`.
+    /// Splits and decodes `compact`; a header whose exact text `memo` remembers is not decoded again.
     /// - Throws: `VERIFICATION_FAILURE` when it is not three base64url segments with a JSON object header.
-    init(_ compact: String) throws(VerificationError) {
+    init(_ compact: String, memo: JWSHeaderMemo? = nil) throws(VerificationError) {
         var compact = compact
         // Work on the string's own bytes: no splitting into substrings, no copies before decoding.
-        let parts = compact.withUTF8 {
-            bytes -> (header: [UInt8]?, payload: [UInt8]?, signature: [UInt8]?, SHA256Digest)? in
-            guard let segments = CompactJWSSegments(bytes) else { return nil }
+        let decoded = compact.withUTF8 { bytes -> Result<CompactJWS, VerificationError> in
+            guard let segments = CompactJWSSegments(bytes) else {
+                return .failure(.verificationFailure("the signed value is not a JWS in compact serialization"))
+            }
             func decoded(_ range: Range<Int>) -> [UInt8]? {
                 Base64URL.decode(UnsafeBufferPointer(rebasing: bytes[range]))
             }
+            let invalidBase64 = VerificationError.verificationFailure("a JWS segment is not valid base64url")
+            guard let payload = decoded(segments.payload), let signature = decoded(segments.signature) else {
+                return .failure(invalidBase64)
+            }
+            let headerSegment = UnsafeBufferPointer(rebasing: bytes[segments.header])
+            let header: JWSHeader
+            if let remembered = memo?.header(for: headerSegment) {
+                header = remembered
+            } else {
+                guard let headerBytes = decoded(segments.header) else { return .failure(invalidBase64) }
+                guard let decodedHeader = try? JSONDecoder().decode(JWSHeader.self, from: Data(headerBytes)) else {
+                    return .failure(.verificationFailure("the JWS header is not a JSON object of the expected shape"))
+                }
+                header = decodedHeader
+                memo?.remember(header, for: headerSegment)
+            }
             // ES256 signs the ASCII of `header.payload`.
             let signingInput = UnsafeBufferPointer(rebasing: bytes[..<segments.payload.upperBound])
-            return (
-                decoded(segments.header),
-                decoded(segments.payload),
-                decoded(segments.signature),
-                Self.digest(UnsafeRawBufferPointer(signingInput))
+            return .success(
+                CompactJWS(
+                    header: header,
+                    payload: payload,
+                    signature: signature,
+                    signingInputDigest: Self.digest(UnsafeRawBufferPointer(signingInput))
+                )
             )
         }
-        guard let parts else {
-            throw .verificationFailure("the signed value is not a JWS in compact serialization")
-        }
-        guard let headerBytes = parts.header, let payload = parts.payload, let signature = parts.signature else {
-            throw .verificationFailure("a JWS segment is not valid base64url")
-        }
-        do {
-            self.header = try JSONDecoder().decode(JWSHeader.self, from: Data(headerBytes))
-        } catch {
-            throw .verificationFailure("the JWS header is not a JSON object of the expected shape")
-        }
+        self = try decoded.get()
+    }
+
+    private init(header: JWSHeader, payload: [UInt8], signature: [UInt8], signingInputDigest: SHA256Digest) {
+        self.header = header
         self.payload = payload
         self.signature = signature
-        self.signingInputDigest = parts.3
+        self.signingInputDigest = signingInputDigest
     }
 }
 
@@ -64,7 +77,7 @@ extension CompactJWS {
 }
 
 /// The protected header fields the App Store sets.
-struct JWSHeader: Decodable {
+struct JWSHeader: Decodable, Sendable {
     /// The signature algorithm; the App Store uses ES256 only.
     var alg: String?
     /// The certificate chain, leaf first, as standard base64 DER.
