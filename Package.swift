@@ -284,6 +284,7 @@ let package = Package(
                 "PipelineContract",
                 "KafkaClient",
                 "AppStoreModels",
+                "AppStoreSigning",
                 "AppStoreTestSupport",
                 .product(name: "AsyncHTTPClient", package: "async-http-client"),
                 .product(name: "Hummingbird", package: "hummingbird"),

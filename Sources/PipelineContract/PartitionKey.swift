@@ -40,6 +40,12 @@ public struct PartitionKey: Sendable, Hashable, CustomStringConvertible {
     /// Returns nil when the body is not a JSON object: nothing Apple sends, so the receiver refuses it. Any JSON
     /// object gets a key, however malformed its content, because judging content is the workers' job.
     public static func peek(body: Data, version: Int) -> PartitionKey? {
+        if version == 2, let key = plainPeek(body) { return key }
+        return decodingPeek(body, version: version)
+    }
+
+    /// The peek through `JSONDecoder`, for any body.
+    static func decodingPeek(_ body: Data, version: Int) -> PartitionKey? {
         let decoder = JSONDecoder()
         switch version {
         case 2:
@@ -63,6 +69,51 @@ public struct PartitionKey: Sendable, Hashable, CustomStringConvertible {
             }
         }
         return hashing(body)
+    }
+
+    /// The V2 peek for plain JSON (everything Apple sends), read in place; nil when some part is not plain, and
+    /// then the decoding peek decides. Gives the decoding peek's answer whenever it gives one.
+    static func plainPeek(_ body: Data) -> PartitionKey? {
+        body.withUnsafeBytes { raw -> PartitionKey? in
+            let bytes = raw.assumingMemoryBound(to: UInt8.self)
+            guard let outer = PlainJSONObject.members(of: bytes, named: ["signedPayload"]) else { return nil }
+            guard case .string(let signedPayload)? = outer[0],
+                let payload = plainJWSPayload(UnsafeBufferPointer(rebasing: bytes[signedPayload]))
+            else { return hashing(body) }
+            return payload.withUnsafeBufferPointer { payload -> PartitionKey? in
+                guard let members = PlainJSONObject.members(of: payload, named: ["notificationUUID", "data"]) else {
+                    return nil
+                }
+                if case .object(let data)? = members[1] {
+                    let data = UnsafeBufferPointer(rebasing: payload[data])
+                    guard let dataMembers = PlainJSONObject.members(of: data, named: ["signedTransactionInfo"]) else {
+                        return nil
+                    }
+                    if case .string(let signedTransaction)? = dataMembers[0],
+                        let transaction = plainJWSPayload(UnsafeBufferPointer(rebasing: data[signedTransaction]))
+                    {
+                        let key = transaction.withUnsafeBufferPointer { transaction -> String?? in
+                            guard
+                                let members = PlainJSONObject.members(of: transaction, named: ["originalTransactionId"])
+                            else { return .none }
+                            guard case .string(let key)? = members[0] else { return .some(nil) }
+                            return .some(String(decoding: transaction[key], as: UTF8.self))
+                        }
+                        guard let key else { return nil }
+                        if let key, !key.isEmpty { return PartitionKey(value: key, basis: .originalTransactionId) }
+                    }
+                }
+                if case .string(let uuid)? = members[0], !uuid.isEmpty {
+                    return PartitionKey(value: String(decoding: payload[uuid], as: UTF8.self), basis: .notificationUUID)
+                }
+                return hashing(body)
+            }
+        }
+    }
+
+    /// The base64url-decoded payload segment of a compact JWS, unverified.
+    private static func plainJWSPayload(_ jws: UnsafeBufferPointer<UInt8>) -> [UInt8]? {
+        CompactJWSSegments(jws).flatMap { Base64URL.decode(UnsafeBufferPointer(rebasing: jws[$0.payload])) }
     }
 
     /// A key from the body's bytes: the first 16 bytes of its SHA-256, in hex.

@@ -5,6 +5,9 @@ struct EndToEndStep {
     /// Notifications/s asked for, and posted.
     var offered: Double
     var posted: Double
+    /// Distinct notifications posted for the first time, per second: what there is to store (the workload repeats
+    /// 5% of its bodies as Apple's retries do; a repeat is deduplicated, never a new row).
+    var new: Double
     var ok: Int
     var notOK: Int
     /// Ingress latency from when each request was due, milliseconds.
@@ -96,6 +99,7 @@ struct EndToEndStep {
     private static let columns: [(header: String, csv: String, value: @Sendable (EndToEndStep) -> String)] = [
         ("offered/s", "offered", { String(format: "%.0f", $0.offered) }),
         ("posted/s", "posted", { String(format: "%.0f", $0.posted) }),
+        ("new/s", "new", { String(format: "%.0f", $0.new) }),
         ("200", "ok", { String($0.ok) }),
         ("other", "other", { String($0.notOK) }),
         ("p50 ms", "p50_ms", { String(format: "%.1f", $0.p50) }),

@@ -1,8 +1,10 @@
 import AppStoreModels
+import AppStoreSigning
 import AppStoreTestSupport
 import Foundation
-import PipelineContract
 import Testing
+
+@testable import PipelineContract
 
 @Suite("The partition key peek and the raw-topic headers")
 struct PartitionKeyTests {
@@ -72,4 +74,145 @@ struct PartitionKeyTests {
             try RawNotificationHeaders(fields: invalid)
         }
     }
+
+    @Test("Every V2 fixture takes the in-place peek when plain, with the decoding peek's key")
+    func plainPeekOnFixtures() throws {
+        let fixtures = Fixtures.v2Cases
+        try #require(!fixtures.isEmpty)
+        for fixture in fixtures {
+            let body = Data(fixture.body.utf8)
+            let plain = PartitionKey.plainPeek(body)
+            if fixture.expectedStatus == "OK" { #expect(plain != nil, "\(fixture.id): Apple's bodies are plain") }
+            if let plain { #expect(plain == PartitionKey.decodingPeek(body, version: 2), "\(fixture.id)") }
+        }
+    }
+
+    @Test("The in-place peek answers only what the decoding peek answers, for bodies of every shape")
+    func plainPeekAgreesOnEveryShape() {
+        var answered = 0
+        var total = 0
+        func check(_ body: String) {
+            total += 1
+            let data = Data(body.utf8)
+            guard let plain = PartitionKey.plainPeek(data) else { return }
+            answered += 1
+            #expect(plain == PartitionKey.decodingPeek(data, version: 2), "\(body)")
+        }
+        for outer in PeekShapes.outer {
+            for payload in PeekShapes.payloads {
+                for transaction in PeekShapes.transactions {
+                    check(outer(PeekShapes.jws(payload(PeekShapes.jws(transaction)))))
+                }
+            }
+        }
+        // Single-byte changes to a plain payload, from the bytes that matter to JSON.
+        var random = SeededGenerator(seed: 11)
+        let payload = Array(PeekShapes.payloads[0](PeekShapes.jws(PeekShapes.transactions[0])).utf8)
+        let alphabet = Array(#"{}[]",:\ 0.-e9aztfnul"#.utf8) + Array("é".utf8)
+        for _ in 0..<3_000 {
+            var mutated = payload
+            for _ in 0...Int.random(in: 0...2, using: &random) {
+                mutated[Int.random(in: 0..<mutated.count, using: &random)] = alphabet.randomElement(using: &random)!
+            }
+            check(PeekShapes.outer[0](PeekShapes.jws(String(decoding: mutated, as: UTF8.self))))
+        }
+        // Not vacuous: most shapes are plain and were answered in place.
+        #expect(answered > total / 3, "\(answered) of \(total)")
+    }
+
+    @Test(
+        "The plain JSON reader refuses what is not plain, valid JSON",
+        arguments: [
+            #"{"a":01}"#, #"{"a":1.}"#, #"{"a":-}"#, #"{"a":1e}"#, #"{"a":.5}"#, #"{"a":+1}"#, #"{"a":1,}"#,
+            #"{"a" 1}"#, #"{a:1}"#, #"{"a":tru}"#, #"{"a":nul}"#, #"{"a":[1,]}"#, #"{"a":[1 2]}"#, #"{"a":"x\"y"}"#,
+            #"{"a":"é"}"#, "{\"a\":\"\u{1}\"}", #"{"a":1}x"#, #"{"a":1}}"#, #"{"a":"x"#, "[1]", "", "  ", #""s""#,
+            #"{"a":1,"a":2}"#, #"{"x":"# + String(repeating: "[", count: 40) + String(repeating: "]", count: 40) + "}",
+        ]
+    )
+    func plainReaderRefuses(json: String) {
+        let members = Array(json.utf8).withUnsafeBufferPointer { PlainJSONObject.members(of: $0, named: ["a"]) }
+        #expect(members == nil)
+    }
+
+    @Test("The plain JSON reader reads strings of any length, refusing an escape, control or non-ASCII byte anywhere")
+    func plainReaderStrings() {
+        func member(_ characters: [UInt8]) -> [PlainJSONObject.Value?]? {
+            (Array(#"{"a":""#.utf8) + characters + Array(#""}"#.utf8)).withUnsafeBufferPointer {
+                PlainJSONObject.members(of: $0, named: ["a"])
+            }
+        }
+        for length in 0..<40 {
+            let plain = Array(repeating: UInt8(ascii: "x"), count: length)
+            #expect(member(plain) == [.string(6..<(6 + length))], "length \(length)")
+            for position in 0..<length {
+                for special in [UInt8(ascii: "\\"), 0x01, 0x1F, 0x80, 0xC3, 0xFF] {
+                    var characters = plain
+                    characters[position] = special
+                    #expect(member(characters) == nil, "byte \(special) at \(position) of \(length)")
+                }
+            }
+        }
+    }
+
+    @Test("The plain JSON reader finds members at the top level only, whatever surrounds them")
+    func plainReaderFindsMembers() throws {
+        let json =
+            #" { "n": [1, -2.5e+3, 0, {"a": "inner"}], "a" : "top", "o": {"a": {}}, "b": {"c": true}, "z": null } "#
+        let members = try #require(
+            Array(json.utf8).withUnsafeBufferPointer { PlainJSONObject.members(of: $0, named: ["a", "b", "z", "q"]) }
+        )
+        let bytes = Array(json.utf8)
+        guard case .string(let a)? = members[0], case .object(let b)? = members[1] else {
+            Issue.record("unexpected members \(members)")
+            return
+        }
+        #expect(String(decoding: bytes[a], as: UTF8.self) == "top")
+        #expect(String(decoding: bytes[b], as: UTF8.self) == #"{"c": true}"#)
+        #expect(members[2] == .other)
+        #expect(members[3] == nil)
+    }
+}
+
+/// Bodies for comparing the two peeks: outer objects, payloads and transactions, plain and not.
+private enum PeekShapes {
+    /// An unsigned compact JWS of `payload` (the peek does not verify).
+    static func jws(_ payload: String) -> String {
+        "eyJhbGciOiJFUzI1NiJ9." + Base64URL.encode(Array(payload.utf8)) + ".c2ln"
+    }
+
+    static let outer: [@Sendable (String) -> String] = [
+        { #"{"signedPayload":"\#($0)"}"# },
+        { " {\n  \"signedPayload\" : \"\($0)\"\t}\r\n" },
+        { #"{"other":[1,{"a":null},"x"],"signedPayload":"\#($0)","n":-0.5E-2}"# },
+        { #"{"signedPayload":"\#($0)","signedPayload":"\#($0)"}"# },
+        { #"{"signedPayload":"\#($0)"}garbage"# },
+        { #"{"signedPayload":"\#($0)",}"# },
+        { #"{"signedPayload":"\#($0)\/"}"# },
+        { #"{"signedPayload":12}"# + String($0.prefix(0)) },
+        { #"["\#($0)"]"# },
+    ]
+
+    static let payloads: [@Sendable (String) -> String] = [
+        {
+            #"{"notificationType":"DID_RENEW","notificationUUID":"u-1","data":{"appAppleId":1,"#
+                + #""signedTransactionInfo":"\#($0)"},"signedDate":1}"#
+        },
+        { #"{"notificationUUID":"u-2","data":null,"x":"\#($0)"}"# },
+        { #"{"notificationUUID":"u-3","data":"\#($0)"}"# },
+        { #"{"notificationUUID":"","data":{"signedTransactionInfo":"\#($0)"}}"# },
+        { #"{"notificationUUID":"u\u002d5","data":{"signedTransactionInfo":"\#($0)"}}"# },
+        { #"{"notificationUUID":"u-6","data":{"signedTransactionInfo":"\#($0)","signedTransactionInfo":"x"}}"# },
+        { #"{"notificationUUID":"u-7","data":{"signedTransactionInfo":"not a jws"},"t":"\#($0)"}"# },
+        { #"{"notificationUUID":"ü-8","data":{"signedTransactionInfo":"\#($0)"}}"# },
+        { #"{"data":{"signedTransactionInfo":"\#($0)"},"notificationUUID":7}"# },
+        { #"{"notificationUUID":"u-10","data":{"signedTransactionInfo":"\#($0)"}"# },
+        { #"[{"notificationUUID":"u-11","data":{"signedTransactionInfo":"\#($0)"}}]"# },
+    ]
+
+    static let transactions = [
+        #"{"transactionId":"2000","originalTransactionId":"1000","price":9990,"signedDate":1}"#,
+        #"{"originalTransactionId":""}"#, #"{"originalTransactionId":10}"#, #"{"originalTransactionId":"100"}"#,
+        #"{"originalTransactionId":"1","originalTransactionId":"2"}"#, #"{"originalTransactionId":"é"}"#, "[1]",
+        "not json", "{}", #"{"a":[1,2.5e3,-0,true,false,null,{"b":{}}],"originalTransactionId":"42"}"#,
+    ]
 }
