@@ -64,13 +64,14 @@ extension NotificationStore {
     ) async throws -> BatchWriteResult {
         var result = BatchWriteResult()
         if !batch.notifications.isEmpty {
-            let rows: PostgresRowSequence
             switch method.base {
-            case .copy: rows = try await writeNotificationsByCopy(batch.notifications, on: connection, logger: logger)
+            case .copy:
+                let rows = try await writeNotificationsByCopy(batch.notifications, on: connection, logger: logger)
+                try await collect(rows, into: &result)
             case .unnest:
-                rows = try await writeNotificationsByUnnest(batch.notifications, on: connection, logger: logger)
+                let rows = try await writeNotificationsByUnnest(batch.notifications, on: connection, logger: logger)
+                try await collect(rows, into: &result)
             }
-            try await collect(rows, into: &result)
         }
         result.duplicateNotifications = batch.notifications.count - result.storedNotifications.count
         try await writeRejected(batch.rejected, on: connection, logger: logger, into: &result)
@@ -184,36 +185,8 @@ extension NotificationStore {
         _ rows: [NotificationRow],
         on connection: PostgresConnection,
         logger: Logger
-    ) async throws -> PostgresRowSequence {
-        var bindings = PostgresBindings(capacity: BatchStatements.stagedColumns.count)
-        bindings.append(rows.map(\.ordinal))
-        bindings.append(rows.map(\.notificationUUID))
-        bindings.append(rows.map(\.version))
-        bindings.append(rows.map(\.notificationType))
-        bindings.append(NullableArray(rows.map(\.subtype)))
-        bindings.append(NullableArray(rows.map(\.environment)))
-        bindings.append(NullableArray(rows.map(\.bundleId)))
-        bindings.append(NullableArray(rows.map(\.appAppleId)))
-        bindings.append(NullableArray(rows.map(\.originalTransactionId)))
-        bindings.append(NullableArray(rows.map(\.transactionId)))
-        bindings.append(NullableArray(rows.map(\.productId)))
-        bindings.append(NullableArray(rows.map(\.signedDate)))
-        bindings.append(NullableArray(rows.map(\.expiresDate)))
-        bindings.append(NullableArray(rows.map(\.revocationDate)))
-        bindings.append(NullableArray(rows.map(\.autoRenewStatus)))
-        bindings.append(rows.map(\.decoded))
-        bindings.append(rows.map(\.rawBody))
-        bindings.append(rows.map(\.receivedAt))
-        bindings.append(rows.map(\.source.topic))
-        bindings.append(rows.map(\.source.partition))
-        bindings.append(rows.map(\.source.offset))
-        return try await connection.query(
-            PostgresQuery(
-                unsafeSQL: BatchStatements.writeNotifications(from: BatchStatements.unnestSource),
-                binds: bindings
-            ),
-            logger: logger
-        )
+    ) async throws -> some AsyncSequence<PostgresRow, any Error> {
+        try await connection.execute(WriteNotificationsStatement(rows: rows), logger: logger)
     }
 
     private static func writeRejected(
@@ -258,7 +231,10 @@ extension NotificationStore {
     }
 
     /// Reads the merging statement's rows: one per outbox entry written.
-    private static func collect(_ rows: PostgresRowSequence, into result: inout BatchWriteResult) async throws {
+    private static func collect(
+        _ rows: some AsyncSequence<PostgresRow, any Error>,
+        into result: inout BatchWriteResult
+    ) async throws {
         for try await row in rows {
             let cells = row.makeRandomAccess()
             let stream = OutboxStream(rawValue: try cells[0].decode(String.self))

@@ -1,0 +1,42 @@
+import PostgresNIO
+
+/// The UNNEST write of a batch's notifications as a named prepared statement: each connection parses it once, and
+/// PostgreSQL settles on one plan for it, instead of parsing and planning its ~100 lines for every batch (which
+/// cost more than a small batch's rows did).
+struct WriteNotificationsStatement: PostgresPreparedStatement {
+    static let name = "asnp_write_notifications"
+    static let sql = BatchStatements.writeNotifications(from: BatchStatements.unnestSource)
+
+    /// Rows stay rows: ``NotificationStore`` reads them by position (their shape depends on the outbox stream).
+    typealias Row = PostgresRow
+
+    var rows: [NotificationRow]
+
+    func makeBindings() -> PostgresBindings {
+        var bindings = PostgresBindings(capacity: BatchStatements.stagedColumns.count)
+        bindings.append(rows.map(\.ordinal))
+        bindings.append(rows.map(\.notificationUUID))
+        bindings.append(rows.map(\.version))
+        bindings.append(rows.map(\.notificationType))
+        bindings.append(NullableArray(rows.map(\.subtype)))
+        bindings.append(NullableArray(rows.map(\.environment)))
+        bindings.append(NullableArray(rows.map(\.bundleId)))
+        bindings.append(NullableArray(rows.map(\.appAppleId)))
+        bindings.append(NullableArray(rows.map(\.originalTransactionId)))
+        bindings.append(NullableArray(rows.map(\.transactionId)))
+        bindings.append(NullableArray(rows.map(\.productId)))
+        bindings.append(NullableArray(rows.map(\.signedDate)))
+        bindings.append(NullableArray(rows.map(\.expiresDate)))
+        bindings.append(NullableArray(rows.map(\.revocationDate)))
+        bindings.append(NullableArray(rows.map(\.autoRenewStatus)))
+        bindings.append(rows.map(\.decoded))
+        bindings.append(rows.map(\.rawBody))
+        bindings.append(rows.map(\.receivedAt))
+        bindings.append(rows.map(\.source.topic))
+        bindings.append(rows.map(\.source.partition))
+        bindings.append(rows.map(\.source.offset))
+        return bindings
+    }
+
+    func decodeRow(_ row: PostgresRow) -> PostgresRow { row }
+}
