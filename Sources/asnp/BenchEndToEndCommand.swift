@@ -38,14 +38,6 @@ struct BenchEndToEndCommand: AsyncParsableCommand {
     @Option(help: "Worker processes.")
     var workers = 2
 
-    @Option(
-        help: """
-            CPU priority of the workers (nice, 0-19): on a shared machine, a lower priority for the batch work lets \
-            the ingress answer first; the workers' lag absorbs it.
-            """
-    )
-    var workerNice = 0
-
     @Option(help: "Partitions of the raw topic (the mock keeps ~5 MB each: enough for the backlog).")
     var partitions = 64
 
@@ -64,9 +56,6 @@ struct BenchEndToEndCommand: AsyncParsableCommand {
         }
         guard stepSeconds > 0, workers > 0, partitions > 0, connections > 0 else {
             throw ValidationError("--step-seconds, --workers, --partitions and --connections must be positive")
-        }
-        guard (0...19).contains(workerNice) else {
-            throw ValidationError("--worker-nice must be 0 to 19")
         }
     }
 
@@ -136,8 +125,7 @@ struct BenchEndToEndCommand: AsyncParsableCommand {
             rootFile: rootFile,
             bundleId: bundleId,
             partitions: partitions,
-            workers: workers,
-            workerNice: workerNice
+            workers: workers
         )
         let outcome: Result<Void, any Error>
         do {
@@ -281,8 +269,7 @@ struct BenchEndToEndCommand: AsyncParsableCommand {
         let cores = ProcessInfo.processInfo.activeProcessorCount
         EndToEndStep.print(
             rows,
-            title: "asnp kafka-mock, asnp ingress, \(workers) asnp worker"
-                + (workerNice == 0 ? "" : " (nice \(workerNice))") + ", PostgreSQL"
+            title: "asnp kafka-mock, asnp ingress, \(workers) asnp worker, PostgreSQL"
                 + (postmaster == nil ? " (elsewhere)" : "") + " on \(cores) cores; \(partitions) raw partitions"
         )
         print(Self.summary(rows, verificationRate: verificationRate))

@@ -31,15 +31,13 @@ struct EndToEndPipeline {
     }
 
     /// Applies the migrations to `databaseURL`, starts the broker (topics of `partitions` partitions), the ingress on
-    /// a free loopback port and `workers` workers (at CPU priority `workerNice`), and waits until the ingress is
-    /// ready.
+    /// a free loopback port and `workers` workers, and waits until the ingress is ready.
     static func start(
         databaseURL: String,
         rootFile: URL,
         bundleId: String,
         partitions: Int,
-        workers workerCount: Int,
-        workerNice: Int = 0
+        workers workerCount: Int
     ) async throws -> EndToEndPipeline {
         let migrate = try child(["migrate", "--database-url", databaseURL], environment: [:])
         await migrate.exited()
@@ -65,8 +63,7 @@ struct EndToEndPipeline {
                 environment: common.merging([
                     "DATABASE_URL": databaseURL, "WORKER_ROOT_CERTIFICATES": rootFile.path,
                     "WORKER_STATUS_HOST": "127.0.0.1", "WORKER_STATUS_PORT": "0",
-                ]) { $1 },
-                nice: workerNice
+                ]) { $1 }
             )
         }
         let pipeline = EndToEndPipeline(
@@ -110,18 +107,11 @@ struct EndToEndPipeline {
         return false
     }
 
-    /// `asnp arguments...` with `environment` added to this process's, at CPU priority `nice` (through
-    /// `nice(1)`, which execs asnp in its place: the process, and every thread it starts, has that priority);
-    /// its output discarded.
-    private static func child(_ arguments: [String], environment: [String: String], nice: Int = 0) throws -> Process {
+    /// `asnp arguments...` with `environment` added to this process's; its output discarded.
+    private static func child(_ arguments: [String], environment: [String: String]) throws -> Process {
         let process = Process()
-        if nice == 0 {
-            process.executableURL = BenchWorkerCommand.ownExecutable
-            process.arguments = arguments
-        } else {
-            process.executableURL = URL(fileURLWithPath: "/usr/bin/nice")
-            process.arguments = ["-n", String(nice), BenchWorkerCommand.ownExecutable.path] + arguments
-        }
+        process.executableURL = BenchWorkerCommand.ownExecutable
+        process.arguments = arguments
         process.environment = ProcessInfo.processInfo.environment.merging(environment) { $1 }
         process.standardOutput = FileHandle.nullDevice
         process.standardError = FileHandle.nullDevice
