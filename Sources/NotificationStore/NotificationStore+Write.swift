@@ -26,13 +26,20 @@ extension NotificationStore {
     public func write(_ batch: NotificationBatch) async throws(NotificationStoreError) -> BatchWriteResult {
         let prepared = PreparedBatch(batch)
         let method = configuration.batchWriteMethod
+        let usesPreparedStatements = configuration.usesPreparedStatements
         let logger = self.logger
         let operation = "writing a batch of \(batch.entries.count) notifications"
         var attempt = 1
         while true {
             do throws(NotificationStoreError) {
                 return try await inTransaction(operation) { connection in
-                    try await Self.write(prepared, method: method, on: connection, logger: logger)
+                    try await Self.write(
+                        prepared,
+                        method: method,
+                        prepares: usesPreparedStatements,
+                        on: connection,
+                        logger: logger
+                    )
                 }
             } catch {
                 // Deadlocks cannot happen between our writers (rows are locked in key order), but other writers
@@ -50,7 +57,12 @@ extension NotificationStore {
                     metadata: ["error": "\(error)"]
                 )
                 return try await inTransaction(operation + " row by row") { connection in
-                    try await Self.writeIsolatingRows(prepared, on: connection, logger: logger)
+                    try await Self.writeIsolatingRows(
+                        prepared,
+                        prepares: usesPreparedStatements,
+                        on: connection,
+                        logger: logger
+                    )
                 }
             }
         }
@@ -59,6 +71,7 @@ extension NotificationStore {
     private static func write(
         _ batch: PreparedBatch,
         method: BatchWriteMethod,
+        prepares: Bool,
         on connection: PostgresConnection,
         logger: Logger
     ) async throws -> BatchWriteResult {
@@ -69,8 +82,13 @@ extension NotificationStore {
                 let rows = try await writeNotificationsByCopy(batch.notifications, on: connection, logger: logger)
                 try await collect(rows, into: &result)
             case .unnest:
-                let rows = try await writeNotificationsByUnnest(batch.notifications, on: connection, logger: logger)
-                try await collect(rows, into: &result)
+                try await writeNotificationsByUnnest(
+                    batch.notifications,
+                    prepares: prepares,
+                    on: connection,
+                    logger: logger,
+                    into: &result
+                )
             }
         }
         result.duplicateNotifications = batch.notifications.count - result.storedNotifications.count
@@ -86,6 +104,7 @@ extension NotificationStore {
     /// server refuses are set aside as `UNSTORABLE` rejections and the others are stored.
     private static func writeIsolatingRows(
         _ batch: PreparedBatch,
+        prepares: Bool,
         on connection: PostgresConnection,
         logger: Logger
     ) async throws -> BatchWriteResult {
@@ -95,8 +114,13 @@ extension NotificationStore {
         for row in batch.notifications {
             try await connection.query("SAVEPOINT asnp_row", logger: logger)
             do {
-                let rows = try await writeNotificationsByUnnest([row], on: connection, logger: logger)
-                try await collect(rows, into: &result)
+                try await writeNotificationsByUnnest(
+                    [row],
+                    prepares: prepares,
+                    on: connection,
+                    logger: logger,
+                    into: &result
+                )
                 try await connection.query("RELEASE SAVEPOINT asnp_row", logger: logger)
                 stored += 1
             } catch let error as PSQLError {
@@ -183,10 +207,32 @@ extension NotificationStore {
 
     private static func writeNotificationsByUnnest(
         _ rows: [NotificationRow],
+        prepares: Bool,
         on connection: PostgresConnection,
-        logger: Logger
-    ) async throws -> some AsyncSequence<PostgresRow, any Error> {
-        try await connection.execute(WriteNotificationsStatement(rows: rows), logger: logger)
+        logger: Logger,
+        into result: inout BatchWriteResult
+    ) async throws {
+        let statement = WriteNotificationsStatement(rows: rows)
+        if prepares {
+            do {
+                try await collect(try await connection.execute(statement, logger: logger), into: &result)
+            } catch let error as PSQLError {
+                // postgres-nio 1.33.2 answers every later use of a statement whose preparation failed (the schema
+                // not migrated yet, say) with that failure, for the connection's life. An error that may have been
+                // the preparation's, not a row's data or a conflict, retires the connection: the server rolls its
+                // transaction back and the pool opens a fresh one.
+                if let sqlState = error.serverInfo?[.sqlState],
+                    !NotificationStoreError.isRowDataError(sqlState: sqlState),
+                    !NotificationStoreError.isConflict(sqlState: sqlState)
+                {
+                    try? await connection.close()
+                }
+                throw error
+            }
+        } else {
+            let query = PostgresQuery(unsafeSQL: WriteNotificationsStatement.sql, binds: statement.makeBindings())
+            try await collect(try await connection.query(query, logger: logger), into: &result)
+        }
     }
 
     private static func writeRejected(

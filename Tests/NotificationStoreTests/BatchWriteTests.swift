@@ -43,6 +43,41 @@ struct BatchWriteTests {
         #expect(first.outbox.map(\.id) == first.outbox.map(\.id).sorted())
     }
 
+    @Test("without prepared statements (behind a transaction-mode pooler) a batch is stored the same")
+    func unpreparedWritesTheSame() async throws {
+        let entries = try await StoreFixtures.scenarioEntries()
+        var results: [BatchWriteResult] = []
+        var tables: [String] = []
+        for prepares in [true, false] {
+            var (server, configuration) = try await makeDatabase()
+            configuration.usesPreparedStatements = prepares
+            // Twice: the second write finds duplicates (and, prepared, reuses the connection's statement).
+            results.append(
+                try await withStore(configuration) { store in
+                    _ = try await store.write(NotificationBatch(entries: Array(entries.prefix(entries.count / 2))))
+                    return try await store.write(NotificationBatch(entries: entries))
+                }
+            )
+            tables.append(
+                try await server.psql(
+                    configuration.database,
+                    """
+                    SELECT (SELECT string_agg(notification_uuid::text || decoded::text, ',' ORDER BY notification_uuid)
+                        FROM notifications)
+                    || (SELECT string_agg(original_transaction_id || last_notification_uuid::text, ','
+                        ORDER BY original_transaction_id) FROM subscriptions)
+                    || (SELECT count(*) FROM outbox)::text
+                    """
+                )
+            )
+        }
+        #expect(!results[0].storedNotifications.isEmpty && results[0].duplicateNotifications > 0)
+        #expect(results[0].storedNotifications == results[1].storedNotifications)
+        #expect(results[0].duplicateNotifications == results[1].duplicateNotifications)
+        #expect(results[0].subscriptionChanges.count == results[1].subscriptionChanges.count)
+        #expect(tables[0] == tables[1])
+    }
+
     @Test("stored columns: facts, decoded JSON without the JWS forms, the exact raw body, Kafka coordinates")
     func columns() async throws {
         let (server, configuration) = try await makeDatabase()

@@ -47,9 +47,11 @@ struct MigrationTests {
         )
     }
 
-    @Test("an unmigrated database: checkSchema and writes say to run asnp migrate")
+    @Test("an unmigrated database: checkSchema and writes say to run asnp migrate; once migrated, writes succeed")
     func unmigrated() async throws {
-        let (_, configuration) = try await makeDatabase()
+        var (_, configuration) = try await makeDatabase()
+        // One connection: the write after the migration must not inherit the failed one's prepared statement.
+        configuration.maximumConnections = 1
         try await withStore(configuration, migrate: false) { store in
             let error = await #expect(throws: NotificationStoreError.self) { try await store.checkSchema() }
             #expect(error?.code == .schemaNotReady)
@@ -60,6 +62,9 @@ struct MigrationTests {
             }
             #expect(writeError?.code == .schemaNotReady)
             #expect(writeError?.isRetriable == false)
+            try await store.migrate()
+            let result = try await store.write(NotificationBatch(entries: [entry]))
+            #expect(result.storedNotifications.count == 1)
         }
     }
 

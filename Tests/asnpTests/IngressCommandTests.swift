@@ -9,6 +9,7 @@ import KafkaClient
 import Logging
 import NIOCore
 import NIOHTTP1
+import NotificationStore
 import PipelineContract
 import PipelineStatus
 import Testing
@@ -152,6 +153,19 @@ struct ConfigFileTests {
         #expect(history.api.bundleID == "com.example.notes")
         #expect(history.requestsPerSecond == 10)
         #expect(throws: SettingsError.self) { try settings.historyRole(appName: "games") }
+    }
+
+    @Test("database.preparedStatements: on by default, off for a pooler that cannot keep them")
+    func preparedStatementsSetting() async throws {
+        let file = Fixtures.packageRoot.appendingPathComponent("Config/production.json").path
+        let url = "postgres://asnp@db:5432/asnp"
+        let defaults = try await PipelineSettings.load(file: file, environment: ["DATABASE_URL": url])
+        #expect(try defaults.database().usesPreparedStatements)
+        let pooled = try await PipelineSettings.load(
+            file: file,
+            environment: ["DATABASE_URL": url, "DATABASE_PREPARED_STATEMENTS": "false"]
+        )
+        #expect(try pooled.database().usesPreparedStatements == false)
     }
 
     @Test("Config/ingress.dev.json gives a valid ingress, with the environment winning over the file")

@@ -24,6 +24,11 @@ public struct NotificationStoreConfiguration: Sendable {
     public var applicationName: String
     /// How batches reach the server. Default: ``BatchWriteMethod/unnest``.
     public var batchWriteMethod: BatchWriteMethod
+    /// Whether the batch write is a named prepared statement, parsed and planned once per connection (about half of
+    /// PostgreSQL's time per batch). Turn it off behind a pooler that cannot carry prepared statements across
+    /// transactions (PgBouncer in transaction mode before 1.21, or with `max_prepared_statements = 0`).
+    /// Default: true.
+    public var usesPreparedStatements: Bool
 
     /// Creates settings for a server reached over TCP or a Unix socket.
     public init(
@@ -43,6 +48,7 @@ public struct NotificationStoreConfiguration: Sendable {
         self.operationTimeout = .seconds(30)
         self.applicationName = "asnp"
         self.batchWriteMethod = .unnest
+        self.usesPreparedStatements = true
     }
 }
 

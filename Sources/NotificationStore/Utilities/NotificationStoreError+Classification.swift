@@ -69,9 +69,15 @@ extension NotificationStoreError {
         sqlState.hasPrefix("22") || sqlState.hasPrefix("23") || sqlState == "54000"
     }
 
+    /// Whether a SQLSTATE is a conflict with another transaction (serialization, deadlock, lock not available):
+    /// the same statement succeeds when run again.
+    static func isConflict(sqlState: String) -> Bool {
+        ["40001", "40P01", "55P03"].contains(sqlState)
+    }
+
     private static func code(forSQLState sqlState: String) -> Code {
         switch sqlState {
-        case "40001", "40P01", "55P03": .conflict
+        case _ where isConflict(sqlState: sqlState): .conflict
         // A read-only transaction: the server is a standby now (a failover in progress).
         case "25006": .unavailable
         case "57014": .timedOut

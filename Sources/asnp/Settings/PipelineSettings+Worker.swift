@@ -20,6 +20,8 @@ extension PipelineSettings {
         }
         configuration.maximumConnections = try int("database.maxConnections") ?? configuration.maximumConnections
         configuration.operationTimeout = try duration("database.timeoutSeconds") ?? configuration.operationTimeout
+        configuration.usesPreparedStatements =
+            try bool("database.preparedStatements") ?? configuration.usesPreparedStatements
         return configuration
     }
 
