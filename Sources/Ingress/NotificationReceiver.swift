@@ -21,6 +21,7 @@ struct NotificationReceiver: Sendable {
     let producer: KafkaProducer
     let metrics: IngressMetrics
     let limiter: ConcurrencyLimiter
+    let deadlines: ProduceDeadlines
     let logger: Logger
     private let appsByName: [String: PipelineApp]
 
@@ -34,6 +35,7 @@ struct NotificationReceiver: Sendable {
         self.producer = producer
         self.metrics = metrics
         self.limiter = ConcurrencyLimiter(limit: configuration.maximumConcurrentRequests)
+        self.deadlines = ProduceDeadlines(timeout: configuration.acknowledgementTimeout)
         self.logger = logger
         self.appsByName = Dictionary(configuration.apps.map { ($0.name, $0) }, uniquingKeysWith: { first, _ in first })
     }
@@ -169,7 +171,7 @@ struct NotificationReceiver: Sendable {
             return response
         }
         let start = ContinuousClock.now
-        let outcome = await ProduceDeadline.send(message, with: producer, timeout: configuration.acknowledgementTimeout)
+        let outcome = await deadlines.send(message, with: producer)
         metrics.acknowledgementDuration.record(duration: ContinuousClock.now - start)
         switch outcome {
         case .acknowledged(let report):
