@@ -30,7 +30,7 @@ struct BenchEndToEndCommand: AsyncParsableCommand {
     @OptionGroup var database: DatabaseOptions
 
     @Option(help: "Offered rates, notifications/s, comma-separated: one step each.")
-    var rates = "250,500,1000,1500,2000,2500"
+    var rates = "1000,1500,2000,2500,3000"
 
     @Option(help: "Seconds per step.")
     var stepSeconds = 20
