@@ -97,17 +97,8 @@ package struct PlainJSONObject {
                     seen[slot] = true
                     found[slot] = member
                 }
-                skipWhitespace()
-                switch peek {
-                case UInt8(ascii: ","):
-                    index += 1
-                    skipWhitespace()
-                case UInt8(ascii: "}"):
-                    index += 1
-                    return start..<index
-                default:
-                    return nil
-                }
+                guard let isClosed = commaOrEnd(closing: UInt8(ascii: "}")) else { return nil }
+                if isClosed { return start..<index }
             }
         }
 
@@ -120,18 +111,26 @@ package struct PlainJSONObject {
                 return true
             }
             while true {
-                guard value(depth: depth) != nil else { return false }
-                skipWhitespace()
-                switch peek {
-                case UInt8(ascii: ","):
-                    index += 1
-                    skipWhitespace()
-                case UInt8(ascii: "]"):
-                    index += 1
-                    return true
-                default:
+                guard value(depth: depth) != nil, let isClosed = commaOrEnd(closing: UInt8(ascii: "]")) else {
                     return false
                 }
+                if isClosed { return true }
+            }
+        }
+
+        /// After a member or an element: a comma (false: more follow) or `closing` (true); nil for anything else.
+        mutating func commaOrEnd(closing: UInt8) -> Bool? {
+            skipWhitespace()
+            switch peek {
+            case UInt8(ascii: ","):
+                index += 1
+                skipWhitespace()
+                return false
+            case closing:
+                index += 1
+                return true
+            default:
+                return nil
             }
         }
 
