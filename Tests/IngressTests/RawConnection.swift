@@ -57,6 +57,24 @@ final class RawConnection: @unchecked Sendable {
         return (String(decoding: received, as: UTF8.self), false)
     }
 
+    /// Waits until the server closed each of `connections` or `timeout` passes, watching all of them at once (one
+    /// after another, a connection the server closed after its own turn would count as open); whether each closed.
+    static func waitUntilClosed(_ connections: [RawConnection], timeout: Duration) -> [Bool] {
+        var closed = [Bool](repeating: false, count: connections.count)
+        let deadline = ContinuousClock.now.advanced(by: timeout)
+        var buffer = [UInt8](repeating: 0, count: 65_536)
+        while closed.contains(false), ContinuousClock.now < deadline {
+            let open = closed.indices.filter { !closed[$0] }
+            var pollers = open.map { pollfd(fd: connections[$0].descriptor, events: Int16(POLLIN), revents: 0) }
+            guard poll(&pollers, nfds_t(pollers.count), 50) > 0 else { continue }
+            for (index, poller) in zip(open, pollers) where poller.revents != 0 {
+                let count = buffer.withUnsafeMutableBytes { recv(poller.fd, $0.baseAddress, $0.count, 0) }
+                if count <= 0 { closed[index] = true }
+            }
+        }
+        return closed
+    }
+
     /// Runs blocking socket work on a thread of its own.
     static func run<T: Sendable>(_ work: @escaping @Sendable () throws -> T) async throws -> T {
         try await withCheckedThrowingContinuation { continuation in
