@@ -92,6 +92,8 @@ public struct PartitionKey: Sendable, Hashable, CustomStringConvertible {
                     if case .string(let signedTransaction)? = dataMembers[0],
                         let transaction = plainJWSPayload(UnsafeBufferPointer(rebasing: data[signedTransaction]))
                     {
+                        // .none: the transaction is not plain JSON (the decoding peek decides); .some(nil): it has no
+                        // originalTransactionId string.
                         let key = transaction.withUnsafeBufferPointer { transaction -> String?? in
                             guard
                                 let members = PlainJSONObject.members(of: transaction, named: ["originalTransactionId"])
