@@ -78,7 +78,7 @@ public struct PartitionKey: Sendable, Hashable, CustomStringConvertible {
             let bytes = raw.assumingMemoryBound(to: UInt8.self)
             guard let outer = PlainJSONObject.members(of: bytes, named: ["signedPayload"]) else { return nil }
             guard case .string(let signedPayload)? = outer[0],
-                let payload = plainJWSPayload(UnsafeBufferPointer(rebasing: bytes[signedPayload]))
+                let payload = unverifiedPayload(UnsafeBufferPointer(rebasing: bytes[signedPayload]))
             else { return hashing(body) }
             return payload.withUnsafeBufferPointer { payload -> PartitionKey? in
                 guard let members = PlainJSONObject.members(of: payload, named: ["notificationUUID", "data"]) else {
@@ -90,7 +90,7 @@ public struct PartitionKey: Sendable, Hashable, CustomStringConvertible {
                         return nil
                     }
                     if case .string(let signedTransaction)? = dataMembers[0],
-                        let transaction = plainJWSPayload(UnsafeBufferPointer(rebasing: data[signedTransaction]))
+                        let transaction = unverifiedPayload(UnsafeBufferPointer(rebasing: data[signedTransaction]))
                     {
                         // .none: the transaction is not plain JSON (the decoding peek decides); .some(nil): it has no
                         // originalTransactionId string.
@@ -113,8 +113,8 @@ public struct PartitionKey: Sendable, Hashable, CustomStringConvertible {
         }
     }
 
-    /// The base64url-decoded payload segment of a compact JWS, unverified.
-    private static func plainJWSPayload(_ jws: UnsafeBufferPointer<UInt8>) -> [UInt8]? {
+    /// The base64url-decoded payload segment of a compact JWS, without checking its signature.
+    private static func unverifiedPayload(_ jws: UnsafeBufferPointer<UInt8>) -> [UInt8]? {
         CompactJWSSegments(jws).flatMap { Base64URL.decode(UnsafeBufferPointer(rebasing: jws[$0.payload])) }
     }
 
@@ -131,10 +131,7 @@ public struct PartitionKey: Sendable, Hashable, CustomStringConvertible {
     /// The decoded payload of a compact JWS, without checking its signature.
     private static func jwsPayload<Probe: Decodable>(_ jws: String, as probe: Probe.Type) -> Probe? {
         var jws = jws
-        let payload = jws.withUTF8 { bytes in
-            CompactJWSSegments(bytes).flatMap { Base64URL.decode(UnsafeBufferPointer(rebasing: bytes[$0.payload])) }
-        }
-        guard let payload else { return nil }
+        guard let payload = jws.withUTF8(unverifiedPayload) else { return nil }
         return try? JSONDecoder().decode(Probe.self, from: Data(payload))
     }
 }
