@@ -10,17 +10,14 @@ let package = Package(
     name: "AppStoreNotificationPipeline",
     platforms: [.macOS(.v15)],
     products: [
+        // What operators run: every role of the pipeline and its tools. The image ships this alone.
         .executable(name: "asnp", targets: ["asnp"]),
+        // Benchmarks and load generation; starts the `asnp` built beside it.
+        .executable(name: "asnp-bench", targets: ["asnp-bench"]),
+        // The libraries another package may use: Apple's notification shapes, and verifying them as Apple does.
+        // Every other target is this package's own (`package` access).
         .library(name: "AppStoreModels", targets: ["AppStoreModels"]),
         .library(name: "AppStoreVerification", targets: ["AppStoreVerification"]),
-        .library(name: "AppStoreSigning", targets: ["AppStoreSigning"]),
-        .library(name: "KafkaClient", targets: ["KafkaClient"]),
-        .library(name: "NotificationStore", targets: ["NotificationStore"]),
-        .library(name: "PipelineContract", targets: ["PipelineContract"]),
-        .library(name: "Ingress", targets: ["Ingress"]),
-        .library(name: "Worker", targets: ["Worker"]),
-        .library(name: "PipelineStatus", targets: ["PipelineStatus"]),
-        .library(name: "HistorySync", targets: ["HistorySync"]),
     ],
     dependencies: [
         .package(url: "https://github.com/apple/swift-argument-parser.git", from: "1.5.0"),
@@ -61,7 +58,8 @@ let package = Package(
             ],
             swiftSettings: strictSettings
         ),
-        // A test PKI shaped like Apple's and a signer for notifications: tests, demo, load generation, benchmarks.
+        // A test PKI shaped like Apple's and a signer for notifications: tests, `asnp dev --demo`, load generation,
+        // benchmarks. No product: nothing outside this package signs with it.
         .target(
             name: "AppStoreSigning",
             dependencies: [
@@ -180,33 +178,91 @@ let package = Package(
             ],
             swiftSettings: strictSettings
         ),
-        .executableTarget(
-            name: "asnp",
+        // What the command-line tools share: exit codes, database options, text reports, child processes.
+        .target(
+            name: "CommandSupport",
+            dependencies: [
+                "NotificationStore",
+                .product(name: "ArgumentParser", package: "swift-argument-parser"),
+            ],
+            swiftSettings: strictSettings
+        ),
+        // The wiring: settings (environment + file) and one builder per role, returning services ready for a
+        // ServiceGroup. The commands parse arguments and run what these build; tests build the same in-process.
+        .target(
+            name: "PipelineServices",
             dependencies: [
                 "AppStoreModels",
                 "AppStoreVerification",
-                "AppStoreSigning",
                 "KafkaClient",
                 "NotificationStore",
                 "PipelineContract",
                 "Ingress",
                 "Worker",
                 "PipelineStatus",
+                "HistorySync",
+                .product(name: "Configuration", package: "swift-configuration"),
+                .product(name: "SystemPackage", package: "swift-system"),
+                .product(name: "X509", package: "swift-certificates"),
+                .product(name: "SwiftASN1", package: "swift-asn1"),
+                .product(name: "Logging", package: "swift-log"),
+                .product(name: "ServiceLifecycle", package: "swift-service-lifecycle"),
+                .product(name: "UnixSignals", package: "swift-service-lifecycle"),
+            ],
+            swiftSettings: strictSettings
+        ),
+        .executableTarget(
+            name: "asnp",
+            dependencies: [
+                "AppStoreModels",
+                "AppStoreVerification",
+                "AppStoreSigning",
+                "CommandSupport",
+                "KafkaClient",
+                "NotificationStore",
+                "PipelineContract",
+                "PipelineServices",
+                "PipelineStatus",
                 "LocalPostgres",
                 "HistorySync",
-                .product(name: "Histogram", package: "hdrhistogram-swift"),
                 .product(name: "AsyncHTTPClient", package: "async-http-client"),
                 .product(name: "NIOHTTP1", package: "swift-nio"),
                 .product(name: "NIOPosix", package: "swift-nio"),
                 .product(name: "ArgumentParser", package: "swift-argument-parser"),
-                .product(name: "Configuration", package: "swift-configuration"),
-                .product(name: "SystemPackage", package: "swift-system"),
                 .product(name: "Metrics", package: "swift-metrics"),
                 .product(name: "Prometheus", package: "swift-prometheus"),
                 .product(name: "NIOCore", package: "swift-nio"),
                 .product(name: "Logging", package: "swift-log"),
                 .product(name: "ServiceLifecycle", package: "swift-service-lifecycle"),
                 .product(name: "UnixSignals", package: "swift-service-lifecycle"),
+                .product(name: "X509", package: "swift-certificates"),
+                .product(name: "SwiftASN1", package: "swift-asn1"),
+            ],
+            swiftSettings: strictSettings
+        ),
+        .executableTarget(
+            name: "asnp-bench",
+            dependencies: [
+                "AppStoreModels",
+                "AppStoreVerification",
+                "AppStoreSigning",
+                "CommandSupport",
+                "KafkaClient",
+                "NotificationStore",
+                "PipelineContract",
+                "Ingress",
+                .product(name: "Histogram", package: "hdrhistogram-swift"),
+                .product(name: "Hummingbird", package: "hummingbird"),
+                .product(name: "HTTPTypes", package: "swift-http-types"),
+                .product(name: "PostgresNIO", package: "postgres-nio"),
+                .product(name: "AsyncHTTPClient", package: "async-http-client"),
+                .product(name: "NIOHTTP1", package: "swift-nio"),
+                .product(name: "NIOPosix", package: "swift-nio"),
+                .product(name: "NIOFoundationCompat", package: "swift-nio"),
+                .product(name: "ArgumentParser", package: "swift-argument-parser"),
+                .product(name: "NIOCore", package: "swift-nio"),
+                .product(name: "Logging", package: "swift-log"),
+                .product(name: "ServiceLifecycle", package: "swift-service-lifecycle"),
                 .product(name: "X509", package: "swift-certificates"),
                 .product(name: "SwiftASN1", package: "swift-asn1"),
             ],
@@ -343,6 +399,9 @@ let package = Package(
             name: "asnpTests",
             dependencies: [
                 "asnp",
+                "asnp-bench",
+                "CommandSupport",
+                "PipelineServices",
                 "AppStoreModels",
                 "AppStoreVerification",
                 "PipelineContract",

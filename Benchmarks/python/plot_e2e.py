@@ -1,6 +1,6 @@
 #!/usr/bin/env python3
-"""Plots `asnp bench e2e --csv FILE`: rate posted and stored, ingress latency and where the CPU went, against the
-offered rate; or, with --memory, `asnp bench e2e --memory-csv FILE`: each process's RSS over time (a soak).
+"""Plots `asnp-bench e2e --csv FILE`: rate posted and stored, ingress latency and where the CPU went, against the
+offered rate; or, with --memory, `asnp-bench e2e --memory-csv FILE`: each process's RSS over time (a soak).
 
     pip install matplotlib
     python3 Benchmarks/python/plot_e2e.py e2e.csv Docs/images/e2e.png
@@ -65,7 +65,7 @@ def main(source: str, target: str) -> None:
     cpu.legend(loc="upper left", fontsize="small")
     cpu.grid(alpha=0.3)
 
-    figure.suptitle("asnp bench e2e: broker, ingress, workers, PostgreSQL and the load generator on 2 cores")
+    figure.suptitle("asnp-bench e2e: broker, ingress, workers, PostgreSQL and the load generator on 2 cores")
     figure.tight_layout()
     figure.savefig(target, dpi=100)
 
@@ -84,7 +84,7 @@ def memory(source: str, target: str) -> None:
     axes.set_xlabel("minutes")
     axes.set_ylabel("RSS, MB")
     axes.set_ylim(bottom=0)
-    axes.set_title("asnp bench e2e soak: resident memory of each process, once a second")
+    axes.set_title("asnp-bench e2e soak: resident memory of each process, once a second")
     axes.legend()
     axes.grid(alpha=0.3)
     figure.tight_layout()

@@ -32,10 +32,6 @@ public struct IngressConfiguration: Sendable {
     /// How long a readiness answer is reused, so frequent probes do not each ask the broker. Default 1 s.
     public var readinessCacheDuration: Duration = .seconds(1)
 
-    /// `asnp bench ingress` only: answer 200 once the body is read, checked and keyed, without producing it. The
-    /// baseline that shows what waiting for Kafka costs; never for serving Apple.
-    @_spi(Benchmarks) public var acknowledgesWithoutProducing = false
-
     /// Settings serving `apps`, with the defaults above.
     public init(apps: [PipelineApp]) {
         self.apps = apps

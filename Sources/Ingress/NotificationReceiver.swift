@@ -164,12 +164,6 @@ struct NotificationReceiver: Sendable {
             value: body,
             headers: headers.fields.map { KafkaHeader(key: $0.name, string: $0.value) }
         )
-        // The benchmark baseline stops here, after everything but the produce.
-        if configuration.acknowledgesWithoutProducing {
-            var response = Response(status: .ok)
-            response.headers[.xRequestID] = requestID
-            return response
-        }
         let start = ContinuousClock.now
         let outcome = await deadlines.send(message, with: producer)
         metrics.acknowledgementDuration.record(duration: ContinuousClock.now - start)

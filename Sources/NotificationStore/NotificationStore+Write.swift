@@ -171,7 +171,7 @@ extension NotificationStore {
 
     /// COPYs rows in the staged columns' order into `table`, streaming in chunks so the server parses while we
     /// encode.
-    static func copy(
+    package static func copy(
         _ rows: [NotificationRow],
         into table: String,
         on connection: PostgresConnection,

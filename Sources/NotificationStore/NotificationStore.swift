@@ -16,7 +16,7 @@ public final class NotificationStore: Service, Sendable {
     /// The settings this store was made with.
     public let configuration: NotificationStoreConfiguration
     let client: PostgresClient
-    let logger: Logger
+    package let logger: Logger
     /// Operations still running, waited for before the pool shuts down.
     let operations = OperationsInFlight()
 
@@ -88,7 +88,7 @@ public final class NotificationStore: Service, Sendable {
     }
 
     /// Runs `body` on one pooled connection within the operation timeout.
-    func withConnection<Result: Sendable>(
+    package func withConnection<Result: Sendable>(
         _ operation: String,
         _ body: @escaping @Sendable (PostgresConnection) async throws -> Result
     ) async throws(NotificationStoreError) -> Result {

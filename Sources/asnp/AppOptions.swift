@@ -2,6 +2,7 @@ import AppStoreModels
 import AppStoreVerification
 import ArgumentParser
 import Foundation
+import PipelineServices
 import X509
 
 /// The options that describe the app notifications are checked against, shared by the commands that verify.

@@ -1,5 +1,4 @@
 import AppStoreSigning
-import AppStoreVerification
 import ArgumentParser
 import Foundation
 import Ingress
@@ -8,6 +7,7 @@ import LocalPostgres
 import Logging
 import NotificationStore
 import PipelineContract
+import PipelineServices
 import ServiceLifecycle
 import UnixSignals
 import Worker
@@ -148,55 +148,26 @@ struct DevCommand: AsyncParsableCommand {
         demoBodies: [String],
         logger: Logger
     ) async throws {
-        let mock = try KafkaMockCluster(brokers: 1, logger: logger)
-        let outputs = OutputTopics()
-        var ingressConfiguration = IngressConfiguration(apps: [
-            PipelineApp(name: appName, bundleID: bundleId, appAppleID: appAppleId, sharedSecrets: sharedSecrets)
-        ])
-        ingressConfiguration.host = "127.0.0.1"
-        ingressConfiguration.port = httpPort
-        for topic in [ingressConfiguration.rawTopic, outputs.decoded, outputs.subscriptionState, outputs.deadLetter] {
-            try mock.createTopic(topic, partitions: partitions)
-        }
-        let migration = try await NotificationStore.withRunning(configuration: database, logger: logger) {
-            try await $0.migrate()
-        }
-
-        var ingressProducerConfiguration = KafkaProducerConfiguration(cluster: mock.clusterConfiguration)
-        ingressProducerConfiguration.deliveryTimeout = ingressConfiguration.acknowledgementTimeout
-        let ingressProducer = try KafkaProducer(configuration: ingressProducerConfiguration, logger: logger)
-        let outputProducer = try KafkaProducer(
-            configuration: KafkaProducerConfiguration(cluster: mock.clusterConfiguration),
-            logger: logger
+        var configuration = DevStackConfiguration(
+            app: PipelineApp(name: appName, bundleID: bundleId, appAppleID: appAppleId, sharedSecrets: sharedSecrets),
+            database: database,
+            trustedRoots: roots
         )
-        let store = NotificationStore(configuration: database, logger: logger)
-        let verifiers = VerifierDirectory(
-            apps: ingressConfiguration.apps,
-            chainVerifier: ChainVerifier(configuration: .init(trustedRoots: roots))
-        )
-        var consumer = KafkaConsumerConfiguration(
-            cluster: mock.clusterConfiguration,
-            groupID: "asnp-workers",
-            topics: [ingressConfiguration.rawTopic]
-        )
-        // The workers share this process: a rebalance that waits for a member should not take production's 45 s.
-        consumer.sessionTimeout = .seconds(10)
-        consumer.heartbeatInterval = .seconds(1)
-        let workerConfiguration = WorkerConfiguration(consumer: consumer)
-        let workerServices = (0..<workers).map { _ in
-            Worker(
-                configuration: workerConfiguration,
-                verifiers: verifiers,
-                store: store,
-                producer: outputProducer,
-                logger: logger
-            )
+        configuration.httpPort = httpPort
+        configuration.workers = workers
+        configuration.partitions = partitions
+        let (listening, listened) = AsyncStream.makeStream(of: Int.self)
+        let stack = try await buildDevStack(configuration, logger: logger) { port in
+            listened.yield(port)
+            listened.finish()
         }
+        let (mock, outputs, rawTopic, migration) =
+            (stack.mock, stack.outputTopics, stack.ingressConfiguration.rawTopic, stack.migration)
         let summary = [
             "asnp dev",
             "  ingress   http://127.0.0.1:\(httpPort)/v2/notifications/sandbox (and /v1/, /production), "
                 + "app \(appName) (\(bundleId))",
-            "  kafka     in-process mock at \(mock.bootstrapServers), topics \(ingressConfiguration.rawTopic), "
+            "  kafka     in-process mock at \(mock.bootstrapServers), topics \(rawTopic), "
                 + "\(outputs.decoded), \(outputs.subscriptionState), \(outputs.deadLetter) (\(partitions) partitions)",
             "  database  \(database.redactedURL)"
                 + (localServer.map { " (data in \($0.directory))" } ?? "")
@@ -211,27 +182,21 @@ struct DevCommand: AsyncParsableCommand {
         let databaseSetting = database.password == nil ? #""database": {"url": "\#(database.redactedURL)"}, "# : ""
         let settings = #"{\#(databaseSetting)"kafka": {"bootstrapServers": "\#(mock.bootstrapServers)"}}"#
         try Data(settings.utf8).write(to: URL(fileURLWithPath: configPath))
-        let (listening, listened) = AsyncStream.makeStream(of: Void.self)
-        let ingress = try IngressServer(
-            configuration: ingressConfiguration,
-            producer: ingressProducer,
-            logger: logger,
-            onListening: { _ in
-                // Written at once (not through print's buffer), so a script waiting for `ready` sees it.
-                FileHandle.standardOutput.write(Data((summary + "\n  settings  \(configPath)\nready\n").utf8))
-                listened.yield()
-                listened.finish()
-            }
-        )
-        var services: [ServiceGroupConfiguration.ServiceConfiguration] =
-            [.init(service: store), .init(service: outputProducer), .init(service: ingressProducer)]
-            + workerServices.map { .init(service: $0) } + [.init(service: ingress)]
+        // Announced once the ingress listens: the summary, then `ready`, written at once (not through print's
+        // buffer), so a script waiting for `ready` sees it; the demo starts posting then.
+        let (demoStart, demoStarted) = AsyncStream.makeStream(of: Void.self)
+        let announcement = Announcement(listening: listening) {
+            FileHandle.standardOutput.write(Data((summary + "\n  settings  \(configPath)\nready\n").utf8))
+            demoStarted.yield()
+            demoStarted.finish()
+        }
+        var services = stack.services + [.init(service: announcement)]
         if !demoBodies.isEmpty {
             let demo = DevDemo(
                 bodies: demoBodies,
                 ingressURL: "http://127.0.0.1:\(httpPort)/v2/notifications/sandbox",
-                store: store,
-                listening: listening,
+                store: stack.store,
+                listening: demoStart,
                 configPath: configPath
             )
             services.append(.init(service: demo))
@@ -251,5 +216,19 @@ struct DevCommand: AsyncParsableCommand {
     private static func stop(_ server: LocalPostgresServer?) async {
         guard let server else { return }
         try? await LocalPostgresServer.offPool { try server.stop() }
+    }
+}
+
+/// Calls `announce` once the ingress listens, then waits for the group to stop.
+private struct Announcement: Service {
+    let listening: AsyncStream<Int>
+    let announce: @Sendable () -> Void
+
+    func run() async throws {
+        for await _ in listening {
+            announce()
+            break
+        }
+        try? await gracefulShutdown()
     }
 }

@@ -1,3 +1,4 @@
+import AppStoreSigning
 import AsyncHTTPClient
 import Foundation
 import NIOCore
@@ -19,7 +20,7 @@ struct DevDemo: Service {
     func run() async throws {
         for await _ in listening { break }
         let retries = Array(bodies.shuffled().prefix(bodies.count / 10))
-        let tampered = Self.tamper(bodies[0])
+        let tampered = NotificationSigner.tampered(bodies[0])
         let posts = bodies + retries + [tampered]
         Self.say("demo: posting \(bodies.count) notifications, \(retries.count) duplicate retries and 1 tampered body")
         let accepted = try await post(posts)
@@ -73,18 +74,6 @@ struct DevDemo: Service {
             }
             return accepted
         }
-    }
-
-    /// The body with one character of its payload's signature changed (well inside it: the last character of a
-    /// base64url signature partly encodes padding): verification must reject it.
-    static func tamper(_ body: String) -> String {
-        guard let quote = body.lastIndex(of: "\""),
-            let position = body.index(quote, offsetBy: -10, limitedBy: body.startIndex)
-        else { return body + "x" }
-        let replacement: Character = body[position] == "A" ? "Q" : "A"
-        var tampered = body
-        tampered.replaceSubrange(position...position, with: String(replacement))
-        return tampered
     }
 
     /// Writes a line at once: print's buffer would hold it back when the output is a file or a pipe.

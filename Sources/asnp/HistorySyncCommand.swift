@@ -1,14 +1,11 @@
 import AppStoreModels
 import ArgumentParser
+import CommandSupport
 import Foundation
 import HistorySync
-import KafkaClient
 import Logging
-import NotificationStore
-import PipelineContract
-import ServiceLifecycle
+import PipelineServices
 import Synchronization
-import UnixSignals
 
 /// `asnp history sync`: pull a window of Apple's notification history into the raw topic, once or periodically.
 struct HistorySyncCommand: AsyncParsableCommand {
@@ -88,60 +85,27 @@ struct HistorySyncCommand: AsyncParsableCommand {
         let settings = try await PipelineSettings.load(file: config)
         let role = try settings.historyRole(appName: app)
         let appStoreEnvironment: AppStoreEnvironment = environment.lowercased() == "production" ? .production : .sandbox
-        let store = NotificationStore(configuration: role.database, logger: logger)
-        let producer = try KafkaProducer(
-            configuration: KafkaProducerConfiguration(cluster: role.cluster),
-            logger: logger
-        )
-        let client = AppStoreServerAPIClient(
-            configuration: role.api,
-            rateLimiter: RequestRateLimiter(requestsPerSecond: role.requestsPerSecond),
-            logger: logger
-        )
-        let sync = HistorySync(
-            client: client,
-            producer: producer,
-            store: store,
-            appName: role.app.name,
-            rawTopic: role.rawTopic,
-            logger: logger
-        )
         let display = ProgressLine()
-        let job: any Service
+        let schedule: HistorySyncSchedule
         if let every {
-            var periodic = PeriodicHistorySync(
-                sync: sync,
-                environment: appStoreEnvironment,
+            schedule = .periodic(
                 interval: .seconds(every),
                 lookback: .seconds(lookback ?? every * 3),
-                logger: logger
+                turn: { outcome in
+                    if case .success(let progress) = outcome { display.finish(progress) }
+                }
             )
-            periodic.onTurn = { outcome in
-                if case .success(let progress) = outcome { display.finish(progress) }
-            }
-            job = periodic
         } else {
-            job = OneWindow(
-                sync: sync,
-                request: try request(),
-                environment: appStoreEnvironment,
+            schedule = .window(
+                try request(),
                 restart: restart,
-                display: display
+                progress: { display.update($0) },
+                finished: { display.finish($0) }
             )
         }
-        // The job ends the group when it is done; then the producer flushes and the store's pool closes.
-        let group = ServiceGroup(
-            configuration: ServiceGroupConfiguration(
-                services: [
-                    .init(service: store), .init(service: producer),
-                    .init(service: job, successTerminationBehavior: .gracefullyShutdownGroup),
-                ],
-                gracefulShutdownSignals: [.sigterm, .sigint],
-                logger: logger
-            )
-        )
+        let sync = try buildHistorySync(role, environment: appStoreEnvironment, schedule: schedule, logger: logger)
         do {
-            try await group.run()
+            try await sync.run(logger: logger)
         } catch let error as HistorySyncError {
             // The checkpoint keeps what was done: running the command again resumes.
             let hint = error.isRetriable ? " (run the same command again to resume)" : ""
@@ -169,21 +133,6 @@ struct HistorySyncCommand: AsyncParsableCommand {
             throw ValidationError("\(option) must be an ISO 8601 time such as 2026-11-01T00:00:00Z, not '\(text)'")
         }
         return date
-    }
-}
-
-/// One window, to its end (or to a graceful shutdown, after the page in hand).
-private struct OneWindow: Service {
-    let sync: HistorySync
-    let request: NotificationHistoryRequest
-    let environment: AppStoreEnvironment
-    let restart: Bool
-    let display: ProgressLine
-
-    func run() async throws {
-        // The sync itself stops between pages on a graceful shutdown, after producing and checkpointing its page.
-        let progress = try await sync.sync(request, environment: environment, restart: restart) { display.update($0) }
-        display.finish(progress)
     }
 }
 

@@ -1,11 +1,7 @@
 import ArgumentParser
 import Foundation
-import Ingress
-import KafkaClient
 import Logging
-import PipelineContract
-import ServiceLifecycle
-import UnixSignals
+import PipelineServices
 
 /// `asnp ingress`: the HTTP receiver Apple posts to.
 struct IngressCommand: AsyncParsableCommand {
@@ -30,28 +26,9 @@ struct IngressCommand: AsyncParsableCommand {
     func run() async throws {
         var logger = Logger(label: "asnp.ingress")
         logger.logLevel = logLevel
-        let settings = try await PipelineSettings.load(file: config)
-        let role = try settings.ingressRole()
-        let (apps, ingress, producerConfiguration) = (role.apps, role.ingress, role.producer)
-        let producer = try KafkaProducer(configuration: producerConfiguration, logger: logger)
-        let server = try IngressServer(configuration: ingress, producer: producer, logger: logger)
-        logger.info(
-            "Starting the ingress",
-            metadata: [
-                "kafka.bootstrap": "\(producerConfiguration.cluster.bootstrapServers.joined(separator: ","))",
-                "kafka.topic": "\(ingress.rawTopic)",
-                "apps": "\(apps.map(\.description).joined(separator: "; "))",
-            ]
-        )
-        // Services stop in reverse order: the server first (finishing its requests), then the producer (flushing).
-        let group = ServiceGroup(
-            configuration: ServiceGroupConfiguration(
-                services: [.init(service: producer), .init(service: server)],
-                gracefulShutdownSignals: [.sigterm, .sigint],
-                logger: logger
-            )
-        )
-        try await group.run()
+        let settings = try await PipelineSettings.load(file: config).ingressRole()
+        let role = try buildIngress(settings, logger: logger)
+        try await role.run(logger: logger)
         logger.info("Ingress stopped")
     }
 }

@@ -1,6 +1,7 @@
 import ArgumentParser
 import KafkaClient
 import Logging
+import PipelineServices
 
 /// `asnp replay offsets`: a raw-topic offset range back onto the raw topic.
 struct ReplayOffsetsCommand: AsyncParsableCommand {

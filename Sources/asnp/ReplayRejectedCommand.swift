@@ -2,6 +2,7 @@ import ArgumentParser
 import Foundation
 import KafkaClient
 import Logging
+import PipelineServices
 import NotificationStore
 import PipelineContract
 

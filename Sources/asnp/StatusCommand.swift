@@ -1,7 +1,9 @@
 import ArgumentParser
+import CommandSupport
 import Foundation
 import KafkaClient
 import Logging
+import PipelineServices
 import NotificationStore
 import Worker
 

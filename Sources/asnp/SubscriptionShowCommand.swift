@@ -1,6 +1,8 @@
 import ArgumentParser
+import CommandSupport
 import Foundation
 import Logging
+import PipelineServices
 import NotificationStore
 
 /// `asnp subscription show`: a subscription's current state and its notification timeline.

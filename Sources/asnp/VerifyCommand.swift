@@ -1,5 +1,6 @@
 import AppStoreVerification
 import ArgumentParser
+import CommandSupport
 import Foundation
 
 /// `asnp verify`: offline verification of raw notification bodies, for operators and tests.

@@ -1,7 +1,7 @@
 import AppStoreTestSupport
 import Foundation
 
-/// Runs the built `asnp` binary, as a user would.
+/// Runs the built `asnp` (or `asnp-bench`) binary, as a user would.
 struct ASNPProcess {
     var status: Int32
     var standardOutput: String
@@ -14,26 +14,44 @@ struct ASNPProcess {
         }
     }
 
-    /// The binary SwiftPM built beside the test bundle.
-    static var executable: URL {
+    /// The `asnp` binary SwiftPM built beside the test bundle.
+    static var executable: URL { built("asnp") }
+
+    /// The `asnp-bench` binary SwiftPM built beside the test bundle.
+    static var benchExecutable: URL { built("asnp-bench") }
+
+    private static func built(_ name: String) -> URL {
         let bundleDirectory = URL(fileURLWithPath: CommandLine.arguments[0]).deletingLastPathComponent()
         let candidates = [
-            bundleDirectory.appendingPathComponent("asnp"),
-            Fixtures.packageRoot.appendingPathComponent(".build/debug/asnp"),
+            bundleDirectory.appendingPathComponent(name),
+            Fixtures.packageRoot.appendingPathComponent(".build/debug/\(name)"),
         ]
         return candidates.first { FileManager.default.isExecutableFile(atPath: $0.path) } ?? candidates[1]
     }
 
     /// Runs `asnp arguments...` to its exit on a thread of its own: waiting on the concurrency pool would hold one
     /// of its two threads (on 2 cores) for as long as the command runs, and stall the tests running beside it.
-    static func run(_ arguments: [String], standardInput: Data = Data()) async throws -> ASNPProcess {
+    static func run(
+        _ arguments: [String],
+        standardInput: Data = Data(),
+        executable: URL = executable
+    ) async throws -> ASNPProcess {
         try await withCheckedThrowingContinuation { continuation in
-            Thread { continuation.resume(with: Result { try runBlocking(arguments, standardInput: standardInput) }) }
-                .start()
+            Thread {
+                continuation.resume(
+                    with: Result { try runBlocking(arguments, standardInput: standardInput, executable: executable) }
+                )
+            }
+            .start()
         }
     }
 
-    private static func runBlocking(_ arguments: [String], standardInput: Data) throws -> ASNPProcess {
+    /// Runs `asnp-bench arguments...` to its exit, as ``run(_:standardInput:executable:)``.
+    static func runBench(_ arguments: [String]) async throws -> ASNPProcess {
+        try await run(arguments, executable: benchExecutable)
+    }
+
+    private static func runBlocking(_ arguments: [String], standardInput: Data, executable: URL) throws -> ASNPProcess {
         let process = Process()
         process.executableURL = executable
         process.arguments = arguments

@@ -2,7 +2,7 @@ import Foundation
 import StoreTestSupport
 import Testing
 
-@Suite("asnp bench e2e: the whole pipeline under stepped load")
+@Suite("asnp-bench e2e: the whole pipeline under stepped load")
 struct BenchEndToEndCommandTests {
     @Test(
         """
@@ -12,8 +12,8 @@ struct BenchEndToEndCommandTests {
     )
     func shortRun() async throws {
         let server = try await TestPostgresServer.shared()
-        let result = try await ASNPProcess.run([
-            "bench", "e2e", "--database-url", "postgres://postgres@127.0.0.1:\(server.port)/postgres?sslmode=disable",
+        let result = try await ASNPProcess.runBench([
+            "e2e", "--database-url", "postgres://postgres@127.0.0.1:\(server.port)/postgres?sslmode=disable",
             "--rates", "50,100", "--step-seconds", "2", "--partitions", "8", "--connections", "4",
         ])
         #expect(result.status == 0, "\(result.standardError)")

@@ -10,6 +10,7 @@ import Logging
 import NIOCore
 import NIOHTTP1
 import NotificationStore
+import PipelineServices
 import PipelineStatus
 import Prometheus
 import Testing

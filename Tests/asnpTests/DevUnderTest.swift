@@ -1,4 +1,5 @@
 import AppStoreTestSupport
+import CommandSupport
 import Foundation
 
 @testable import asnp

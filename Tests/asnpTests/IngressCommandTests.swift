@@ -1,5 +1,6 @@
 import AppStoreTestSupport
 import AsyncHTTPClient
+import CommandSupport
 import Configuration
 import Foundation
 import HistorySync
@@ -11,6 +12,7 @@ import NIOCore
 import NIOHTTP1
 import NotificationStore
 import PipelineContract
+import PipelineServices
 import PipelineStatus
 import Testing
 import Worker

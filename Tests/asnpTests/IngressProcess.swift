@@ -3,6 +3,7 @@ import AsyncHTTPClient
 import Foundation
 
 @testable import asnp
+@testable import asnp_bench
 
 /// `asnp ingress` as a child process on 127.0.0.1, configured through the environment as a container would be.
 enum IngressProcess {

@@ -6,7 +6,7 @@ import Testing
 
 @testable import asnp
 
-@Suite("asnp loadgen: realistic signed load against the real pipeline")
+@Suite("asnp-bench loadgen: realistic signed load against the real pipeline")
 struct LoadgenCommandTests {
     @Test(
         """
@@ -32,7 +32,7 @@ struct LoadgenCommandTests {
 
         let dev = try await DevUnderTest.start(in: directory, root: root)
         defer { dev.stop() }
-        let posted = try await ASNPProcess.run([
+        let posted = try await ASNPProcess.runBench([
             "loadgen", "--bodies", bodiesFile, "--url", "http://127.0.0.1:\(dev.httpPort)/v2/notifications/sandbox",
             "--connections", "4", "--rate", "200", "--json",
         ])
@@ -92,7 +92,7 @@ struct LoadgenCommandTests {
 
         let dev = try await DevUnderTest.start(in: directory, root: root, workers: 2)
         defer { dev.stop() }
-        let posted = try await ASNPProcess.run([
+        let posted = try await ASNPProcess.runBench([
             "loadgen", "--bodies", stormFile, "--url", "http://127.0.0.1:\(dev.httpPort)/v2/notifications/sandbox",
             "--connections", "32", "--json",
         ])
@@ -127,12 +127,12 @@ struct LoadgenCommandTests {
         return directory
     }
 
-    /// Runs `asnp loadgen --write-bodies` with `arguments` (V1 bodies with the fixtures' secret): the root
+    /// Runs `asnp-bench loadgen --write-bodies` with `arguments` (V1 bodies with the fixtures' secret): the root
     /// certificate's path and the bodies file's.
     private static func writeBodies(_ arguments: [String], in directory: URL) async throws -> (String, String) {
         let root = directory.appendingPathComponent("root.der").path
         let bodies = directory.appendingPathComponent("bodies.jsonl").path
-        let written = try await ASNPProcess.run(
+        let written = try await ASNPProcess.runBench(
             ["loadgen"] + arguments + [
                 "--shared-secret", Fixtures.sharedSecret, "--root-cert-out", root, "--write-bodies", bodies,
             ]

@@ -1,6 +1,7 @@
 import AppStoreSigning
 import AppStoreTestSupport
 import AsyncHTTPClient
+import CommandSupport
 import Foundation
 import KafkaClient
 import Logging
@@ -9,6 +10,7 @@ import StoreTestSupport
 import Testing
 
 @testable import asnp
+@testable import asnp_bench
 
 /// The pipeline as separate processes, as deployed: `asnp ingress`, two `asnp worker`s, a Kafka cluster (librdkafka's
 /// mock, in this process so faults can be injected into it) and PostgreSQL. Load is posted as Apple posts it: a body

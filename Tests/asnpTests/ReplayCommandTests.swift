@@ -1,5 +1,6 @@
 import AppStoreModels
 import AppStoreTestSupport
+import CommandSupport
 import Foundation
 import KafkaClient
 import Logging

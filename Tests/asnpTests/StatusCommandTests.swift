@@ -13,6 +13,7 @@ import Worker
 import X509
 
 @testable import asnp
+@testable import asnp_bench
 
 @Suite("asnp status and asnp subscription show: what the tables hold, as text and JSON")
 struct StatusCommandTests {

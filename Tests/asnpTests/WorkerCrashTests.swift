@@ -1,6 +1,7 @@
 import AppStoreModels
 import AppStoreTestSupport
 import AppStoreVerification
+import CommandSupport
 import Foundation
 import KafkaClient
 import Logging
@@ -14,6 +15,7 @@ import Worker
 import X509
 
 @testable import asnp
+@testable import asnp_bench
 
 @Suite("Worker processes killed with SIGKILL mid-batch")
 struct WorkerCrashTests {

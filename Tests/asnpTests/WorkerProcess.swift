@@ -5,6 +5,7 @@ import Logging
 import Testing
 
 @testable import asnp
+@testable import asnp_bench
 
 /// `asnp worker` as a child process, configured through the environment as a container would be.
 enum WorkerProcess {

@@ -1,8 +1,9 @@
 import Testing
 
 @testable import asnp
+@testable import asnp_bench
 
-@Suite("Reading wrk's report for asnp bench ingress")
+@Suite("Reading wrk's report for asnp-bench ingress")
 struct WrkRunTests {
     @Test("Rate, percentiles in every unit, non-2xx answers and socket errors")
     func parse() throws {

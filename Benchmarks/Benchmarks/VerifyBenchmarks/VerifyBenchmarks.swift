@@ -12,7 +12,7 @@ import Glibc
 
 /// Realistic V2 subscription notifications (3 JWS each: payload, transaction, renewal info) signed by a fresh
 /// test PKI shaped like Apple's, generated once per benchmark in its setup hook, outside the measured region.
-/// The same events as `asnp bench verify` (`SubscriptionEvent.samples`).
+/// The same events as `asnp-bench verify` (`SubscriptionEvent.samples`).
 struct VerifyWorkload {
     static let bundleId = "com.example.bench"
 

@@ -1,8 +1,8 @@
 /// The SQL of a batch write. Both write methods first produce the same relation, `staged` (one row per consumed
 /// notification, dates in milliseconds), and share everything after it.
-enum BatchStatements {
+package enum BatchStatements {
     /// The staged columns, in COPY / UNNEST order.
-    static let stagedColumns: [(name: String, type: String)] = [
+    package static let stagedColumns: [(name: String, type: String)] = [
         ("ordinal", "integer"),
         ("notification_uuid", "uuid"),
         ("version", "smallint"),

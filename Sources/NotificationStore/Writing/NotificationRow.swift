@@ -8,7 +8,7 @@ import Foundation
 #endif
 
 /// A verified notification as the columns of `notifications`; dates in milliseconds since 1970.
-struct NotificationRow: Sendable {
+package struct NotificationRow: Sendable {
     var ordinal: Int32
     var notificationUUID: UUID
     var version: Int16
@@ -24,8 +24,8 @@ struct NotificationRow: Sendable {
     var expiresDate: Int64?
     var revocationDate: Int64?
     var autoRenewStatus: Int16?
-    var decoded: String
-    var rawBody: String
+    package var decoded: String
+    package var rawBody: String
     var receivedAt: Int64
     var source: KafkaCoordinates
 }

@@ -1,7 +1,7 @@
 /// A batch turned into rows: verified notifications that can be stored, and rejected bodies (including verified
 /// notifications that cannot be stored as such).
-struct PreparedBatch: Sendable {
-    var notifications: [NotificationRow] = []
+package struct PreparedBatch: Sendable {
+    package var notifications: [NotificationRow] = []
     /// The consumed bodies of ``notifications`` by ordinal, in case the server refuses one and it must be stored
     /// as rejected after all.
     var rawNotifications: [Int32: RawNotification] = [:]
@@ -10,7 +10,7 @@ struct PreparedBatch: Sendable {
     var repeatedRejections = 0
     var unstorable = 0
 
-    init(_ batch: NotificationBatch) {
+    package init(_ batch: NotificationBatch) {
         var rejectedSources = Set<KafkaCoordinates>()
         for (index, entry) in batch.entries.enumerated() {
             let ordinal = Int32(index)

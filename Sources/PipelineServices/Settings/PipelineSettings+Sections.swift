@@ -1,0 +1,97 @@
+import Ingress
+import KafkaClient
+import PipelineContract
+
+extension PipelineSettings {
+    /// `kafka.*`: the cluster every component talks to.
+    package func kafkaCluster(clientID: String) throws -> KafkaClusterConfiguration {
+        guard let servers = try string("kafka.bootstrapServers"), !servers.isEmpty else {
+            throw SettingsError(key: "kafka.bootstrapServers", reason: "is required: host:port of one or more brokers")
+        }
+        var cluster = KafkaClusterConfiguration(bootstrapServers: servers)
+        cluster.clientID = try string("kafka.clientId") ?? clientID
+        let securityProtocol = try string("kafka.security.protocol") ?? "plaintext"
+        let known: [KafkaSecurity.SecurityProtocol] = [.plaintext, .ssl, .saslPlaintext, .saslSSL]
+        guard let parsed = known.first(where: { $0.rawValue == securityProtocol }) else {
+            throw SettingsError(
+                key: "kafka.security.protocol",
+                reason: "must be one of \(known.map(\.rawValue).joined(separator: ", ")), not '\(securityProtocol)'"
+            )
+        }
+        var sasl: KafkaSecurity.SASL?
+        if let mechanism = try string("kafka.sasl.mechanism") {
+            sasl = KafkaSecurity.SASL(
+                mechanism: mechanism,
+                username: try string("kafka.sasl.username"),
+                password: try secret("kafka.sasl.password")
+            )
+        }
+        var tls: KafkaSecurity.TLS?
+        if parsed == .ssl || parsed == .saslSSL {
+            tls = KafkaSecurity.TLS(
+                caLocation: try string("kafka.ssl.caLocation"),
+                certificateLocation: try string("kafka.ssl.certificateLocation"),
+                keyLocation: try string("kafka.ssl.keyLocation"),
+                keyPassword: try secret("kafka.ssl.keyPassword")
+            )
+        }
+        cluster.security = KafkaSecurity(securityProtocol: parsed, sasl: sasl, tls: tls)
+        return cluster
+    }
+
+    /// `apps.names` and `apps.{name}.*`: the apps served.
+    package func apps() throws -> [PipelineApp] {
+        guard let names = try stringArray("apps.names"), !names.isEmpty else {
+            throw SettingsError(key: "apps.names", reason: "is required: the names of the apps served, e.g. notes")
+        }
+        return try names.map { name in
+            guard PipelineApp.isValidName(name) else {
+                throw SettingsError(key: "apps.names", reason: "has '\(name)', not 1-64 of a-z, 0-9, '-', '_'")
+            }
+            guard let bundleID = try string("apps.\(name).bundleId"), !bundleID.isEmpty else {
+                throw SettingsError(key: "apps.\(name).bundleId", reason: "is required: the app's bundle identifier")
+            }
+            let appAppleID = try int("apps.\(name).appAppleId").map(Int64.init)
+            return PipelineApp(
+                name: name,
+                bundleID: bundleID,
+                appAppleID: appAppleID,
+                sharedSecrets: try secrets("apps.\(name).sharedSecrets")
+            )
+        }
+    }
+
+    /// `ingress.*` and `kafka.topics.raw`.
+    package func ingress(apps: [PipelineApp]) throws -> IngressConfiguration {
+        var configuration = IngressConfiguration(apps: apps)
+        configuration.host = try string("ingress.host") ?? configuration.host
+        configuration.port = try int("ingress.port") ?? configuration.port
+        configuration.rawTopic = try string("kafka.topics.raw") ?? configuration.rawTopic
+        configuration.maximumBodySize = try int("ingress.maxBodyBytes") ?? configuration.maximumBodySize
+        configuration.acknowledgementTimeout =
+            try duration("ingress.ackTimeoutSeconds") ?? configuration.acknowledgementTimeout
+        configuration.idleTimeout = try duration("ingress.idleTimeoutSeconds") ?? configuration.idleTimeout
+        configuration.readinessTimeout =
+            try duration("ingress.readinessTimeoutSeconds") ?? configuration.readinessTimeout
+        configuration.maximumConcurrentRequests =
+            try int("ingress.maxConcurrentRequests") ?? configuration.maximumConcurrentRequests
+        configuration.allowedSources = try networks("ingress.allowedSources")
+        configuration.trustedProxies = try networks("ingress.trustedProxies")
+        configuration.pathToken = try secret("ingress.pathToken")
+        do {
+            try configuration.validate()
+        } catch {
+            throw SettingsError(key: "ingress", reason: "is invalid: \(error.reason)")
+        }
+        return configuration
+    }
+
+    private func networks(_ key: String) throws -> [IPNetwork] {
+        try (stringArray(key) ?? []).map { text in
+            guard let network = IPNetwork(text) else {
+                throw SettingsError(key: key, reason: "has '\(text)', which is not an address or CIDR range")
+            }
+            return network
+        }
+    }
+}

@@ -1,0 +1,90 @@
+import AppStoreVerification
+import KafkaClient
+import NotificationStore
+import PipelineContract
+import PipelineStatus
+import Worker
+import X509
+
+extension PipelineSettings {
+    /// `database.*`: the PostgreSQL store (`database.url` is `DATABASE_URL` in the environment).
+    package func database() throws -> NotificationStoreConfiguration {
+        guard let url = try secret("database.url"), !url.isEmpty else {
+            throw SettingsError(key: "database.url", reason: "is required: postgres://user@host:port/database")
+        }
+        var configuration: NotificationStoreConfiguration
+        do {
+            configuration = try NotificationStoreConfiguration(url: url)
+        } catch {
+            throw SettingsError(key: "database.url", reason: "is invalid: \(error.reason)")
+        }
+        configuration.maximumConnections = try int("database.maxConnections") ?? configuration.maximumConnections
+        configuration.operationTimeout = try duration("database.timeoutSeconds") ?? configuration.operationTimeout
+        configuration.usesPreparedStatements =
+            try bool("database.preparedStatements") ?? configuration.usesPreparedStatements
+        return configuration
+    }
+
+    /// `kafka.topics.raw`: where the ingress writes and the workers read.
+    package func rawTopic() throws -> String {
+        try string("kafka.topics.raw") ?? "appstore.notifications.raw"
+    }
+
+    /// `worker.*` and `kafka.topics.raw`.
+    package func worker(cluster: KafkaClusterConfiguration) throws -> WorkerConfiguration {
+        let consumer = KafkaConsumerConfiguration(
+            cluster: cluster,
+            groupID: try string("worker.groupId") ?? "asnp-workers",
+            topics: [try rawTopic()]
+        )
+        var configuration = WorkerConfiguration(consumer: consumer)
+        configuration.consumer.sessionTimeout =
+            try duration("worker.sessionTimeoutSeconds") ?? configuration.consumer.sessionTimeout
+        configuration.consumer.heartbeatInterval =
+            try duration("worker.heartbeatIntervalSeconds") ?? configuration.consumer.heartbeatInterval
+        guard configuration.consumer.heartbeatInterval < configuration.consumer.sessionTimeout else {
+            throw SettingsError(key: "worker.heartbeatIntervalSeconds", reason: "must be less than the session timeout")
+        }
+        configuration.outputTopics.decoded = try string("kafka.topics.decoded") ?? configuration.outputTopics.decoded
+        configuration.outputTopics.subscriptionState =
+            try string("kafka.topics.subscriptionState") ?? configuration.outputTopics.subscriptionState
+        configuration.outputTopics.deadLetter =
+            try string("kafka.topics.deadLetter") ?? configuration.outputTopics.deadLetter
+        configuration.maximumBatchSize = try int("worker.batchSize") ?? configuration.maximumBatchSize
+        configuration.maximumWait = try duration("worker.maxWaitSeconds") ?? configuration.maximumWait
+        configuration.verificationParallelism =
+            try int("worker.parallelism") ?? configuration.verificationParallelism
+        configuration.maximumConcurrentBatches =
+            try int("worker.maxConcurrentBatches") ?? configuration.maximumConcurrentBatches
+        guard configuration.maximumBatchSize > 0, configuration.verificationParallelism > 0,
+            configuration.maximumConcurrentBatches > 0
+        else {
+            throw SettingsError(
+                key: "worker",
+                reason: "batchSize, parallelism and maxConcurrentBatches must be positive"
+            )
+        }
+        return configuration
+    }
+
+    /// `worker.statusHost`, `worker.statusPort`: the probes and the Prometheus scrape.
+    package func workerStatus() throws -> StatusServerConfiguration {
+        var configuration = StatusServerConfiguration()
+        configuration.host = try string("worker.statusHost") ?? configuration.host
+        configuration.port = try int("worker.statusPort") ?? configuration.port
+        guard (0...65_535).contains(configuration.port) else {
+            throw SettingsError(key: "worker.statusPort", reason: "must be a port number (0 picks a free one)")
+        }
+        return configuration
+    }
+
+    /// `worker.rootCertificates`: trusted roots (DER or PEM files); Apple Root CA - G3 when not set.
+    package func trustedRoots() throws -> [Certificate] {
+        let paths = try stringArray("worker.rootCertificates") ?? []
+        do {
+            return try RootCertificateFile.trustedRoots(paths: paths)
+        } catch {
+            throw SettingsError(key: "worker.rootCertificates", reason: "\(error)")
+        }
+    }
+}

@@ -1,0 +1,83 @@
+import AppStoreVerification
+import KafkaClient
+import Logging
+import NotificationStore
+import PipelineStatus
+import ServiceLifecycle
+import Worker
+
+/// `asnp worker`: one member of the worker consumer group, with its store, output producer and status endpoints.
+package struct WorkerRole: PipelineRole {
+    package let store: NotificationStore
+    package let producer: KafkaProducer
+    package let worker: Worker
+    package let statusServer: StatusServer
+    /// Checks (or applies) the schema, then runs the worker.
+    package let schemaGate: SchemaGate
+
+    /// Stopped in reverse: the worker finishes its batch, then the status endpoints close, the producer flushes the
+    /// output events, and the store's pool closes.
+    package var services: [ServiceGroupConfiguration.ServiceConfiguration] {
+        [.init(service: store), .init(service: producer), .init(service: statusServer), .init(service: schemaGate)]
+    }
+}
+
+/// Builds a worker from its settings; with `migrate`, missing schema migrations are applied before consuming.
+package func buildWorker(_ settings: WorkerRoleSettings, migrate: Bool, logger: Logger) throws -> WorkerRole {
+    let directory = VerifierDirectory(
+        apps: settings.apps,
+        chainVerifier: ChainVerifier(configuration: .init(trustedRoots: settings.trustedRoots))
+    )
+    let store = NotificationStore(configuration: settings.database, logger: logger)
+    let producer = try KafkaProducer(
+        configuration: KafkaProducerConfiguration(cluster: settings.cluster),
+        logger: logger
+    )
+    let worker = Worker(
+        configuration: settings.worker,
+        verifiers: directory,
+        store: store,
+        producer: producer,
+        logger: logger
+    )
+    let statusServer = StatusServer(
+        configuration: settings.status,
+        registry: worker.metrics.registry,
+        logger: logger,
+        live: { worker.liveness() },
+        ready: { worker.readiness() },
+        beforeScrape: { await worker.sampleMetrics() }
+    )
+    logger.info(
+        "Starting a worker",
+        metadata: [
+            "kafka.group": "\(settings.worker.consumer.groupID)",
+            "kafka.topic": "\(settings.worker.consumer.topics.joined(separator: ","))",
+            "database": "\(settings.database.redactedURL)",
+            "apps": "\(settings.apps.map(\.description).joined(separator: "; "))",
+        ]
+    )
+    return WorkerRole(
+        store: store,
+        producer: producer,
+        worker: worker,
+        statusServer: statusServer,
+        schemaGate: SchemaGate(store: store, migrate: migrate, worker: worker)
+    )
+}
+
+/// Checks (or migrates) the schema, then runs the worker: consuming before the tables exist would only fail batches.
+package struct SchemaGate: Service {
+    let store: NotificationStore
+    let migrate: Bool
+    let worker: Worker
+
+    package func run() async throws {
+        if migrate {
+            _ = try await store.migrate()
+        } else {
+            try await store.checkSchema()
+        }
+        try await worker.run()
+    }
+}

@@ -1,0 +1,311 @@
+import AppStoreSigning
+import ArgumentParser
+import CommandSupport
+import Foundation
+import KafkaClient
+import Logging
+import NotificationStore
+
+/// `asnp-bench e2e`: the whole pipeline — broker, ingress, workers, as separate processes, on a real PostgreSQL —
+/// driven by signed load at increasing rates, measured from POST to committed row.
+struct BenchEndToEndCommand: AsyncParsableCommand {
+    static let configuration = CommandConfiguration(
+        commandName: "e2e",
+        abstract: "Measure the whole pipeline from POST to committed PostgreSQL row at increasing rates.",
+        discussion: """
+            Generates realistic signed V2 notifications (5% duplicates, 10% neighbours swapped) and times \
+            `asnp verify --jsonl` on 20,000 of them with all cores (the baseline: the work no pipeline can skip). \
+            Starts the pipeline as it is deployed, as child processes: `asnp kafka-mock` for Kafka, `asnp ingress` and \
+            --workers `asnp worker`s on a scratch database of the server of --database-url (dropped afterwards). \
+            Then it posts one step of --step-seconds at each rate of --rates (open loop: latency counts from \
+            when a request was due). Per step: the rate achieved, the distinct notifications first posted in it \
+            (new/s), ingress latency, notifications stored and \
+            decoded events published per second, the workers' lag at the step's end (notifications answered 200 \
+            and not yet stored, counted in the database), the CPU of each process (and of \
+            PostgreSQL when it runs on this machine) and their memory. At the end it waits for the backlog to \
+            drain and fails unless every accepted notification is stored: zero loss. The summary names the highest \
+            step sustained (stored ≥ 95% of new, ingress p99 ≤ 50 ms) as a ratio to the baseline.
+            """
+    )
+
+    @OptionGroup var database: DatabaseOptions
+
+    @Option(help: "Offered rates, notifications/s, comma-separated: one step each.")
+    var rates = "1000,1500,2000,2500,3000"
+
+    @Option(help: "Seconds per step.")
+    var stepSeconds = 20
+
+    @Option(help: "Worker processes.")
+    var workers = 2
+
+    @Option(help: "Partitions of the raw topic (the mock keeps ~5 MB each: enough for the backlog).")
+    var partitions = 64
+
+    @Option(help: "HTTP connections posting.")
+    var connections = 64
+
+    @Option(help: "Also write the steps to this CSV file (for Benchmarks/python/plot_e2e.py).")
+    var csv: String?
+
+    @Option(help: "Also write each process's RSS, sampled once a second through every step, to this CSV file.")
+    var memoryCSV: String?
+
+    func validate() throws {
+        guard !offered.isEmpty, offered.allSatisfy({ $0 > 0 }) else {
+            throw ValidationError("--rates must be positive numbers, e.g. 500,1000")
+        }
+        guard stepSeconds > 0, workers > 0, partitions > 0, connections > 0 else {
+            throw ValidationError("--step-seconds, --workers, --partitions and --connections must be positive")
+        }
+    }
+
+    private static let warmUpCount = 500
+    private static let baselineCount = 20_000
+
+    private var offered: [Double] { rates.split(separator: ",").compactMap { Double($0) } }
+
+    func run() async throws {
+        var logger = Logger(label: "asnp.bench.e2e", factory: { StreamLogHandler.standardError(label: $0) })
+        logger.logLevel = .warning
+        let configuration = try database.configuration()
+        let directory = FileManager.default.temporaryDirectory.appendingPathComponent("asnp-e2e-\(UUID().uuidString)")
+        try FileManager.default.createDirectory(at: directory, withIntermediateDirectories: true)
+        defer { try? FileManager.default.removeItem(at: directory) }
+
+        let steps = offered.map { rate in (rate: rate, count: Int(rate * Double(stepSeconds))) }
+        let total = steps.map(\.count).reduce(0, +)
+        BenchWorkerCommand.note("signing \(total) notifications...")
+        let pki = try TestPKI()
+        let rootFile = directory.appendingPathComponent("root.der")
+        try Data(try pki.rootDER()).write(to: rootFile)
+        let bundleId = "com.example.notes"
+        let workload = try LoadWorkload.make(
+            count: total + Self.warmUpCount,
+            bundleId: bundleId,
+            pki: pki,
+            duplicateShare: 0.05,
+            outOfOrderShare: 0.1,
+            hostileShare: 0,
+            seed: 1
+        )
+
+        // The baseline, in the same run: the same notifications verified and decoded by `asnp verify --jsonl` with
+        // the whole machine to itself, the work no pipeline can skip.
+        BenchWorkerCommand.note("baseline: asnp verify --jsonl on \(Self.baselineCount) of the notifications...")
+        let baselineInput = directory.appendingPathComponent("baseline.jsonl")
+        try VerifyWorkload.jsonLines(workload.bodies.prefix(Self.baselineCount)).write(to: baselineInput)
+        let baseline = try BenchWorkerCommand.timeVerification(input: baselineInput, root: rootFile, bundleId: bundleId)
+        let verificationRate = Double(min(Self.baselineCount, workload.bodies.count)) / baseline.seconds
+
+        try await ScratchDatabase.with(on: configuration, prefix: "asnp_bench_e2e", logger: logger) { scratch in
+            try await measure(
+                workload: workload,
+                scratch: scratch,
+                rootFile: rootFile,
+                bundleId: bundleId,
+                verificationRate: verificationRate,
+                logger: logger
+            )
+        }
+    }
+
+    /// Starts the pipeline on `scratch`, warms it up, runs the steps, waits for the backlog and prints the report;
+    /// throws if an accepted notification was not stored.
+    private func measure(
+        workload: LoadWorkload,
+        scratch scratchConfiguration: NotificationStoreConfiguration,
+        rootFile: URL,
+        bundleId: String,
+        verificationRate: Double,
+        logger: Logger
+    ) async throws {
+        BenchWorkerCommand.note("starting asnp kafka-mock, asnp ingress, \(workers) asnp worker...")
+        let pipeline = try await EndToEndPipeline.start(
+            databaseURL: try BenchWorkerCommand.url(configuration: database, database: scratchConfiguration.database),
+            rootFile: rootFile,
+            bundleId: bundleId,
+            partitions: partitions,
+            workers: workers
+        )
+        let outcome: Result<Void, any Error>
+        do {
+            try await NotificationStore.withRunning(configuration: scratchConfiguration, logger: logger) { store in
+                try await measure(
+                    workload: workload,
+                    pipeline: pipeline,
+                    store: store,
+                    verificationRate: verificationRate
+                )
+            }
+            outcome = .success(())
+        } catch {
+            outcome = .failure(error)
+        }
+        await pipeline.terminate()
+        try outcome.get()
+    }
+
+    private func measure(
+        workload: LoadWorkload,
+        pipeline: EndToEndPipeline,
+        store: NotificationStore,
+        verificationRate: Double
+    ) async throws {
+        func stored() async throws -> Int {
+            Int(try await store.execute("SELECT count(*)::text FROM notifications")[0]) ?? 0
+        }
+        var logger = Logger(label: "asnp.bench.e2e.kafka")
+        logger.logLevel = .error
+        let admin = try KafkaAdminClient(
+            cluster: KafkaClusterConfiguration(bootstrapServers: pipeline.mock.bootstrapServers),
+            logger: logger
+        )
+        /// Decoded events on the output topic (its high watermarks: the mock's retention does not lower them).
+        func published() async throws -> Int {
+            let marks = try await admin.watermarks(of: EndToEndPipeline.decodedTopic)
+            return Int(marks.values.map(\.high).reduce(0, +))
+        }
+
+        // One backend of the server leads to its postmaster, whose process tree is PostgreSQL's CPU.
+        let postmaster = Int32(try await store.execute("SELECT pg_backend_pid()::text")[0]).flatMap {
+            ProcessStats.postmaster(ofBackend: $0)
+        }
+        var accepted = Set<String>()
+        var posted = Set<String>()
+        var everyPostAccepted = true
+        func account(_ bodies: ArraySlice<String>, _ report: LoadRun.Report) {
+            // Duplicates are copies of earlier bodies: distinct bodies are distinct notifications. A step with answers
+            // other than 200 leaves which bodies were accepted unknown: loss is then judged from below.
+            posted.formUnion(bodies)
+            if report.ok == bodies.count { accepted.formUnion(bodies) } else { everyPostAccepted = false }
+        }
+        /// Waits (at most `limit`) until everything accepted is stored; the count stored.
+        func drained(within limit: Duration) async throws -> Int {
+            let deadline = ContinuousClock.now.advanced(by: limit)
+            var last = try await stored()
+            while last < (everyPostAccepted ? accepted.count : posted.count), ContinuousClock.now < deadline {
+                try await Task.sleep(for: .seconds(1))
+                last = try await stored()
+            }
+            return last
+        }
+
+        // Connections, the producer's metadata, the group's first assignment: not part of any step.
+        BenchWorkerCommand.note("warming up: \(Self.warmUpCount) notifications...")
+        let warmUp = workload.bodies.prefix(Self.warmUpCount)
+        account(
+            warmUp,
+            try await LoadRun(url: pipeline.url, connections: connections, rate: offered[0]).run(Array(warmUp))
+        )
+        _ = try await drained(within: .seconds(120))
+
+        var rows: [EndToEndStep] = []
+        var memory: [(rate: Double, memory: EndToEndStep.Memory)] = []
+        var offset = warmUp.count
+        for rate in offered {
+            BenchWorkerCommand.note("step: \(Int(rate))/s for \(stepSeconds) s...")
+            let bodies = workload.bodies[offset..<(offset + Int(rate * Double(stepSeconds)))]
+            offset = bodies.endIndex
+            let storedBefore = try await stored()
+            let publishedBefore = try await published()
+            let processes = pipeline.roles
+            let sampler = Task {
+                var samples: [EndToEndStep.Memory] = []
+                while !Task.isCancelled {
+                    samples.append(.take(processes))
+                    try? await Task.sleep(for: .seconds(1))
+                }
+                return samples
+            }
+            let cpuBefore = EndToEndStep.CPU.Sample.take(pipeline, postmaster: postmaster)
+            let report = try await LoadRun(url: pipeline.url, connections: connections, rate: rate).run(Array(bodies))
+            let cpuAfter = EndToEndStep.CPU.Sample.take(pipeline, postmaster: postmaster)
+            sampler.cancel()
+            memory += await sampler.value.map { (rate, $0) }
+            let elapsed = LoadRun.seconds(cpuBefore.instant.duration(to: cpuAfter.instant))
+            let storedAfter = try await stored()
+            let publishedAfter = try await published()
+            let distinctBefore = posted.count
+            account(bodies, report)
+            rows.append(
+                EndToEndStep(
+                    offered: rate,
+                    posted: report.requestsPerSecond,
+                    new: Double(posted.count - distinctBefore) / elapsed,
+                    ok: report.ok,
+                    notOK: report.sent - report.ok,
+                    p50: report.p50Milliseconds,
+                    p99: report.p99Milliseconds,
+                    stored: Double(storedAfter - storedBefore) / elapsed,
+                    published: Double(publishedAfter - publishedBefore) / elapsed,
+                    backlog: accepted.count - storedAfter,
+                    cpu: EndToEndStep.CPU(from: cpuBefore, to: cpuAfter),
+                    memory: .take(processes)
+                )
+            )
+        }
+        BenchWorkerCommand.note("draining the backlog...")
+        let last = try await drained(within: .seconds(300))
+        // One decoded event per stored notification (more only if a publish was repeated), published after the
+        // batch's commit: wait for the last ones.
+        var events = try await published()
+        let eventsDeadline = ContinuousClock.now.advanced(by: .seconds(60))
+        while events < last, ContinuousClock.now < eventsDeadline {
+            try await Task.sleep(for: .milliseconds(500))
+            events = try await published()
+        }
+
+        if let csv {
+            try Data(EndToEndStep.csv(rows).utf8).write(to: URL(fileURLWithPath: csv))
+        }
+        if let memoryCSV {
+            let header = (["second", "offered"] + EndToEndStep.Memory.csvHeader).joined(separator: ",")
+            let lines = memory.enumerated().map { second, sample in
+                ([String(second), String(sample.rate)] + sample.memory.megabytes).joined(separator: ",")
+            }
+            try Data(([header] + lines).joined(separator: "\n").utf8 + Data("\n".utf8))
+                .write(to: URL(fileURLWithPath: memoryCSV))
+        }
+        let cores = ProcessInfo.processInfo.activeProcessorCount
+        EndToEndStep.print(
+            rows,
+            title: "asnp kafka-mock, asnp ingress, \(workers) asnp worker, PostgreSQL"
+                + (postmaster == nil ? " (elsewhere)" : "") + " on \(cores) cores; \(partitions) raw partitions"
+        )
+        print(Self.summary(rows, verificationRate: verificationRate))
+        if everyPostAccepted {
+            print("accepted \(accepted.count) distinct notifications, stored \(last): \(accepted.count - last) lost")
+        } else {
+            print(
+                "some posts were not answered 200: of \(posted.count) distinct notifications posted, \(last) stored; "
+                    + "\(accepted.count) were certainly accepted"
+            )
+        }
+        print("decoded events published: \(events), for \(last) notifications stored")
+        guard last >= accepted.count, last <= posted.count else {
+            throw ValidationError("\(accepted.count - last) accepted notifications were not stored")
+        }
+        guard events >= last else {
+            throw ValidationError("\(last - events) stored notifications have no decoded event")
+        }
+    }
+
+    /// The highest step the pipeline sustained — stored at least 95% of the new notifications it was offered (a
+    /// repeated body is deduplicated, not stored), ingress p99 ≤ 50 ms — against the baseline.
+    static func summary(_ rows: [EndToEndStep], verificationRate: Double) -> String {
+        let baseline = String(format: "baseline (asnp verify --jsonl, all cores, same run): %.0f/s", verificationRate)
+        let sustained = rows.filter { $0.stored >= 0.95 * $0.new && $0.p99 <= 50 }
+        guard let best = sustained.max(by: { $0.stored < $1.stored }) else {
+            return baseline + "; no step was sustained (stored ≥ 95% of new with p99 ≤ 50 ms)"
+        }
+        return baseline
+            + String(
+                format: "; sustained: %.0f/s offered, %.0f/s stored, p99 %.1f ms: %.2f× the baseline",
+                best.offered,
+                best.stored,
+                best.p99,
+                best.stored / verificationRate
+            )
+    }
+}

@@ -1,0 +1,126 @@
+import AsyncHTTPClient
+import CommandSupport
+import Foundation
+import NIOCore
+import NIOHTTP1
+
+/// The pipeline `asnp-bench e2e` measures, as separate processes as it is deployed: `asnp kafka-mock` (librdkafka's
+/// mock broker standing in for Kafka), `asnp ingress` and `asnp worker`s on one database, each configured through
+/// its environment. Separate processes let each one's CPU and memory be measured.
+struct EndToEndPipeline {
+    static let app = "notes"
+    static let rawTopic = "appstore.notifications.raw"
+    static let decodedTopic = "appstore.notifications.decoded"
+    static let topics = [rawTopic, decodedTopic, "appstore.subscriptions.state", "appstore.notifications.dlq"]
+
+    let mock: KafkaMockChild
+    let ingress: Process
+    let workers: [Process]
+    /// Where the ingress takes V2 notifications.
+    let url: String
+
+    /// The processes by role, for measuring.
+    var roles: [(role: Role, pid: Int32)] {
+        [(.mockBroker, mock.pid), (.ingress, ingress.processIdentifier)]
+            + workers.map { (Role.workers, $0.processIdentifier) }
+    }
+
+    enum Role: String, CaseIterable {
+        case ingress
+        case workers
+        case mockBroker = "mock"
+    }
+
+    /// Applies the migrations to `databaseURL`, starts the broker (topics of `partitions` partitions), the ingress on
+    /// a free loopback port and `workers` workers, and waits until the ingress is ready.
+    static func start(
+        databaseURL: String,
+        rootFile: URL,
+        bundleId: String,
+        partitions: Int,
+        workers workerCount: Int
+    ) async throws -> EndToEndPipeline {
+        let migrate = try child(["migrate", "--database-url", databaseURL], environment: [:])
+        await migrate.exited()
+        guard migrate.terminationStatus == 0 else {
+            throw PipelineStartError(description: "asnp migrate failed (status \(migrate.terminationStatus))")
+        }
+        let mock = try KafkaMockChild(
+            executable: ASNPBench.pipelineExecutable(),
+            arguments: topics.flatMap { ["--topic", "\($0):\(partitions)"] } + ["--log-level", "error"]
+        )
+        let port = Int.random(in: 20_000...40_000)
+        let common = [
+            "KAFKA_BOOTSTRAP_SERVERS": mock.bootstrapServers, "APPS_NAMES": app,
+            "APPS_\(app.uppercased())_BUNDLE_ID": bundleId,
+        ]
+        let ingress = try child(
+            ["ingress", "--log-level", "error"],
+            environment: common.merging(["INGRESS_HOST": "127.0.0.1", "INGRESS_PORT": String(port)]) { $1 }
+        )
+        let workers = try (0..<workerCount).map { _ in
+            try child(
+                ["worker", "--log-level", "error"],
+                environment: common.merging([
+                    "DATABASE_URL": databaseURL, "WORKER_ROOT_CERTIFICATES": rootFile.path,
+                    "WORKER_STATUS_HOST": "127.0.0.1", "WORKER_STATUS_PORT": "0",
+                ]) { $1 }
+            )
+        }
+        let pipeline = EndToEndPipeline(
+            mock: mock,
+            ingress: ingress,
+            workers: workers,
+            url: "http://127.0.0.1:\(port)/v2/notifications/sandbox"
+        )
+        guard try await pipeline.ingressIsReady(port: port) else {
+            await pipeline.terminate()
+            throw PipelineStartError(description: "asnp ingress was not ready within 30 seconds")
+        }
+        return pipeline
+    }
+
+    /// SIGTERM to every process, the broker last; waits for them.
+    func terminate() async {
+        for process in [ingress] + workers where process.isRunning { process.terminate() }
+        for process in [ingress] + workers { await process.exited() }
+        await mock.terminate()
+    }
+
+    private func ingressIsReady(port: Int) async throws -> Bool {
+        let client = HTTPClient(eventLoopGroupProvider: .singleton)
+        let ready = try await Self.waitUntilReady(port: port, client: client, within: .seconds(30))
+        try await client.shutdown()
+        return ready
+    }
+
+    /// Polls an ingress's `/health/ready` on 127.0.0.1 until it answers 200 or `limit` passes; whether it did.
+    static func waitUntilReady(port: Int, client: HTTPClient, within limit: Duration) async throws -> Bool {
+        let deadline = ContinuousClock.now.advanced(by: limit)
+        while ContinuousClock.now < deadline {
+            let reply = try? await client.execute(
+                HTTPClientRequest(url: "http://127.0.0.1:\(port)/health/ready"),
+                timeout: .seconds(2)
+            )
+            if reply?.status == .ok { return true }
+            try await Task.sleep(for: .milliseconds(200))
+        }
+        return false
+    }
+
+    /// `asnp arguments...` with `environment` added to this process's; its output discarded.
+    private static func child(_ arguments: [String], environment: [String: String]) throws -> Process {
+        let process = Process()
+        process.executableURL = try ASNPBench.pipelineExecutable()
+        process.arguments = arguments
+        process.environment = ProcessInfo.processInfo.environment.merging(environment) { $1 }
+        process.standardOutput = FileHandle.nullDevice
+        process.standardError = FileHandle.nullDevice
+        try process.run()
+        return process
+    }
+
+    struct PipelineStartError: Error, CustomStringConvertible {
+        var description: String
+    }
+}

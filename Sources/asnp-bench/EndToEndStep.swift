@@ -1,0 +1,143 @@
+import Foundation
+
+/// One rate step of `asnp-bench e2e`.
+struct EndToEndStep {
+    /// Notifications/s asked for, and posted.
+    var offered: Double
+    var posted: Double
+    /// Distinct notifications posted for the first time, per second: what there is to store (the workload repeats
+    /// 5% of its bodies as Apple's retries do; a repeat is deduplicated, never a new row).
+    var new: Double
+    var ok: Int
+    var notOK: Int
+    /// Ingress latency from when each request was due, milliseconds.
+    var p50: Double
+    var p99: Double
+    /// Notifications stored per second during the step.
+    var stored: Double
+    /// Decoded events the workers published per second during the step (after their batches committed).
+    var published: Double
+    /// The workers' lag at the step's end: notifications answered 200 and not yet stored. Counted in the database
+    /// rather than read as the group's Kafka lag, which takes a watermark request per partition: on a saturated
+    /// machine that took seconds, in which the workers drained what it was meant to show.
+    var backlog: Int
+    /// Where the cores went during the step.
+    var cpu: CPU
+    /// Resident memory at the step's end, bytes: the ingress, the largest worker, the mock broker.
+    var memory: Memory
+
+    /// CPU used during a step, in cores (CPU seconds per second), by process.
+    struct CPU {
+        var ingress: Double
+        /// All workers together.
+        var workers: Double
+        var mockBroker: Double
+        /// The PostgreSQL server's processes; nil when it is not on this machine.
+        var postgres: Double?
+        /// This process: signing is done before the steps, so this is posting.
+        var loadGenerator: Double
+
+        /// The parts together: how much of the machine the pipeline and its load took.
+        var total: Double { ingress + workers + mockBroker + (postgres ?? 0) + loadGenerator }
+
+        /// The counters a step's CPU is the difference of.
+        struct Sample {
+            var pipeline: [EndToEndPipeline.Role: Double]
+            var postgres: Double?
+            var loadGenerator: Double
+            var instant: ContinuousClock.Instant
+
+            static func take(_ pipeline: EndToEndPipeline, postmaster: Int32?) -> Sample {
+                Sample(
+                    pipeline: pipeline.roles.reduce(into: [:]) { seconds, process in
+                        seconds[process.role, default: 0] += ProcessStats.cpuSeconds(of: process.pid)
+                    },
+                    postgres: postmaster.flatMap { ProcessStats.postgresCPUSeconds(postmaster: $0) },
+                    loadGenerator: ProcessStats.cpuSeconds(of: getpid()),
+                    instant: .now
+                )
+            }
+        }
+
+        init(from start: Sample, to end: Sample) {
+            let elapsed = LoadRun.seconds(start.instant.duration(to: end.instant))
+            func cores(_ role: EndToEndPipeline.Role) -> Double {
+                ((end.pipeline[role] ?? 0) - (start.pipeline[role] ?? 0)) / elapsed
+            }
+            ingress = cores(.ingress)
+            workers = cores(.workers)
+            mockBroker = cores(.mockBroker)
+            if let first = start.postgres, let last = end.postgres { postgres = (last - first) / elapsed }
+            loadGenerator = (end.loadGenerator - start.loadGenerator) / elapsed
+        }
+    }
+
+    /// Resident memory of the pipeline's processes.
+    struct Memory {
+        var ingress: Int
+        /// The largest worker.
+        var worker: Int
+        var mockBroker: Int
+
+        static func take(_ processes: [(role: EndToEndPipeline.Role, pid: Int32)]) -> Memory {
+            var memory = Memory(ingress: 0, worker: 0, mockBroker: 0)
+            for (role, pid) in processes {
+                let bytes = ProcessStats.residentBytes(of: pid)
+                switch role {
+                case .ingress: memory.ingress = bytes
+                case .workers: memory.worker = max(memory.worker, bytes)
+                case .mockBroker: memory.mockBroker = bytes
+                }
+            }
+            return memory
+        }
+
+        static let csvHeader = ["ingress_rss_mb", "worker_rss_mb", "mock_rss_mb"]
+        var megabytes: [String] { [ingress, worker, mockBroker].map { String($0 / 1_048_576) } }
+    }
+
+    private static let columns: [(header: String, csv: String, value: @Sendable (EndToEndStep) -> String)] = [
+        ("offered/s", "offered", { String(format: "%.0f", $0.offered) }),
+        ("posted/s", "posted", { String(format: "%.0f", $0.posted) }),
+        ("new/s", "new", { String(format: "%.0f", $0.new) }),
+        ("200", "ok", { String($0.ok) }),
+        ("other", "other", { String($0.notOK) }),
+        ("p50 ms", "p50_ms", { String(format: "%.1f", $0.p50) }),
+        ("p99 ms", "p99_ms", { String(format: "%.1f", $0.p99) }),
+        ("stored/s", "stored", { String(format: "%.0f", $0.stored) }),
+        ("events/s", "published", { String(format: "%.0f", $0.published) }),
+        ("lag", "backlog", { String($0.backlog) }),
+        ("ingress", "cpu_ingress", { String(format: "%.2f", $0.cpu.ingress) }),
+        ("workers", "cpu_workers", { String(format: "%.2f", $0.cpu.workers) }),
+        ("mock", "cpu_mock_broker", { String(format: "%.2f", $0.cpu.mockBroker) }),
+        ("pg", "cpu_postgres", { $0.cpu.postgres.map { String(format: "%.2f", $0) } ?? "-" }),
+        ("loadgen", "cpu_load_generator", { String(format: "%.2f", $0.cpu.loadGenerator) }),
+        ("sum", "cpu_total", { String(format: "%.2f", $0.cpu.total) }),
+    ]
+
+    static func print(_ rows: [EndToEndStep], title: String) {
+        Swift.print(title)
+        Swift.print(
+            "CPU in cores: the ingress, the workers together, the mock broker, PostgreSQL, the load generator (this "
+                + "process), their sum; RSS at the step's end: ingress/largest worker/mock broker"
+        )
+        let header = columns.map(\.header) + ["RSS MB i/w/m"]
+        let lines = rows.map { row in columns.map { $0.value(row) } + [row.memory.megabytes.joined(separator: "/")] }
+        let widths = header.indices.map { column in
+            ([header[column]] + lines.map { $0[column] }).map(\.count).max() ?? 0
+        }
+        for line in [header] + lines {
+            Swift.print(
+                zip(line, widths).map { $0.padding(toLength: $1, withPad: " ", startingAt: 0) }.joined(separator: "  ")
+            )
+        }
+    }
+
+    /// The rows as CSV, for plotting (Benchmarks/python/plot_e2e.py).
+    static func csv(_ rows: [EndToEndStep]) -> String {
+        let lines =
+            [(columns.map(\.csv) + Memory.csvHeader).joined(separator: ",")]
+            + rows.map { row in (columns.map { $0.value(row) } + row.memory.megabytes).joined(separator: ",") }
+        return lines.joined(separator: "\n") + "\n"
+    }
+}

@@ -1,0 +1,146 @@
+import AppStoreModels
+import AppStoreSigning
+import Foundation
+
+/// What `asnp-bench loadgen` posts: realistic signed V2 notifications of many subscriptions (each walking through a
+/// lifecycle), with Apple-style duplicate retries, some events out of order, and a small share of tampered bodies.
+struct LoadWorkload {
+    /// The bodies in posting order.
+    var bodies: [String]
+    /// Distinct notifications among them (what the workers store).
+    var notifications: Int
+    var duplicates: Int
+    var swapped: Int
+    /// Tampered copies (what the workers reject).
+    var hostile: Int
+
+    /// Signs `count` notifications with `pki` (on every core) and arranges them; `v1Share` of them are legacy V1
+    /// bodies carrying `sharedSecret` instead. The same `seed` arranges the same way.
+    static func make(
+        count: Int,
+        bundleId: String,
+        pki: TestPKI,
+        duplicateShare: Double,
+        outOfOrderShare: Double,
+        hostileShare: Double,
+        v1Share: Double = 0,
+        sharedSecret: String? = nil,
+        seed: UInt64
+    ) throws -> LoadWorkload {
+        let events = SubscriptionEvent.samples(count: count, bundleId: bundleId)
+        let signer = NotificationSigner(signer: try JWSSigner(pki: pki))
+        let signed = SignedBodies(count: count)
+        // Every n-th notification is V1, spread over the subscriptions.
+        let v1Every = v1Share > 0 ? max(1, Int((1 / v1Share).rounded())) : 0
+        DispatchQueue.concurrentPerform(iterations: count) { index in
+            if v1Every > 0, index % v1Every == 0, let sharedSecret {
+                signed.set(index, Result { try Self.v1Body(for: events[index], sharedSecret: sharedSecret) })
+            } else {
+                signed.set(index, Result { try signer.body(for: events[index]) })
+            }
+        }
+        var bodies = try signed.values()
+        var generator = SeededGenerator(seed: seed)
+
+        // Neighbours swapped: a later event of a subscription may arrive before an earlier one.
+        let swaps = Int((Double(count) * outOfOrderShare).rounded())
+        for _ in 0..<swaps where count > 1 {
+            let index = Int.random(in: 0..<(count - 1), using: &generator)
+            bodies.swapAt(index, index + 1)
+        }
+        // Retries: a copy of a body, some time after it.
+        let duplicates = Int((Double(count) * duplicateShare).rounded())
+        for _ in 0..<duplicates {
+            let original = Int.random(in: 0..<bodies.count, using: &generator)
+            bodies.insert(bodies[original], at: Int.random(in: (original + 1)...bodies.count, using: &generator))
+        }
+        // Tampered copies of V2 bodies: their signatures no longer verify.
+        let signedBodies = bodies.filter(Self.isV2)
+        let hostile = signedBodies.isEmpty ? 0 : Int((Double(count) * hostileShare).rounded())
+        for index in 0..<hostile {
+            let tampered = NotificationSigner.tampered(signedBodies[index % signedBodies.count])
+            bodies.insert(tampered, at: Int.random(in: 0...bodies.count, using: &generator))
+        }
+        return LoadWorkload(
+            bodies: bodies,
+            notifications: count,
+            duplicates: duplicates,
+            swapped: swaps,
+            hostile: hostile
+        )
+    }
+}
+
+extension LoadWorkload {
+    /// Whether `body` is a V2 notification (else V1, posted to the V1 route).
+    static func isV2(_ body: String) -> Bool {
+        body.hasPrefix(#"{"signedPayload""#)
+    }
+
+    /// `event` as Apple's legacy V1 notification (a statusUpdateNotification with its receipt info), one line.
+    static func v1Body(for event: SubscriptionEvent, sharedSecret: String) throws -> String {
+        let type: String =
+            switch event.notificationType {
+            case .subscribed: "INITIAL_BUY"
+            case .didRenew: event.subtype == .billingRecovery ? "DID_RECOVER" : "RENEWAL"
+            case .didChangeRenewalStatus: "DID_CHANGE_RENEWAL_STATUS"
+            case .didFailToRenew: "DID_FAIL_TO_RENEW"
+            default: "CANCEL"
+            }
+        func date(_ milliseconds: Int64) -> String {
+            Date(timeIntervalSince1970: Double(milliseconds) / 1000).formatted(.iso8601)
+        }
+        let receipt: [String: Any] = [
+            "original_transaction_id": event.originalTransactionId,
+            "transaction_id": event.transactionId,
+            "product_id": event.productId,
+            "quantity": "1",
+            "purchase_date": date(event.purchaseDate),
+            "purchase_date_ms": String(event.purchaseDate),
+            "original_purchase_date_ms": String(event.purchaseDate),
+            "expires_date": date(event.expiresDate),
+            "expires_date_ms": String(event.expiresDate),
+            "is_trial_period": "false",
+        ]
+        let body: [String: Any] = [
+            "environment": event.environment.rawValue,
+            "notification_type": type,
+            "password": sharedSecret,
+            "auto_renew_status": event.autoRenewStatus == .on ? "true" : "false",
+            "auto_renew_product_id": event.productId,
+            "unified_receipt": [
+                "environment": event.environment.rawValue,
+                "latest_receipt_info": [receipt],
+                "status": 0,
+                "pending_renewal_info": [
+                    [
+                        "auto_renew_product_id": event.productId,
+                        "auto_renew_status": event.autoRenewStatus == .on ? "1" : "0",
+                        "original_transaction_id": event.originalTransactionId,
+                        "product_id": event.productId,
+                    ]
+                ],
+            ] as [String: Any],
+            "bid": event.bundleId,
+            "bvrs": "42",
+        ]
+        let data = try JSONSerialization.data(withJSONObject: body, options: [.sortedKeys, .withoutEscapingSlashes])
+        return String(decoding: data, as: UTF8.self)
+    }
+}
+
+/// Results written from `concurrentPerform`'s threads, one slot each.
+private final class SignedBodies: @unchecked Sendable {
+    private let lock = NSLock()
+    private var results: [Result<String, any Error>?]
+
+    init(count: Int) { results = Array(repeating: nil, count: count) }
+
+    func set(_ index: Int, _ result: Result<String, any Error>) {
+        lock.withLock { results[index] = result }
+    }
+
+    func values() throws -> [String] {
+        try lock.withLock { try results.map { try $0!.get() } }
+    }
+}

@@ -1,0 +1,55 @@
+import Logging
+import NotificationStore
+import PostgresNIO
+
+/// What `asnp-bench store` measures the batch writer against: a plain COPY of the same staged rows into a bare table.
+extension NotificationStore {
+    /// Runs one SQL statement and returns the first column of each row, as text.
+    func execute(_ sql: String) async throws(NotificationStoreError) -> [String] {
+        let logger = self.logger
+        return try await withConnection("running a benchmark statement") { connection in
+            var values: [String] = []
+            for try await row in try await connection.query(PostgresQuery(unsafeSQL: sql), logger: logger) {
+                let cells = row.makeRandomAccess()
+                values.append(cells.isEmpty ? "" : (try cells[0].decode(String?.self) ?? ""))
+            }
+            return values
+        }
+    }
+
+    /// COPYs the batch's verified notifications, as the batch writer stages them, into `table` (which has the
+    /// staged columns): the floor a batch writer is measured against. Returns the bytes of raw bodies and
+    /// decoded JSON written.
+    func copyPlain(_ batch: NotificationBatch, into table: String) async throws(NotificationStoreError) -> Int {
+        let rows = PreparedBatch(batch).notifications
+        let logger = self.logger
+        try await withConnection("copying a benchmark batch") { connection in
+            try await Self.copy(rows, into: table, on: connection, logger: logger)
+        }
+        return rows.reduce(0) { $0 + $1.rawBody.utf8.count + $1.decoded.utf8.count }
+    }
+
+    /// The statements creating a table `name` with the staged columns, for ``copyPlain(_:into:)``;
+    /// `compression` is `lz4`, `pglz`, or `none` (stored uncompressed).
+    static func bareTableDefinition(_ name: String, compression: String) -> [String] {
+        let columns = BatchStatements.stagedColumns.map { "\($0.name) \($0.type)" }
+        return ["CREATE TABLE \(name) (\(columns.joined(separator: ", ")))"]
+            + largeColumnStorage(table: name, compression: compression)
+    }
+
+    /// The statements that give `notifications`' large columns the compression `lz4`, `pglz` or `none`.
+    static func notificationsCompression(_ compression: String) -> [String] {
+        largeColumnStorage(table: "notifications", compression: compression)
+    }
+
+    private static func largeColumnStorage(table: String, compression: String) -> [String] {
+        ["decoded", "raw_body"].flatMap { column in
+            compression == "none"
+                ? ["ALTER TABLE \(table) ALTER COLUMN \(column) SET STORAGE EXTERNAL"]
+                : [
+                    "ALTER TABLE \(table) ALTER COLUMN \(column) SET STORAGE EXTENDED",
+                    "ALTER TABLE \(table) ALTER COLUMN \(column) SET COMPRESSION \(compression)",
+                ]
+        }
+    }
+}

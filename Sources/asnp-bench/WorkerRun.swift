@@ -1,0 +1,158 @@
+import AppStoreModels
+import ArgumentParser
+import CommandSupport
+import Foundation
+import KafkaClient
+import Logging
+import NIOCore
+import PipelineContract
+
+/// One `asnp worker` process fed from a mock cluster in this process, for `asnp-bench worker`.
+struct WorkerRun {
+    static let rawTopic = "appstore.notifications.raw"
+    static let group = "asnp-bench-workers"
+
+    let bodies: [Data]
+    let databaseURL: String
+    let rootFile: URL
+    let partitions: Int
+    let window: Int
+    let batchSize: Int
+    let logger: Logger
+
+    /// What a run measured.
+    struct Result {
+        /// From the worker's first commit to its last (group joining excluded).
+        var elapsed: Duration
+        /// Notifications committed within `elapsed`.
+        var notifications: Int
+        /// The worker's resident memory, sampled once a second, with the notifications committed by then.
+        var memory: [(committed: Int, residentBytes: Int)]
+        /// The worker's CPU time (user + system) over the whole run.
+        var workerCPUSeconds: Double
+
+        func memoryReport(total: Int) -> String {
+            func megabytes(_ bytes: Int) -> String { String(format: "%.0f MB", Double(bytes) / 1_048_576) }
+            func at(_ fraction: Double) -> String {
+                let sample = memory.first { Double($0.committed) >= fraction * Double(total) } ?? memory.last
+                return sample.map { megabytes($0.residentBytes) } ?? "-"
+            }
+            let peak = memory.map(\.residentBytes).max() ?? 0
+            let wall = elapsed.seconds
+            return """
+                worker RSS: \(at(0.1)) at 10%, \(at(0.5)) at 50%, \(at(1.0)) at the end, peak \(megabytes(peak)) \
+                (\(memory.count) samples)
+                worker CPU: \(String(format: "%.1f", workerCPUSeconds)) s over the run \
+                (\(String(format: "%.0f", 100 * workerCPUSeconds / max(wall, 0.001)))% of one core per wall second)
+                """
+        }
+    }
+
+    func measure() async throws -> Result {
+        let mock = try KafkaMockCluster(brokers: 1, logger: logger)
+        try mock.createTopic(Self.rawTopic, partitions: partitions)
+        for output in ["appstore.notifications.decoded", "appstore.subscriptions.state", "appstore.notifications.dlq"] {
+            try mock.createTopic(output, partitions: partitions)
+        }
+        let worker = try startWorker(bootstrapServers: mock.bootstrapServers)
+        defer { if worker.isRunning { worker.terminate() } }
+        let producer = try KafkaProducer(
+            configuration: KafkaProducerConfiguration(cluster: mock.clusterConfiguration),
+            logger: logger
+        )
+        let admin = try KafkaAdminClient(cluster: mock.clusterConfiguration, logger: logger)
+        let result = try await withThrowingTaskGroup(of: Void.self) { tasks in
+            tasks.addTask { try await producer.run() }
+            let result = try await feed(producer: producer, admin: admin, worker: worker)
+            tasks.cancelAll()
+            return result
+        }
+        worker.terminate()
+        await worker.exited()
+        return result
+    }
+
+    /// Produces the bodies, never more than `window` ahead of the worker's commits, until every one is committed.
+    private func feed(producer: KafkaProducer, admin: KafkaAdminClient, worker: Process) async throws -> Result {
+        let chunk = min(1_000, window)
+        var produced = 0
+        var memory: [(committed: Int, residentBytes: Int)] = []
+        var nextSample = ContinuousClock.now
+        var start: (instant: ContinuousClock.Instant, committed: Int)?
+        while true {
+            guard worker.isRunning else {
+                throw ValidationError("the worker exited (status \(worker.terminationStatus)) before the end")
+            }
+            let lag = try await admin.consumerLag(group: Self.group, topic: Self.rawTopic).reduce(0) { $0 + $1.lag }
+            let committed = produced - Int(lag)
+            let now = ContinuousClock.now
+            if start == nil, committed > 0 { start = (now, committed) }
+            if now >= nextSample {
+                memory.append((committed, ProcessStats.residentBytes(of: worker.processIdentifier)))
+                nextSample = now.advanced(by: .seconds(1))
+            }
+            if produced == bodies.count, lag == 0 {
+                memory.append((committed, ProcessStats.residentBytes(of: worker.processIdentifier)))
+                let begin = start ?? (now, 0)
+                return Result(
+                    elapsed: now - begin.instant,
+                    notifications: bodies.count - begin.committed,
+                    memory: memory,
+                    workerCPUSeconds: ProcessStats.cpuSeconds(of: worker.processIdentifier)
+                )
+            }
+            if produced < bodies.count, Int(lag) + chunk <= window {
+                let next = bodies[produced..<min(produced + chunk, bodies.count)]
+                for report in await producer.send(contentsOf: next.map(message(for:))) { _ = try report.get() }
+                produced += next.count
+            } else {
+                try await Task.sleep(for: .milliseconds(50))
+            }
+        }
+    }
+
+    private func message(for body: Data) -> KafkaProducerMessage {
+        Self.rawMessage(body: body, app: "bench", topic: Self.rawTopic)
+    }
+
+    /// A V2 body as the ingress writes it to the raw topic for `app` (Sandbox route): keyed by the peeked
+    /// originalTransactionId, with the raw-topic headers.
+    static func rawMessage(body: Data, app: String, topic: String) -> KafkaProducerMessage {
+        let headers = RawNotificationHeaders(
+            version: 2,
+            environment: .sandbox,
+            app: app,
+            receivedAt: Date(),
+            requestID: UUID().uuidString,
+            source: .ingress
+        )
+        return KafkaProducerMessage(
+            topic: topic,
+            key: PartitionKey.peek(body: body, version: 2)?.value ?? "unkeyed",
+            value: ByteBuffer(bytes: body),
+            headers: headers.fields.map { KafkaHeader(key: $0.name, string: $0.value) }
+        )
+    }
+
+    private func startWorker(bootstrapServers: String) throws -> Process {
+        let worker = Process()
+        worker.executableURL = try ASNPBench.pipelineExecutable()
+        worker.arguments = ["worker", "--log-level", "warning"]
+        var environment = ProcessInfo.processInfo.environment
+        environment["KAFKA_BOOTSTRAP_SERVERS"] = bootstrapServers
+        environment["APPS_NAMES"] = "bench"
+        environment["APPS_BENCH_BUNDLE_ID"] = VerifyWorkload.bundleId
+        // The workload is Sandbox; an Apple id only keeps the worker from warning that Production is unverifiable.
+        environment["APPS_BENCH_APP_APPLE_ID"] = "1234567890"
+        environment["DATABASE_URL"] = databaseURL
+        environment["WORKER_ROOT_CERTIFICATES"] = rootFile.path
+        environment["WORKER_GROUP_ID"] = Self.group
+        environment["WORKER_BATCH_SIZE"] = String(batchSize)
+        environment["WORKER_STATUS_HOST"] = "127.0.0.1"
+        environment["WORKER_STATUS_PORT"] = "0"
+        worker.environment = environment
+        worker.standardOutput = FileHandle.nullDevice
+        try worker.run()
+        return worker
+    }
+}
