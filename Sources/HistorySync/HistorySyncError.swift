@@ -1,36 +1,39 @@
 /// Why a history sync or an App Store Server API call failed: a code to branch on, what was being done, and the
 /// details (never the API key).
 package struct HistorySyncError: Error, Sendable, Hashable, CustomStringConvertible {
-    package struct Code: RawRepresentable, Sendable, Hashable, CustomStringConvertible {
-        package let rawValue: String
-        package init(rawValue: String) { self.rawValue = rawValue }
+    /// What went wrong, as a stable identifier.
+    package enum Code: String, Hashable, Sendable, CustomStringConvertible {
+        /// The code's name, for example `UNAUTHORIZED`.
         package var description: String { rawValue }
 
         /// The settings are incomplete or wrong (a missing key id, an unreadable .p8 key).
-        package static let invalidConfiguration = Code(rawValue: "INVALID_CONFIGURATION")
+        case invalidConfiguration = "INVALID_CONFIGURATION"
         /// Apple answered 401: the key, key id, issuer id or bundle id is not accepted.
-        package static let unauthorized = Code(rawValue: "UNAUTHORIZED")
+        case unauthorized = "UNAUTHORIZED"
         /// Apple refused the request (4xx other than 401 and 429): the context names Apple's error code.
-        package static let rejected = Code(rawValue: "REJECTED")
+        case rejected = "REJECTED"
         /// Apple or the network kept failing (5xx, 429, timeouts) past the retry budget.
-        package static let unavailable = Code(rawValue: "UNAVAILABLE")
+        case unavailable = "UNAVAILABLE"
         /// Apple answered something that is not a notification history page.
-        package static let malformedResponse = Code(rawValue: "MALFORMED_RESPONSE")
+        case malformedResponse = "MALFORMED_RESPONSE"
         /// The raw topic did not take a page's notifications.
-        package static let kafka = Code(rawValue: "KAFKA")
+        case kafka = "KAFKA"
         /// The checkpoint could not be read or saved.
-        package static let store = Code(rawValue: "STORE")
+        case store = "STORE"
         /// The task was cancelled (a graceful shutdown) while a request was in flight or waiting to be retried.
-        package static let cancelled = Code(rawValue: "CANCELLED")
+        case cancelled = "CANCELLED"
     }
 
+    /// What went wrong, machine-readable.
     package var code: Code
+    /// A human explanation, safe to log (the other modules' errors call this `reason`).
     package var message: String
     /// Apple's `errorCode`, when Apple sent one.
     package var appleErrorCode: Int?
     /// The HTTP status, when there was a response.
     package var httpStatus: Int?
 
+    /// Creates an error; keep the API key and customer data out of `message`.
     package init(_ code: Code, _ message: String, appleErrorCode: Int? = nil, httpStatus: Int? = nil) {
         self.code = code
         self.message = message
@@ -41,6 +44,7 @@ package struct HistorySyncError: Error, Sendable, Hashable, CustomStringConverti
     /// Whether running the same sync again later can succeed (it resumes from its checkpoint).
     package var isRetriable: Bool { [.unavailable, .kafka, .store, .cancelled].contains(code) }
 
+    /// `CODE: message (HTTP status, Apple error code)`; safe to log.
     package var description: String {
         var text = "\(code): \(message)"
         if let httpStatus {

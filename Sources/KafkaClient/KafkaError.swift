@@ -48,44 +48,36 @@ package struct KafkaError: Error, Sendable, Hashable, CustomStringConvertible, C
 
 extension KafkaError {
     /// A Kafka-layer failure code.
-    package struct Code: RawRepresentable, Hashable, Sendable, CustomStringConvertible {
+    package enum Code: String, Hashable, Sendable, CustomStringConvertible {
         /// The code's name, for example `MESSAGE_TIMED_OUT`.
-        package let rawValue: String
-
-        /// A code from its name.
-        package init(rawValue: String) {
-            self.rawValue = rawValue
-        }
-
-        /// The code's name.
         package var description: String { rawValue }
 
         /// A setting is missing, malformed, unknown to librdkafka, or one this layer manages itself.
-        package static let invalidConfiguration = Code(rawValue: "INVALID_CONFIGURATION")
+        case invalidConfiguration = "INVALID_CONFIGURATION"
         /// The cluster did not acknowledge a message within the delivery timeout (`message.timeout.ms`).
-        package static let messageTimedOut = Code(rawValue: "MESSAGE_TIMED_OUT")
+        case messageTimedOut = "MESSAGE_TIMED_OUT"
         /// The cluster could not serve a message or request now (no leader, not enough replicas, a coordinator
         /// moving; see ``KafkaError/rdKafkaError``); the same request may succeed later.
-        package static let brokerError = Code(rawValue: "BROKER_ERROR")
+        case brokerError = "BROKER_ERROR"
         /// The cluster refused a message or request for good: too large, not authorised, malformed, or an API the
         /// broker does not support (see ``KafkaError/rdKafkaError``). Retrying the same request cannot help.
-        package static let refused = Code(rawValue: "REFUSED")
+        case refused = "REFUSED"
         /// The consumer group rebalanced: this member's generation ended, so the partitions it committed for may
         /// belong to another member now. The commit was not applied.
-        package static let rebalanced = Code(rawValue: "REBALANCED")
+        case rebalanced = "REBALANCED"
         /// A request (commit, metadata, admin) did not complete in time.
-        package static let timedOut = Code(rawValue: "TIMED_OUT")
+        case timedOut = "TIMED_OUT"
         /// The local producer queue stayed full for longer than the caller was willing to wait.
-        package static let queueFull = Code(rawValue: "QUEUE_FULL")
+        case queueFull = "QUEUE_FULL"
         /// The client was shut down; the message was not (or not knowingly) acknowledged.
-        package static let shutDown = Code(rawValue: "SHUT_DOWN")
+        case shutDown = "SHUT_DOWN"
         /// librdkafka raised a fatal error (for example an idempotence guarantee that can no longer be kept); the
         /// client must be recreated.
-        package static let fatal = Code(rawValue: "FATAL")
+        case fatal = "FATAL"
         /// The consumer, or a partition it asked about, is not in a state for this call.
-        package static let invalidState = Code(rawValue: "INVALID_STATE")
+        case invalidState = "INVALID_STATE"
         /// The mock cluster refused an operation.
-        package static let mockCluster = Code(rawValue: "MOCK_CLUSTER")
+        case mockCluster = "MOCK_CLUSTER"
     }
 }
 

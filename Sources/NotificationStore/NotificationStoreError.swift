@@ -47,35 +47,27 @@ package struct NotificationStoreError: Error, Sendable, Hashable, CustomStringCo
 
 extension NotificationStoreError {
     /// A store failure code.
-    package struct Code: RawRepresentable, Hashable, Sendable, CustomStringConvertible {
+    package enum Code: String, Hashable, Sendable, CustomStringConvertible {
         /// The code's name, for example `UNAVAILABLE`.
-        package let rawValue: String
-
-        /// A code from its name.
-        package init(rawValue: String) {
-            self.rawValue = rawValue
-        }
-
-        /// The code's name.
         package var description: String { rawValue }
 
         /// The server cannot be reached, refused the connection, closed it, or is shutting down or starting up.
-        package static let unavailable = Code(rawValue: "UNAVAILABLE")
+        case unavailable = "UNAVAILABLE"
         /// The operation (including waiting for a connection) took longer than the configured timeout.
-        package static let timedOut = Code(rawValue: "TIMED_OUT")
+        case timedOut = "TIMED_OUT"
         /// A deadlock or serialization failure with a concurrent writer; the same transaction can simply run again.
-        package static let conflict = Code(rawValue: "CONFLICT")
+        case conflict = "CONFLICT"
         /// The database schema is missing or older than this program needs: run `asnp migrate`.
-        package static let schemaNotReady = Code(rawValue: "SCHEMA_NOT_READY")
+        case schemaNotReady = "SCHEMA_NOT_READY"
         /// A migration failed, or an applied migration differs from the one this program carries.
-        package static let migrationFailed = Code(rawValue: "MIGRATION_FAILED")
+        case migrationFailed = "MIGRATION_FAILED"
         /// The settings are invalid (a malformed database URL, an unknown `sslmode`).
-        package static let invalidConfiguration = Code(rawValue: "INVALID_CONFIGURATION")
+        case invalidConfiguration = "INVALID_CONFIGURATION"
         /// The server refused the credentials or the database does not exist.
-        package static let authenticationFailed = Code(rawValue: "AUTHENTICATION_FAILED")
+        case authenticationFailed = "AUTHENTICATION_FAILED"
         /// The server rejected a statement for a reason that retrying cannot fix.
-        package static let queryFailed = Code(rawValue: "QUERY_FAILED")
+        case queryFailed = "QUERY_FAILED"
         /// The store was shut down.
-        package static let shutDown = Code(rawValue: "SHUT_DOWN")
+        case shutDown = "SHUT_DOWN"
     }
 }
