@@ -8,18 +8,18 @@ import Foundation
 #endif
 
 /// Signs JSON payloads as ES256 JWS in compact serialization, with an `x5c` header, as the App Store does.
-public struct JWSSigner: Sendable {
+package struct JWSSigner: Sendable {
     /// The key that signs.
-    public let key: P256.Signing.PrivateKey
+    package let key: P256.Signing.PrivateKey
     /// The `x5c` header value (leaf first).
-    public let x5c: [String]
+    package let x5c: [String]
     /// The `alg` header value; anything but ES256 makes a JWS verifiers must reject.
-    public let algorithm: String
+    package let algorithm: String
 
     private let encodedHeader: String
 
     /// Creates a signer; pass another `algorithm` only to make JWS that verifiers must reject.
-    public init(key: P256.Signing.PrivateKey, x5c: [String], algorithm: String = "ES256") throws {
+    package init(key: P256.Signing.PrivateKey, x5c: [String], algorithm: String = "ES256") throws {
         self.key = key
         self.x5c = x5c
         self.algorithm = algorithm
@@ -31,17 +31,17 @@ public struct JWSSigner: Sendable {
     }
 
     /// Signs with the leaf of `pki`.
-    public init(pki: TestPKI) throws {
+    package init(pki: TestPKI) throws {
         try self.init(key: pki.leafKey, x5c: pki.x5c)
     }
 
     /// Signs the JSON encoding of `payload`.
-    public func sign(_ payload: some Encodable) throws -> String {
+    package func sign(_ payload: some Encodable) throws -> String {
         try sign(payloadJSON: JSONEncoder().encode(payload))
     }
 
     /// Signs `payloadJSON` as given.
-    public func sign(payloadJSON: some DataProtocol) throws -> String {
+    package func sign(payloadJSON: some DataProtocol) throws -> String {
         let signingInput = encodedHeader + "." + Base64URL.encode(Data(payloadJSON))
         let signature = try key.signature(for: Data(signingInput.utf8))
         return signingInput + "." + Base64URL.encode(signature.rawRepresentation)

@@ -7,32 +7,32 @@ import Foundation
 #endif
 
 /// Produces signed V2 notification bodies, byte for byte what Apple would post, from decoded values.
-public struct NotificationSigner: Sendable {
+package struct NotificationSigner: Sendable {
     /// Signs the outer payload and every inner value.
-    public let signer: JWSSigner
+    package let signer: JWSSigner
 
     /// Creates a notification signer around a JWS signer.
-    public init(signer: JWSSigner) {
+    package init(signer: JWSSigner) {
         self.signer = signer
     }
 
     /// Signs `payload` and wraps it as the HTTP body `{"signedPayload":"..."}`.
-    public func body(for payload: ResponseBodyV2DecodedPayload) throws -> String {
+    package func body(for payload: ResponseBodyV2DecodedPayload) throws -> String {
         try Self.envelope(try signer.sign(payload))
     }
 
     /// The HTTP body Apple posts around a signed payload: `{"signedPayload":"..."}`.
-    public static func envelope(_ signedPayload: String) throws -> String {
+    package static func envelope(_ signedPayload: String) throws -> String {
         String(decoding: try JSONEncoder().encode(ResponseBodyV2(signedPayload: signedPayload)), as: UTF8.self)
     }
 
     /// A subscription notification for `event`: outer payload, signed transaction and signed renewal info.
-    public func body(for event: SubscriptionEvent) throws -> String {
+    package func body(for event: SubscriptionEvent) throws -> String {
         try body(for: payload(for: event))
     }
 
     /// The outer payload for `event`, with its transaction and renewal info signed inside `data`.
-    public func payload(for event: SubscriptionEvent) throws -> ResponseBodyV2DecodedPayload {
+    package func payload(for event: SubscriptionEvent) throws -> ResponseBodyV2DecodedPayload {
         ResponseBodyV2DecodedPayload(
             notificationType: event.notificationType,
             subtype: event.subtype,

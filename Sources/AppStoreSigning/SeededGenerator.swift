@@ -1,8 +1,8 @@
 /// A deterministic random number generator (SplitMix64): the same seed gives the same workload, shuffle or fuzz case.
-public struct SeededGenerator: RandomNumberGenerator {
-    public var state: UInt64
-    public init(seed: UInt64) { state = seed }
-    public mutating func next() -> UInt64 {
+package struct SeededGenerator: RandomNumberGenerator {
+    package var state: UInt64
+    package init(seed: UInt64) { state = seed }
+    package mutating func next() -> UInt64 {
         // SplitMix64.
         state &+= 0x9E37_79B9_7F4A_7C15
         var z = state

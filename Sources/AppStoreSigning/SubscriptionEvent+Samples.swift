@@ -8,7 +8,7 @@ import Foundation
 
 extension SubscriptionEvent {
     /// The steps of a typical subscription's life, in order.
-    public static let typicalLifecycle: [(NotificationType, NotificationSubtype?)] = [
+    package static let typicalLifecycle: [(NotificationType, NotificationSubtype?)] = [
         (.subscribed, .initialBuy), (.didRenew, nil), (.didChangeRenewalStatus, .autoRenewDisabled),
         (.didFailToRenew, .gracePeriod), (.didRenew, .billingRecovery), (.expired, .voluntary),
     ]
@@ -16,7 +16,7 @@ extension SubscriptionEvent {
     /// `count` realistic events: consecutive subscriptions each walking through ``typicalLifecycle``, one minute
     /// apart from `start` (milliseconds since 1970; the default, 2026-01-01, lies inside ``TestPKI``'s validity),
     /// each with a fresh notification UUID and its own transaction id.
-    public static func samples(
+    package static func samples(
         count: Int,
         bundleId: String,
         environment: AppStoreEnvironment = .sandbox,

@@ -2,38 +2,38 @@ import AppStoreModels
 
 /// One event in a subscription's life, with everything needed to sign a realistic V2 notification for it: the
 /// outer payload plus a signed transaction and signed renewal info (three JWS, as Apple sends).
-public struct SubscriptionEvent: Sendable, Hashable {
+package struct SubscriptionEvent: Sendable, Hashable {
     /// The notification type.
-    public var notificationType: NotificationType
+    package var notificationType: NotificationType
     /// The subtype, if any.
-    public var subtype: NotificationSubtype?
+    package var subtype: NotificationSubtype?
     /// The notification UUID (the deduplication key).
-    public var notificationUUID: String
+    package var notificationUUID: String
     /// Milliseconds since 1970.
-    public var signedDate: Int64
+    package var signedDate: Int64
     /// The app's bundle id, in the payload and the transaction.
-    public var bundleId: String
+    package var bundleId: String
     /// The app Apple id (absent in the sandbox).
-    public var appAppleId: Int64?
+    package var appAppleId: Int64?
     /// The environment in the payload, transaction and renewal info.
-    public var environment: AppStoreEnvironment
+    package var environment: AppStoreEnvironment
     /// The subscription's original transaction id.
-    public var originalTransactionId: String
+    package var originalTransactionId: String
     /// This event's transaction id.
-    public var transactionId: String
+    package var transactionId: String
     /// The subscribed product.
-    public var productId: String
+    package var productId: String
     /// Milliseconds since 1970.
-    public var purchaseDate: Int64
+    package var purchaseDate: Int64
     /// Milliseconds since 1970.
-    public var expiresDate: Int64
+    package var expiresDate: Int64
     /// Whether the subscription renews.
-    public var autoRenewStatus: AutoRenewStatus
+    package var autoRenewStatus: AutoRenewStatus
     /// Milliseconds since 1970; set for REFUND and REVOKE.
-    public var revocationDate: Int64?
+    package var revocationDate: Int64?
 
     /// Creates an event; purchase date defaults to the signed date, expiry to 30 days after it.
-    public init(
+    package init(
         notificationType: NotificationType,
         subtype: NotificationSubtype? = nil,
         notificationUUID: String,
@@ -66,7 +66,7 @@ public struct SubscriptionEvent: Sendable, Hashable {
     }
 
     /// The decoded transaction this event's notification carries.
-    public var transaction: JWSTransactionDecodedPayload {
+    package var transaction: JWSTransactionDecodedPayload {
         JWSTransactionDecodedPayload(
             originalTransactionId: originalTransactionId,
             transactionId: transactionId,
@@ -93,7 +93,7 @@ public struct SubscriptionEvent: Sendable, Hashable {
     }
 
     /// The decoded renewal info this event's notification carries.
-    public var renewalInfo: JWSRenewalInfoDecodedPayload {
+    package var renewalInfo: JWSRenewalInfoDecodedPayload {
         JWSRenewalInfoDecodedPayload(
             originalTransactionId: originalTransactionId,
             autoRenewProductId: productId,

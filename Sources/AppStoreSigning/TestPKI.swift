@@ -13,24 +13,24 @@ import Foundation
 ///
 /// For tests, demos, load generation and benchmarks only: trust its ``root`` in place of Apple's root to verify
 /// what ``NotificationSigner`` produces. Never trust it in production.
-public struct TestPKI: Sendable {
+package struct TestPKI: Sendable {
     /// Settings for building a test PKI.
-    public struct Configuration: Sendable {
+    package struct Configuration: Sendable {
         /// The start of every certificate's validity.
-        public var notValidBefore: Date
+        package var notValidBefore: Date
         /// The end of the root's and intermediate's validity.
-        public var notValidAfter: Date
+        package var notValidAfter: Date
         /// The end of the leaf's validity; set it early to test expired leaves.
-        public var leafNotValidAfter: Date
+        package var leafNotValidAfter: Date
         /// Whether the leaf carries Apple's leaf marker extension.
-        public var leafHasAppleMarker: Bool
+        package var leafHasAppleMarker: Bool
         /// Whether the intermediate carries Apple's intermediate marker extension.
-        public var intermediateHasAppleMarker: Bool
+        package var intermediateHasAppleMarker: Bool
         /// A name to tell several test PKIs apart in certificate subjects.
-        public var name: String
+        package var name: String
 
         /// Creates settings; by default every certificate is valid 2024-2034 and carries Apple's markers.
-        public init(
+        package init(
             notValidBefore: Date = Date(timeIntervalSince1970: 1_704_067_200),  // 2024-01-01
             notValidAfter: Date = Date(timeIntervalSince1970: 2_019_686_400),  // 2034-01-01
             leafNotValidAfter: Date? = nil,
@@ -48,19 +48,19 @@ public struct TestPKI: Sendable {
     }
 
     /// The self-signed root to trust.
-    public let root: Certificate
+    package let root: Certificate
     /// The intermediate, signed by the root.
-    public let intermediate: Certificate
+    package let intermediate: Certificate
     /// The leaf, signed by the intermediate; its key signs JWS.
-    public let leaf: Certificate
+    package let leaf: Certificate
     /// The leaf's private key.
-    public let leafKey: P256.Signing.PrivateKey
+    package let leafKey: P256.Signing.PrivateKey
 
     /// The `x5c` header value: leaf, intermediate, root as standard base64 DER.
-    public let x5c: [String]
+    package let x5c: [String]
 
     /// Builds a fresh hierarchy with new keys.
-    public init(configuration: Configuration = .init()) throws {
+    package init(configuration: Configuration = .init()) throws {
         let rootKey = P384.Signing.PrivateKey()
         let intermediateKey = P384.Signing.PrivateKey()
         let leafKey = P256.Signing.PrivateKey()
@@ -125,7 +125,7 @@ public struct TestPKI: Sendable {
     }
 
     /// The root as DER, to write where a `--root-cert` option reads it.
-    public func rootDER() throws -> [UInt8] {
+    package func rootDER() throws -> [UInt8] {
         try Self.der(root)
     }
 

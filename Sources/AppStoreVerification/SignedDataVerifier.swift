@@ -14,9 +14,9 @@ import Foundation
 /// Cheap to create: per-app verifiers share one ``ChainVerifier`` and so its cache of verified chains.
 public struct SignedDataVerifier: Sendable {
     /// The app and environment every value must belong to.
-    public let policy: VerificationPolicy
+    package let policy: VerificationPolicy
     /// Verifies certificate chains; shared.
-    public let chainVerifier: ChainVerifier
+    package let chainVerifier: ChainVerifier
 
     /// Creates a verifier for `policy` that checks chains with the shared `chainVerifier`.
     public init(policy: VerificationPolicy, chainVerifier: ChainVerifier) {
@@ -49,7 +49,7 @@ public struct SignedDataVerifier: Sendable {
     }
 
     /// Verifies and decodes the outer notification payload only (its inner signed values stay encoded).
-    public func verifyAndDecodeNotificationPayload(
+    package func verifyAndDecodeNotificationPayload(
         signedPayload: String
     ) async throws(VerificationError) -> ResponseBodyV2DecodedPayload {
         let payload = try await verifiedPayload(

@@ -4,9 +4,10 @@ public struct VerificationConfigurationError: Error, Sendable, Hashable, CustomS
     public var message: String
 
     /// Creates an error with a message naming the setting.
-    public init(_ message: String) {
+    package init(_ message: String) {
         self.message = message
     }
 
+    /// The ``message``.
     public var description: String { message }
 }

@@ -23,8 +23,10 @@ public struct VerificationError: Error, Sendable, Hashable, CustomStringConverti
     /// failures go to the dead-letter path at once.
     public var isRetriable: Bool { code == .retryableVerificationFailure }
 
+    /// `CODE: reason`; safe to log.
     public var description: String { "\(code.rawValue): \(reason)" }
 
+    /// The ``description`` followed by ``context`` in brackets, when there is one.
     public var debugDescription: String {
         guard let context else { return description }
         return "\(description) [\(context)]"
@@ -33,33 +35,51 @@ public struct VerificationError: Error, Sendable, Hashable, CustomStringConverti
 
 extension VerificationError {
     /// A verification failure code, in the vocabulary of Apple's `VerificationStatus`.
-    public struct Code: RawRepresentable, Hashable, Sendable, CustomStringConvertible {
-        public let rawValue: String
-
-        public init(rawValue: String) {
-            self.rawValue = rawValue
+    ///
+    /// A closed set: the static members below are every code this library produces (a later release may add some).
+    public struct Code: Hashable, Sendable, CustomStringConvertible {
+        private enum Backing: String, Hashable, Sendable {
+            case verificationFailure = "VERIFICATION_FAILURE"
+            case invalidAppIdentifier = "INVALID_APP_IDENTIFIER"
+            case invalidCertificate = "INVALID_CERTIFICATE"
+            case invalidChainLength = "INVALID_CHAIN_LENGTH"
+            case invalidChain = "INVALID_CHAIN"
+            case invalidEnvironment = "INVALID_ENVIRONMENT"
+            case retryableVerificationFailure = "RETRYABLE_VERIFICATION_FAILURE"
+            case malformedBody = "MALFORMED_BODY"
+            case invalidPassword = "INVALID_PASSWORD"
         }
 
+        private var backing: Backing
+
+        private init(_ backing: Backing) {
+            self.backing = backing
+        }
+
+        /// The status as Apple's libraries spell it, for example `VERIFICATION_FAILURE`.
+        public var rawValue: String { backing.rawValue }
+
+        /// The ``rawValue``.
         public var description: String { rawValue }
 
         /// The signature, chain or payload did not verify, or the JWS could not be parsed.
-        public static let verificationFailure = Code(rawValue: "VERIFICATION_FAILURE")
+        public static let verificationFailure = Code(.verificationFailure)
         /// The bundle identifier or app Apple identifier does not match the configured app.
-        public static let invalidAppIdentifier = Code(rawValue: "INVALID_APP_IDENTIFIER")
+        public static let invalidAppIdentifier = Code(.invalidAppIdentifier)
         /// A certificate in `x5c` could not be decoded, or no trusted root is configured.
-        public static let invalidCertificate = Code(rawValue: "INVALID_CERTIFICATE")
+        public static let invalidCertificate = Code(.invalidCertificate)
         /// `x5c` does not hold exactly three certificates.
-        public static let invalidChainLength = Code(rawValue: "INVALID_CHAIN_LENGTH")
+        public static let invalidChainLength = Code(.invalidChainLength)
         /// The chain could not be built (kept for parity with Apple's vocabulary).
-        public static let invalidChain = Code(rawValue: "INVALID_CHAIN")
+        public static let invalidChain = Code(.invalidChain)
         /// The environment does not match the configured one.
-        public static let invalidEnvironment = Code(rawValue: "INVALID_ENVIRONMENT")
+        public static let invalidEnvironment = Code(.invalidEnvironment)
         /// A transient failure; the same input may verify when retried.
-        public static let retryableVerificationFailure = Code(rawValue: "RETRYABLE_VERIFICATION_FAILURE")
+        public static let retryableVerificationFailure = Code(.retryableVerificationFailure)
         /// The HTTP body is not a JSON object of the expected shape (for V2: no `signedPayload`).
-        public static let malformedBody = Code(rawValue: "MALFORMED_BODY")
+        public static let malformedBody = Code(.malformedBody)
         /// A V1 notification's `password` is missing or matches no configured shared secret.
-        public static let invalidPassword = Code(rawValue: "INVALID_PASSWORD")
+        public static let invalidPassword = Code(.invalidPassword)
     }
 }
 

@@ -26,7 +26,7 @@ public struct VerificationPolicy: Sendable, Hashable {
 
     /// Whether signatures and chains are checked: Xcode and StoreKit-testing data are not signed by the App Store,
     /// so Apple's libraries skip those checks there (the environment is still enforced).
-    public var checksSignatures: Bool {
+    package var checksSignatures: Bool {
         environment != .xcode && environment != .localTesting
     }
 }

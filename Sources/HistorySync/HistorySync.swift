@@ -18,18 +18,18 @@ import Foundation
 ///
 /// After each page's notifications are acknowledged by Kafka, the window's checkpoint (the next pagination token
 /// and the counts) is saved in `history_sync`: a sync stopped at any point resumes at the page it had not finished.
-public struct HistorySync: Sendable {
-    public let client: AppStoreServerAPIClient
-    public let producer: KafkaProducer
-    public let store: NotificationStore
+package struct HistorySync: Sendable {
+    package let client: AppStoreServerAPIClient
+    package let producer: KafkaProducer
+    package let store: NotificationStore
     /// The app's name in the pipeline (the `asnp-app` header the workers pick the policy by).
-    public let appName: String
-    public let rawTopic: String
-    public let logger: Logger
+    package let appName: String
+    package let rawTopic: String
+    package let logger: Logger
     /// Times a window may start over after an expired pagination token before the sync gives up.
-    public var maximumRestarts = 5
+    package var maximumRestarts = 5
 
-    public init(
+    package init(
         client: AppStoreServerAPIClient,
         producer: KafkaProducer,
         store: NotificationStore,
@@ -48,7 +48,7 @@ public struct HistorySync: Sendable {
     /// Syncs the window and filter of `request` in `environment` to the end, resuming from its checkpoint (or from
     /// the start with `restart`); a window already complete returns at once. Stops after the current page when
     /// the task is cancelled or the service group shuts down gracefully (the checkpoint keeps what was done).
-    public func sync(
+    package func sync(
         _ request: NotificationHistoryRequest,
         environment: AppStoreEnvironment,
         restart: Bool = false,

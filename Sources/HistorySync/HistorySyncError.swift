@@ -1,37 +1,40 @@
 /// Why a history sync or an App Store Server API call failed: a code to branch on, what was being done, and the
 /// details (never the API key).
-public struct HistorySyncError: Error, Sendable, Hashable, CustomStringConvertible {
-    public struct Code: RawRepresentable, Sendable, Hashable, CustomStringConvertible {
-        public let rawValue: String
-        public init(rawValue: String) { self.rawValue = rawValue }
-        public var description: String { rawValue }
+package struct HistorySyncError: Error, Sendable, Hashable, CustomStringConvertible {
+    /// What went wrong, as a stable identifier.
+    package enum Code: String, Hashable, Sendable, CustomStringConvertible {
+        /// The code's name, for example `UNAUTHORIZED`.
+        package var description: String { rawValue }
 
         /// The settings are incomplete or wrong (a missing key id, an unreadable .p8 key).
-        public static let invalidConfiguration = Code(rawValue: "INVALID_CONFIGURATION")
+        case invalidConfiguration = "INVALID_CONFIGURATION"
         /// Apple answered 401: the key, key id, issuer id or bundle id is not accepted.
-        public static let unauthorized = Code(rawValue: "UNAUTHORIZED")
+        case unauthorized = "UNAUTHORIZED"
         /// Apple refused the request (4xx other than 401 and 429): the context names Apple's error code.
-        public static let rejected = Code(rawValue: "REJECTED")
+        case rejected = "REJECTED"
         /// Apple or the network kept failing (5xx, 429, timeouts) past the retry budget.
-        public static let unavailable = Code(rawValue: "UNAVAILABLE")
+        case unavailable = "UNAVAILABLE"
         /// Apple answered something that is not a notification history page.
-        public static let malformedResponse = Code(rawValue: "MALFORMED_RESPONSE")
+        case malformedResponse = "MALFORMED_RESPONSE"
         /// The raw topic did not take a page's notifications.
-        public static let kafka = Code(rawValue: "KAFKA")
+        case kafka = "KAFKA"
         /// The checkpoint could not be read or saved.
-        public static let store = Code(rawValue: "STORE")
+        case store = "STORE"
         /// The task was cancelled (a graceful shutdown) while a request was in flight or waiting to be retried.
-        public static let cancelled = Code(rawValue: "CANCELLED")
+        case cancelled = "CANCELLED"
     }
 
-    public var code: Code
-    public var message: String
+    /// What went wrong, machine-readable.
+    package var code: Code
+    /// A human explanation, safe to log (the other modules' errors call this `reason`).
+    package var message: String
     /// Apple's `errorCode`, when Apple sent one.
-    public var appleErrorCode: Int?
+    package var appleErrorCode: Int?
     /// The HTTP status, when there was a response.
-    public var httpStatus: Int?
+    package var httpStatus: Int?
 
-    public init(_ code: Code, _ message: String, appleErrorCode: Int? = nil, httpStatus: Int? = nil) {
+    /// Creates an error; keep the API key and customer data out of `message`.
+    package init(_ code: Code, _ message: String, appleErrorCode: Int? = nil, httpStatus: Int? = nil) {
         self.code = code
         self.message = message
         self.appleErrorCode = appleErrorCode
@@ -39,9 +42,10 @@ public struct HistorySyncError: Error, Sendable, Hashable, CustomStringConvertib
     }
 
     /// Whether running the same sync again later can succeed (it resumes from its checkpoint).
-    public var isRetriable: Bool { [.unavailable, .kafka, .store, .cancelled].contains(code) }
+    package var isRetriable: Bool { [.unavailable, .kafka, .store, .cancelled].contains(code) }
 
-    public var description: String {
+    /// `CODE: message (HTTP status, Apple error code)`; safe to log.
+    package var description: String {
         var text = "\(code): \(message)"
         if let httpStatus {
             text += " (HTTP \(httpStatus)" + (appleErrorCode.map { ", Apple error \($0)" } ?? "") + ")"

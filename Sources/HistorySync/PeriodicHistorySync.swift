@@ -12,16 +12,16 @@ import Foundation
 /// overlap, so a notification Apple sent near a boundary is fetched twice and deduplicated by the workers).
 /// Stops at graceful shutdown after the page in hand; a failed turn is logged and tried again at the next one,
 /// except when Apple refuses the key or the request (those need a person).
-public struct PeriodicHistorySync: Service {
-    public let sync: HistorySync
-    public let environment: AppStoreEnvironment
-    public let interval: Duration
-    public let lookback: Duration
-    public let logger: Logger
+package struct PeriodicHistorySync: Service {
+    package let sync: HistorySync
+    package let environment: AppStoreEnvironment
+    package let interval: Duration
+    package let lookback: Duration
+    package let logger: Logger
     /// Called after each turn with its outcome.
-    public var onTurn: @Sendable (Result<HistorySyncProgress, HistorySyncError>) -> Void = { _ in }
+    package var onTurn: @Sendable (Result<HistorySyncProgress, HistorySyncError>) -> Void = { _ in }
 
-    public init(
+    package init(
         sync: HistorySync,
         environment: AppStoreEnvironment,
         interval: Duration,
@@ -35,7 +35,7 @@ public struct PeriodicHistorySync: Service {
         self.logger = logger
     }
 
-    public func run() async throws {
+    package func run() async throws {
         // Not cancelled on a graceful shutdown: the turn in progress finishes its page (the sync checks for the
         // shutdown between pages); only the wait between turns is cut short.
         while !Task.isCancelled, !Task.isShuttingDownGracefully {

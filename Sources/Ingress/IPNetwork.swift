@@ -8,14 +8,14 @@ import Darwin
 ///
 /// Used for the source allow-list and the trusted proxies. IPv4 addresses seen as IPv4-mapped IPv6 addresses
 /// (`::ffff:17.1.2.3`, as a dual-stack socket reports them) match IPv4 ranges.
-public struct IPNetwork: Sendable, Hashable, CustomStringConvertible {
+package struct IPNetwork: Sendable, Hashable, CustomStringConvertible {
     /// The network's address bytes: 4 for IPv4, 16 for IPv6.
     let address: [UInt8]
     /// The number of leading bits that must match.
     let prefixLength: Int
 
     /// Parses `17.0.0.0/8`, `::1/128` or a bare address; nil when it is neither.
-    public init?(_ text: String) {
+    package init?(_ text: String) {
         let parts = text.split(separator: "/", maxSplits: 1, omittingEmptySubsequences: false)
         guard let address = IPNetwork.parseAddress(String(parts[0])) else { return nil }
         let maximum = address.count * 8
@@ -30,7 +30,7 @@ public struct IPNetwork: Sendable, Hashable, CustomStringConvertible {
         self.address = address
     }
 
-    public var description: String {
+    package var description: String {
         let text: String
         if address.count == 4 {
             text = address.map(String.init).joined(separator: ".")
@@ -44,7 +44,7 @@ public struct IPNetwork: Sendable, Hashable, CustomStringConvertible {
     }
 
     /// Whether the textual address `text` lies in this network; false for text that is not an address.
-    public func contains(_ text: String) -> Bool {
+    package func contains(_ text: String) -> Bool {
         guard var candidate = IPNetwork.parseAddress(text) else { return false }
         if candidate.count == 16, address.count == 4, candidate.prefix(12).elementsEqual(IPNetwork.mappedPrefix) {
             candidate = Array(candidate.suffix(4))

@@ -1,44 +1,44 @@
 import PipelineContract
 
 /// Settings of the ingress; the defaults suit `asnp dev` and a production pod behind a load balancer alike.
-public struct IngressConfiguration: Sendable {
+package struct IngressConfiguration: Sendable {
     /// The address to listen on. Default `0.0.0.0` (every interface, as a container needs).
-    public var host = "0.0.0.0"
+    package var host = "0.0.0.0"
     /// The TCP port. Default 8080; 0 picks a free one (tests).
-    public var port = 8080
+    package var port = 8080
     /// The apps served; the route's `{app}` segment names one. With exactly one app the segment may be left out.
-    public var apps: [PipelineApp]
+    package var apps: [PipelineApp]
     /// The topic raw bodies go to. Default `appstore.notifications.raw`.
-    public var rawTopic = "appstore.notifications.raw"
+    package var rawTopic = "appstore.notifications.raw"
     /// The largest body accepted; larger ones get 413. Default 256 KiB (Apple's bodies are a few KiB).
-    public var maximumBodySize = 256 * 1024
+    package var maximumBodySize = 256 * 1024
     /// How long a request waits for the broker's acknowledgement before it gets 503 (Apple retries). Also the
     /// producer's delivery timeout, so a body answered 503 is not delivered later. Default 5 s.
-    public var acknowledgementTimeout: Duration = .seconds(5)
+    package var acknowledgementTimeout: Duration = .seconds(5)
     /// A connection that sends nothing for this long, between requests or in the middle of one (a slow body),
     /// is closed. Default 30 s.
-    public var idleTimeout: Duration = .seconds(30)
+    package var idleTimeout: Duration = .seconds(30)
     /// Notification requests handled at once; more get 503 at once, without reading their body. Default 1,024.
-    public var maximumConcurrentRequests = 1_024
+    package var maximumConcurrentRequests = 1_024
     /// Client addresses notification routes accept (CIDR); empty accepts any. Apple posts from `17.0.0.0/8`.
     /// Health and metrics routes are not filtered: keep them off the public load balancer.
-    public var allowedSources: [IPNetwork] = []
+    package var allowedSources: [IPNetwork] = []
     /// Proxies whose `X-Forwarded-For` is believed; the client is the last address in it that is not one of them.
-    public var trustedProxies: [IPNetwork] = []
+    package var trustedProxies: [IPNetwork] = []
     /// A secret first path segment (`/{token}/v2/notifications/...`); requests without it get 404. Default none.
-    public var pathToken: String?
+    package var pathToken: String?
     /// How long `/health/ready` waits for the broker's answer. Default 2 s.
-    public var readinessTimeout: Duration = .seconds(2)
+    package var readinessTimeout: Duration = .seconds(2)
     /// How long a readiness answer is reused, so frequent probes do not each ask the broker. Default 1 s.
-    public var readinessCacheDuration: Duration = .seconds(1)
+    package var readinessCacheDuration: Duration = .seconds(1)
 
     /// Settings serving `apps`, with the defaults above.
-    public init(apps: [PipelineApp]) {
+    package init(apps: [PipelineApp]) {
         self.apps = apps
     }
 
     /// Checks the settings; throws ``IngressError/Code/invalidConfiguration`` naming the first bad one.
-    public func validate() throws(IngressError) {
+    package func validate() throws(IngressError) {
         func invalid(_ reason: String) -> IngressError { IngressError(code: .invalidConfiguration, reason: reason) }
         guard !apps.isEmpty else { throw invalid("no app is configured: configure at least one (apps.names)") }
         var names = Set<String>()

@@ -15,8 +15,8 @@ import ServiceLifecycle
 /// On graceful shutdown it stops accepting connections and finishes the requests in progress, each answered 200
 /// only if the broker acknowledged its body. Put the producer before it in the `ServiceGroup`, so the producer
 /// shuts down (flushing) only after the server stopped.
-public final class IngressServer: Service, Sendable {
-    public let configuration: IngressConfiguration
+package final class IngressServer: Service, Sendable {
+    package let configuration: IngressConfiguration
     private let application: Application<RouterResponder<IngressRequestContext>>
 
     /// Creates the server; throws ``IngressError/Code/invalidConfiguration`` for invalid settings.
@@ -25,7 +25,7 @@ public final class IngressServer: Service, Sendable {
     ///   - producer: The producer of the raw topic; its delivery timeout should not exceed the acknowledgement timeout.
     ///   - registry: Where the ingress's metrics live; `GET /metrics` serves everything in it.
     ///   - onListening: Called with the bound port once the server accepts connections.
-    public init(
+    package init(
         configuration: IngressConfiguration,
         producer: KafkaProducer,
         registry: PrometheusCollectorRegistry = PrometheusCollectorRegistry(),
@@ -97,7 +97,7 @@ public final class IngressServer: Service, Sendable {
     }
 
     /// Serves until graceful shutdown (then finishes the requests in progress) or cancellation.
-    public func run() async throws {
+    package func run() async throws {
         try await application.run()
     }
 

@@ -5,18 +5,18 @@ import CRDKafka
 /// ``code`` is this module's vocabulary; ``rdKafkaError`` keeps librdkafka's own error name (for example
 /// `_MSG_TIMED_OUT` or `NOT_ENOUGH_REPLICAS`) when librdkafka reported it. ``description`` never contains message
 /// payloads or secrets, so it is safe to log.
-public struct KafkaError: Error, Sendable, Hashable, CustomStringConvertible, CustomDebugStringConvertible {
+package struct KafkaError: Error, Sendable, Hashable, CustomStringConvertible, CustomDebugStringConvertible {
     /// What went wrong, machine-readable.
-    public var code: Code
+    package var code: Code
     /// A human explanation, safe to log.
-    public var reason: String
+    package var reason: String
     /// librdkafka's error name (`rd_kafka_err2name`), when the failure came from librdkafka.
-    public var rdKafkaError: String?
+    package var rdKafkaError: String?
     /// Extra detail for debugging (for example librdkafka's own error string).
-    public var context: String?
+    package var context: String?
 
     /// Creates an error; keep payloads and secrets out of `reason`.
-    public init(code: Code, reason: String, rdKafkaError: String? = nil, context: String? = nil) {
+    package init(code: Code, reason: String, rdKafkaError: String? = nil, context: String? = nil) {
         self.code = code
         self.reason = reason
         self.rdKafkaError = rdKafkaError
@@ -25,7 +25,7 @@ public struct KafkaError: Error, Sendable, Hashable, CustomStringConvertible, Cu
 
     /// Whether the same operation may succeed later (a broker back up, a leader elected, a queue drained). The
     /// ingress answers 503 to such failures so Apple retries; configuration errors and closed clients are final.
-    public var isRetriable: Bool {
+    package var isRetriable: Bool {
         switch code {
         case .messageTimedOut, .brokerError, .timedOut, .queueFull: true
         default: false
@@ -33,14 +33,14 @@ public struct KafkaError: Error, Sendable, Hashable, CustomStringConvertible, Cu
     }
 
     /// `CODE: reason (librdkafka error name)`; safe to log, never contains payloads or secrets.
-    public var description: String {
+    package var description: String {
         var text = "\(code.rawValue): \(reason)"
         if let rdKafkaError { text += " (\(rdKafkaError))" }
         return text
     }
 
     /// The ``description`` followed by ``context`` in brackets, when there is one.
-    public var debugDescription: String {
+    package var debugDescription: String {
         guard let context else { return description }
         return "\(description) [\(context)]"
     }
@@ -48,44 +48,36 @@ public struct KafkaError: Error, Sendable, Hashable, CustomStringConvertible, Cu
 
 extension KafkaError {
     /// A Kafka-layer failure code.
-    public struct Code: RawRepresentable, Hashable, Sendable, CustomStringConvertible {
+    package enum Code: String, Hashable, Sendable, CustomStringConvertible {
         /// The code's name, for example `MESSAGE_TIMED_OUT`.
-        public let rawValue: String
-
-        /// A code from its name.
-        public init(rawValue: String) {
-            self.rawValue = rawValue
-        }
-
-        /// The code's name.
-        public var description: String { rawValue }
+        package var description: String { rawValue }
 
         /// A setting is missing, malformed, unknown to librdkafka, or one this layer manages itself.
-        public static let invalidConfiguration = Code(rawValue: "INVALID_CONFIGURATION")
+        case invalidConfiguration = "INVALID_CONFIGURATION"
         /// The cluster did not acknowledge a message within the delivery timeout (`message.timeout.ms`).
-        public static let messageTimedOut = Code(rawValue: "MESSAGE_TIMED_OUT")
+        case messageTimedOut = "MESSAGE_TIMED_OUT"
         /// The cluster could not serve a message or request now (no leader, not enough replicas, a coordinator
         /// moving; see ``KafkaError/rdKafkaError``); the same request may succeed later.
-        public static let brokerError = Code(rawValue: "BROKER_ERROR")
+        case brokerError = "BROKER_ERROR"
         /// The cluster refused a message or request for good: too large, not authorised, malformed, or an API the
         /// broker does not support (see ``KafkaError/rdKafkaError``). Retrying the same request cannot help.
-        public static let refused = Code(rawValue: "REFUSED")
+        case refused = "REFUSED"
         /// The consumer group rebalanced: this member's generation ended, so the partitions it committed for may
         /// belong to another member now. The commit was not applied.
-        public static let rebalanced = Code(rawValue: "REBALANCED")
+        case rebalanced = "REBALANCED"
         /// A request (commit, metadata, admin) did not complete in time.
-        public static let timedOut = Code(rawValue: "TIMED_OUT")
+        case timedOut = "TIMED_OUT"
         /// The local producer queue stayed full for longer than the caller was willing to wait.
-        public static let queueFull = Code(rawValue: "QUEUE_FULL")
+        case queueFull = "QUEUE_FULL"
         /// The client was shut down; the message was not (or not knowingly) acknowledged.
-        public static let shutDown = Code(rawValue: "SHUT_DOWN")
+        case shutDown = "SHUT_DOWN"
         /// librdkafka raised a fatal error (for example an idempotence guarantee that can no longer be kept); the
         /// client must be recreated.
-        public static let fatal = Code(rawValue: "FATAL")
+        case fatal = "FATAL"
         /// The consumer, or a partition it asked about, is not in a state for this call.
-        public static let invalidState = Code(rawValue: "INVALID_STATE")
+        case invalidState = "INVALID_STATE"
         /// The mock cluster refused an operation.
-        public static let mockCluster = Code(rawValue: "MOCK_CLUSTER")
+        case mockCluster = "MOCK_CLUSTER"
     }
 }
 

@@ -5,32 +5,32 @@ import Foundation
 ///
 /// Started as root, the programs run as the `postgres` user (PostgreSQL refuses to run as root) and the directory is
 /// given to it. The programs run synchronously: call these methods off Swift's concurrency pool.
-public final class LocalPostgresServer: Sendable {
+package final class LocalPostgresServer: Sendable {
     /// Holds `data/` (the cluster), the Unix socket and `server.log`.
-    public let directory: String
+    package let directory: String
     /// The TCP port on 127.0.0.1.
-    public let port: Int
+    package let port: Int
 
     /// A server kept in `directory`, listening on `port` once started.
-    public init(directory: String, port: Int) {
+    package init(directory: String, port: Int) {
         self.directory = directory
         self.port = port
     }
 
     /// The cluster's data directory.
-    public var dataDirectory: String { directory + "/data" }
+    package var dataDirectory: String { directory + "/data" }
 
     /// Whether `initdb` already ran here.
-    public var isInitialized: Bool { FileManager.default.fileExists(atPath: dataDirectory + "/PG_VERSION") }
+    package var isInitialized: Bool { FileManager.default.fileExists(atPath: dataDirectory + "/PG_VERSION") }
 
     /// Whether a server runs on this data directory (`pg_ctl status`).
-    public var isRunning: Bool {
+    package var isRunning: Bool {
         (try? asServerUser(try Self.binary("pg_ctl"), ["-D", dataDirectory, "status"])) != nil
     }
 
     /// Creates the directory and the cluster (user `postgres`, trust authentication, UTF-8, C locale), unless it
     /// exists already.
-    public func initialize() throws {
+    package func initialize() throws {
         try FileManager.default.createDirectory(atPath: directory, withIntermediateDirectories: true)
         if Self.isRoot {
             try Self.run("/bin/chown", ["-R", "postgres:postgres", directory])
@@ -44,7 +44,7 @@ public final class LocalPostgresServer: Sendable {
 
     /// Starts the server and waits until it accepts connections. `durable: false` turns off fsync and full-page
     /// writes (tests: faster, and a crash may corrupt the cluster).
-    public func start(durable: Bool) throws {
+    package func start(durable: Bool) throws {
         var options = "-p \(port) -k \(directory) -c listen_addresses=127.0.0.1"
         if !durable { options += " -c fsync=off -c synchronous_commit=off -c full_page_writes=off" }
         try asServerUser(
@@ -54,13 +54,13 @@ public final class LocalPostgresServer: Sendable {
     }
 
     /// Stops the server: `fast` closes open connections and shuts down cleanly, `immediate` as a crash would.
-    public func stop(mode: String = "fast") throws {
+    package func stop(mode: String = "fast") throws {
         try asServerUser(try Self.binary("pg_ctl"), ["-D", dataDirectory, "-m", mode, "-w", "stop"])
     }
 
     /// Runs SQL through `psql` and returns its unaligned, tuples-only output, trimmed.
     @discardableResult
-    public func psql(_ database: String, _ sql: String) throws -> String {
+    package func psql(_ database: String, _ sql: String) throws -> String {
         try Self.run(
             try Self.binary("psql"),
             [
@@ -71,7 +71,7 @@ public final class LocalPostgresServer: Sendable {
     }
 
     /// Creates `name` unless it exists.
-    public func createDatabaseIfMissing(_ name: String) throws {
+    package func createDatabaseIfMissing(_ name: String) throws {
         let exists = try psql("postgres", "SELECT 1 FROM pg_database WHERE datname = '\(name)'")
         if exists != "1" { try psql("postgres", "CREATE DATABASE \(name)") }
     }
@@ -87,21 +87,21 @@ public final class LocalPostgresServer: Sendable {
 
     /// Runs `work` (these methods block for as long as the programs run) on a thread of its own and waits for it
     /// without holding one of Swift's few concurrency-pool threads.
-    public static func offPool<T: Sendable>(_ work: @escaping @Sendable () throws -> T) async throws -> T {
+    package static func offPool<T: Sendable>(_ work: @escaping @Sendable () throws -> T) async throws -> T {
         try await withCheckedThrowingContinuation { continuation in
             Thread { continuation.resume(with: Result { try work() }) }.start()
         }
     }
 
     /// Whether this process runs as root.
-    public static let isRoot = getuid() == 0
+    package static let isRoot = getuid() == 0
 
     private static func shellQuoted(_ text: String) -> String {
         "'" + text.replacingOccurrences(of: "'", with: "'\\''") + "'"
     }
 
     /// A PostgreSQL program: from Debian's versioned directory (newest first), else from PATH.
-    public static func binary(_ name: String) throws -> String {
+    package static func binary(_ name: String) throws -> String {
         let root = "/usr/lib/postgresql"
         let versions = ((try? FileManager.default.contentsOfDirectory(atPath: root)) ?? [])
             .compactMap(Int.init).sorted(by: >)
@@ -121,7 +121,7 @@ public final class LocalPostgresServer: Sendable {
     /// of `su … pg_ctl start` (which leaves a daemon behind); output goes through files for the same reason, and
     /// the child inherits no other descriptor.
     @discardableResult
-    public static func run(_ program: String, _ arguments: [String]) throws -> String {
+    package static func run(_ program: String, _ arguments: [String]) throws -> String {
         let base = FileManager.default.temporaryDirectory.appendingPathComponent("asnp-run-\(UUID().uuidString)")
         let outputPath = base.path + ".out"
         let errorPath = base.path + ".err"
@@ -177,7 +177,7 @@ private func closeInheritedDescriptors(_ actions: inout posix_spawn_file_actions
 }
 
 /// A local PostgreSQL server could not be set up or run.
-public struct LocalPostgresError: Error, CustomStringConvertible {
-    public var description: String
+package struct LocalPostgresError: Error, CustomStringConvertible {
+    package var description: String
     init(_ description: String) { self.description = description }
 }

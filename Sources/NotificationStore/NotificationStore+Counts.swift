@@ -10,7 +10,7 @@ import Foundation
 extension NotificationStore {
     /// Counts of the tables' rows by type and status. Each count reads its whole table (as `count(*)` does): meant
     /// for an operator's look, not for a dashboard polled every few seconds (use the worker's metrics for that).
-    public func counts() async throws(NotificationStoreError) -> PipelineCounts {
+    package func counts() async throws(NotificationStoreError) -> PipelineCounts {
         let logger = self.logger
         return try await withConnection("counting the tables' rows") { connection in
             func grouped(_ query: PostgresQuery) async throws -> [String: Int] {

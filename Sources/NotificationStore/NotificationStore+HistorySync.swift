@@ -9,7 +9,7 @@ import Foundation
 
 extension NotificationStore {
     /// The reconciler's checkpoint for `window`, if it ever started it.
-    public func historyCheckpoint(
+    package func historyCheckpoint(
         for window: HistoryCheckpoint.Window
     ) async throws(NotificationStoreError) -> HistoryCheckpoint? {
         let logger = self.logger
@@ -39,7 +39,7 @@ extension NotificationStore {
     }
 
     /// Records `checkpoint` (after its page's notifications are on the raw topic), creating the row if needed.
-    public func saveHistoryCheckpoint(_ checkpoint: HistoryCheckpoint) async throws(NotificationStoreError) {
+    package func saveHistoryCheckpoint(_ checkpoint: HistoryCheckpoint) async throws(NotificationStoreError) {
         let logger = self.logger
         let window = checkpoint.window
         _ = try await withConnection("saving the history checkpoint of \(window)") { connection in

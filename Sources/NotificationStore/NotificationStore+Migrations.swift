@@ -13,7 +13,7 @@ extension NotificationStore {
     /// Idempotent: a current schema is left alone. An applied migration whose statements differ from this
     /// program's is an error (a released migration must never change).
     @discardableResult
-    public func migrate() async throws(NotificationStoreError) -> MigrationReport {
+    package func migrate() async throws(NotificationStoreError) -> MigrationReport {
         let logger = self.logger
         let report = try await inTransaction("migrating the schema") { connection in
             // Lock first: two sessions creating the same table at once can both fail.
@@ -81,7 +81,7 @@ extension NotificationStore {
     }
 
     /// The highest applied migration version, or 0 for a database never migrated.
-    public func schemaVersion() async throws(NotificationStoreError) -> Int {
+    package func schemaVersion() async throws(NotificationStoreError) -> Int {
         let logger = self.logger
         return try await withConnection("reading the schema version") { connection in
             let exists =
@@ -99,7 +99,7 @@ extension NotificationStore {
 
     /// Fails with ``NotificationStoreError/Code/schemaNotReady`` unless the schema is at least the version this
     /// program needs; a worker that does not migrate by itself checks this before consuming.
-    public func checkSchema() async throws(NotificationStoreError) {
+    package func checkSchema() async throws(NotificationStoreError) {
         let version = try await schemaVersion()
         guard version >= SchemaMigration.latestVersion else {
             throw NotificationStoreError(

@@ -10,7 +10,7 @@ import Foundation
 extension NotificationStore {
     /// The outbox rows written for batches of `source` (a raw-topic partition), oldest first, with their payloads;
     /// at most `limit`. Publish them in this order, then ``deleteOutbox(_:)`` the acknowledged ones.
-    public func pendingOutbox(
+    package func pendingOutbox(
         source: KafkaPartitionReference,
         limit: Int = 1_000
     ) async throws(NotificationStoreError) -> [OutboxMessage] {
@@ -92,7 +92,7 @@ extension NotificationStore {
     }
 
     /// Deletes published outbox rows.
-    public func deleteOutbox(_ ids: [Int64]) async throws(NotificationStoreError) {
+    package func deleteOutbox(_ ids: [Int64]) async throws(NotificationStoreError) {
         guard !ids.isEmpty else { return }
         let logger = self.logger
         _ = try await withConnection("deleting \(ids.count) published outbox rows") { connection in
@@ -102,7 +102,7 @@ extension NotificationStore {
 
     /// How many outbox rows wait to be published, all partitions (a gauge for monitoring: a growing outbox means
     /// the output topics do not take events).
-    public func outboxRowCount() async throws(NotificationStoreError) -> Int {
+    package func outboxRowCount() async throws(NotificationStoreError) -> Int {
         let logger = self.logger
         return try await withConnection("counting outbox rows") { connection in
             let rows = try await connection.query("SELECT count(*) FROM outbox", logger: logger)

@@ -9,7 +9,7 @@ import Foundation
 
 extension NotificationStore {
     /// A subscription's current state, or nil when no notification of it has been stored.
-    public func subscription(originalTransactionId: String) async throws(NotificationStoreError) -> SubscriptionState? {
+    package func subscription(originalTransactionId: String) async throws(NotificationStoreError) -> SubscriptionState? {
         let logger = self.logger
         return try await withConnection("reading a subscription") { connection in
             let rows = try await connection.query(
@@ -28,7 +28,7 @@ extension NotificationStore {
 
     /// A subscription's notifications, oldest first by `signedDate` (ties by `notification_uuid`, as the
     /// last-writer-wins guard orders them); at most `limit`.
-    public func notifications(
+    package func notifications(
         originalTransactionId: String,
         limit: Int = 1000
     ) async throws(NotificationStoreError) -> [StoredNotificationSummary] {

@@ -10,7 +10,7 @@ import Foundation
 extension NotificationStore {
     /// Rejected notifications matching `filter` with an id above `afterID`, in id order, at most `limit`: page
     /// through them by passing the last id seen.
-    public func rejectedNotifications(
+    package func rejectedNotifications(
         _ filter: RejectedNotificationFilter,
         afterID: Int64 = 0,
         limit: Int = 500
@@ -62,7 +62,7 @@ extension NotificationStore {
     }
 
     /// Records that the rows' bodies are back on the raw topic.
-    public func markReplayed(_ ids: [Int64]) async throws(NotificationStoreError) {
+    package func markReplayed(_ ids: [Int64]) async throws(NotificationStoreError) {
         guard !ids.isEmpty else { return }
         let logger = self.logger
         _ = try await withConnection("marking \(ids.count) rejected notifications replayed") { connection in

@@ -3,7 +3,7 @@ import Logging
 extension NotificationStore {
     /// Runs `body` with a store whose connection pool runs for exactly that long: for one-shot commands and tests.
     /// Long-lived programs put the store in their `ServiceGroup` instead.
-    public static func withRunning<Result: Sendable>(
+    package static func withRunning<Result: Sendable>(
         configuration: NotificationStoreConfiguration,
         logger: Logger,
         _ body: (NotificationStore) async throws -> Result

@@ -23,7 +23,7 @@ extension NotificationStore {
     /// - Throws: ``NotificationStoreError``; when ``NotificationStoreError/isRetriable``, write the same batch again
     ///   later. Nothing of it was written, unless the connection went while `COMMIT` was on the wire: then the
     ///   retry reports duplicates, and the first attempt's outbox rows are still in the table to publish.
-    public func write(_ batch: NotificationBatch) async throws(NotificationStoreError) -> BatchWriteResult {
+    package func write(_ batch: NotificationBatch) async throws(NotificationStoreError) -> BatchWriteResult {
         let prepared = PreparedBatch(batch)
         let method = configuration.batchWriteMethod
         let usesPreparedStatements = configuration.usesPreparedStatements

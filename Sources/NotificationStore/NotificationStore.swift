@@ -12,16 +12,16 @@ import ServiceLifecycle
 /// The store is a `Service`: its ``run()`` runs the connection pool, and operations wait for a connection only
 /// while it runs. Put it in the same `ServiceGroup` as the services using it, before them, so that it shuts down
 /// after them.
-public final class NotificationStore: Service, Sendable {
+package final class NotificationStore: Service, Sendable {
     /// The settings this store was made with.
-    public let configuration: NotificationStoreConfiguration
+    package let configuration: NotificationStoreConfiguration
     let client: PostgresClient
     package let logger: Logger
     /// Operations still running, waited for before the pool shuts down.
     let operations = OperationsInFlight()
 
     /// Creates a store; nothing connects until ``run()`` runs and an operation needs a connection.
-    public init(configuration: NotificationStoreConfiguration, logger: Logger) {
+    package init(configuration: NotificationStoreConfiguration, logger: Logger) {
         self.configuration = configuration
         self.logger = logger
         self.client = PostgresClient(configuration: configuration.postgresClientConfiguration, backgroundLogger: logger)
@@ -33,7 +33,7 @@ public final class NotificationStore: Service, Sendable {
     /// timeout and 5 s): postgres-nio 1.33.2 stops the process when a connection closes while COPY data is being
     /// sent, and an operation whose caller had its answer (a deadline) may still be in its COPY. The pool runs in an
     /// unstructured task so that neither the cancellation nor the graceful shutdown reaches it before that.
-    public func run() async throws {
+    package func run() async throws {
         // Started at once, so that operations leased right after this call find the pool running (Swift 6.2's
         // immediate tasks; before, the lease may log that run() was not called yet, and waits); detached, so that
         // the graceful shutdown reaches it only through the drain below.

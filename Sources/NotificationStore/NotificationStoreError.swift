@@ -3,20 +3,20 @@
 /// ``isRetriable`` is what the worker acts on: a retriable failure means "pause, back off, write the same batch
 /// again, and do not commit Kafka offsets"; nothing was half-written, because every write is one transaction.
 /// ``description`` never contains notification data or secrets; PostgreSQL's own words go to ``context``.
-public struct NotificationStoreError: Error, Sendable, Hashable, CustomStringConvertible,
+package struct NotificationStoreError: Error, Sendable, Hashable, CustomStringConvertible,
     CustomDebugStringConvertible
 {
     /// What went wrong, machine-readable.
-    public var code: Code
+    package var code: Code
     /// A human explanation, safe to log.
-    public var reason: String
+    package var reason: String
     /// PostgreSQL's SQLSTATE, when the server reported the failure (for example `40P01` for a deadlock).
-    public var sqlState: String?
+    package var sqlState: String?
     /// Extra detail for debugging (the server's message, the client's error).
-    public var context: String?
+    package var context: String?
 
     /// Creates an error; keep notification data and secrets out of `reason`.
-    public init(code: Code, reason: String, sqlState: String? = nil, context: String? = nil) {
+    package init(code: Code, reason: String, sqlState: String? = nil, context: String? = nil) {
         self.code = code
         self.reason = reason
         self.sqlState = sqlState
@@ -24,7 +24,7 @@ public struct NotificationStoreError: Error, Sendable, Hashable, CustomStringCon
     }
 
     /// Whether the same operation may succeed later: the server back up, a conflicting transaction finished.
-    public var isRetriable: Bool {
+    package var isRetriable: Bool {
         switch code {
         case .unavailable, .timedOut, .conflict: true
         default: false
@@ -32,14 +32,14 @@ public struct NotificationStoreError: Error, Sendable, Hashable, CustomStringCon
     }
 
     /// `CODE: reason (SQLSTATE x)`; safe to log.
-    public var description: String {
+    package var description: String {
         var text = "\(code.rawValue): \(reason)"
         if let sqlState { text += " (SQLSTATE \(sqlState))" }
         return text
     }
 
     /// The ``description`` followed by ``context`` in brackets, when there is one.
-    public var debugDescription: String {
+    package var debugDescription: String {
         guard let context else { return description }
         return "\(description) [\(context)]"
     }
@@ -47,35 +47,27 @@ public struct NotificationStoreError: Error, Sendable, Hashable, CustomStringCon
 
 extension NotificationStoreError {
     /// A store failure code.
-    public struct Code: RawRepresentable, Hashable, Sendable, CustomStringConvertible {
+    package enum Code: String, Hashable, Sendable, CustomStringConvertible {
         /// The code's name, for example `UNAVAILABLE`.
-        public let rawValue: String
-
-        /// A code from its name.
-        public init(rawValue: String) {
-            self.rawValue = rawValue
-        }
-
-        /// The code's name.
-        public var description: String { rawValue }
+        package var description: String { rawValue }
 
         /// The server cannot be reached, refused the connection, closed it, or is shutting down or starting up.
-        public static let unavailable = Code(rawValue: "UNAVAILABLE")
+        case unavailable = "UNAVAILABLE"
         /// The operation (including waiting for a connection) took longer than the configured timeout.
-        public static let timedOut = Code(rawValue: "TIMED_OUT")
+        case timedOut = "TIMED_OUT"
         /// A deadlock or serialization failure with a concurrent writer; the same transaction can simply run again.
-        public static let conflict = Code(rawValue: "CONFLICT")
+        case conflict = "CONFLICT"
         /// The database schema is missing or older than this program needs: run `asnp migrate`.
-        public static let schemaNotReady = Code(rawValue: "SCHEMA_NOT_READY")
+        case schemaNotReady = "SCHEMA_NOT_READY"
         /// A migration failed, or an applied migration differs from the one this program carries.
-        public static let migrationFailed = Code(rawValue: "MIGRATION_FAILED")
+        case migrationFailed = "MIGRATION_FAILED"
         /// The settings are invalid (a malformed database URL, an unknown `sslmode`).
-        public static let invalidConfiguration = Code(rawValue: "INVALID_CONFIGURATION")
+        case invalidConfiguration = "INVALID_CONFIGURATION"
         /// The server refused the credentials or the database does not exist.
-        public static let authenticationFailed = Code(rawValue: "AUTHENTICATION_FAILED")
+        case authenticationFailed = "AUTHENTICATION_FAILED"
         /// The server rejected a statement for a reason that retrying cannot fix.
-        public static let queryFailed = Code(rawValue: "QUERY_FAILED")
+        case queryFailed = "QUERY_FAILED"
         /// The store was shut down.
-        public static let shutDown = Code(rawValue: "SHUT_DOWN")
+        case shutDown = "SHUT_DOWN"
     }
 }

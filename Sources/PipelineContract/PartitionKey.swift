@@ -12,9 +12,9 @@ import Foundation
 /// Keying by `originalTransactionId` puts every notification of a subscription on one partition, so workers see
 /// them in the order they were received. The peek only picks a partition: a forged key can misplace a body, never
 /// make it trusted, because workers verify every body and take the subscription from the verified payload.
-public struct PartitionKey: Sendable, Hashable, CustomStringConvertible {
+package struct PartitionKey: Sendable, Hashable, CustomStringConvertible {
     /// Where the key came from.
-    public enum Basis: String, Sendable, Hashable {
+    package enum Basis: String, Sendable, Hashable {
         /// The body's `originalTransactionId` (V2: in the signed transaction info; V1: top level or receipt info).
         case originalTransactionId
         /// A V2 body without a transaction (a summary, an external purchase token): its `notificationUUID`.
@@ -24,13 +24,13 @@ public struct PartitionKey: Sendable, Hashable, CustomStringConvertible {
     }
 
     /// The key to produce with.
-    public var value: String
+    package var value: String
     /// Where ``value`` came from.
-    public var basis: Basis
+    package var basis: Basis
 
-    public var description: String { value }
+    package var description: String { value }
 
-    public init(value: String, basis: Basis) {
+    package init(value: String, basis: Basis) {
         self.value = value
         self.basis = basis
     }
@@ -39,7 +39,7 @@ public struct PartitionKey: Sendable, Hashable, CustomStringConvertible {
     ///
     /// Returns nil when the body is not a JSON object: nothing Apple sends, so the receiver refuses it. Any JSON
     /// object gets a key, however malformed its content, because judging content is the workers' job.
-    public static func peek(body: Data, version: Int) -> PartitionKey? {
+    package static func peek(body: Data, version: Int) -> PartitionKey? {
         if version == 2, let key = plainPeek(body) { return key }
         return decodingPeek(body, version: version)
     }

@@ -2,17 +2,17 @@
 ///
 /// A pipeline may serve several apps; each gets its own ingress routes (`/v2/notifications/{environment}/{app}`)
 /// and its own verification policy in the workers. With a single app, routes may leave the name out.
-public struct PipelineApp: Sendable, Hashable, CustomStringConvertible {
+package struct PipelineApp: Sendable, Hashable, CustomStringConvertible {
     /// The name in routes, headers and metrics: lowercase letters, digits, `-` and `_`.
-    public var name: String
+    package var name: String
     /// The app's bundle identifier, which V2 payloads must carry.
-    public var bundleID: String
+    package var bundleID: String
     /// The app's Apple ID (`appAppleId`); required by Apple's rules for production payloads.
-    public var appAppleID: Int64?
+    package var appAppleID: Int64?
     /// V1 shared secrets (`password`); several while one is rotated out. Never logged.
-    public var sharedSecrets: [String]
+    package var sharedSecrets: [String]
 
-    public init(name: String, bundleID: String, appAppleID: Int64? = nil, sharedSecrets: [String] = []) {
+    package init(name: String, bundleID: String, appAppleID: Int64? = nil, sharedSecrets: [String] = []) {
         self.name = name
         self.bundleID = bundleID
         self.appAppleID = appAppleID
@@ -20,7 +20,7 @@ public struct PipelineApp: Sendable, Hashable, CustomStringConvertible {
     }
 
     /// Whether `name` can name an app: 1 to 64 of lowercase ASCII letters, digits, `-` and `_`.
-    public static func isValidName(_ name: String) -> Bool {
+    package static func isValidName(_ name: String) -> Bool {
         !name.isEmpty && name.utf8.count <= 64
             && name.utf8.allSatisfy { byte in
                 (UInt8(ascii: "a")...UInt8(ascii: "z")).contains(byte)
@@ -30,7 +30,7 @@ public struct PipelineApp: Sendable, Hashable, CustomStringConvertible {
     }
 
     /// Name, bundle id and app Apple id; the secrets only as a count.
-    public var description: String {
+    package var description: String {
         "\(name) (bundle id \(bundleID), app Apple id \(appAppleID.map(String.init) ?? "none"), "
             + "\(sharedSecrets.count) V1 shared secret(s))"
     }

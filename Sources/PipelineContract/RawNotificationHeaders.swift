@@ -11,45 +11,45 @@ import Foundation
 /// The ingress writes them for each request it accepts, the reconciler for each body it pulls from Apple's history;
 /// workers read them to pick the verification policy (app and environment) and to keep the time of receipt.
 /// Docs/ingress.md lists them as part of the contract.
-public struct RawNotificationHeaders: Sendable, Hashable {
+package struct RawNotificationHeaders: Sendable, Hashable {
     /// Who put the body on the raw topic.
-    public struct Source: RawRepresentable, Sendable, Hashable, CustomStringConvertible {
-        public let rawValue: String
-        public init(rawValue: String) { self.rawValue = rawValue }
-        public var description: String { rawValue }
+    package struct Source: RawRepresentable, Sendable, Hashable, CustomStringConvertible {
+        package let rawValue: String
+        package init(rawValue: String) { self.rawValue = rawValue }
+        package var description: String { rawValue }
 
         /// Apple posted it to the ingress.
-        public static let ingress = Source(rawValue: "ingress")
+        package static let ingress = Source(rawValue: "ingress")
         /// The reconciler pulled it from Apple's notification history.
-        public static let history = Source(rawValue: "history")
+        package static let history = Source(rawValue: "history")
         /// `asnp replay` put it back: a rejected notification or a raw-topic message, to be verified again.
-        public static let replay = Source(rawValue: "replay")
+        package static let replay = Source(rawValue: "replay")
     }
 
     /// Header names, all prefixed `asnp-`.
-    public enum Name {
-        public static let version = "asnp-version"
-        public static let environment = "asnp-environment"
-        public static let app = "asnp-app"
-        public static let receivedAt = "asnp-received-at"
-        public static let requestID = "asnp-request-id"
-        public static let source = "asnp-source"
+    package enum Name {
+        package static let version = "asnp-version"
+        package static let environment = "asnp-environment"
+        package static let app = "asnp-app"
+        package static let receivedAt = "asnp-received-at"
+        package static let requestID = "asnp-request-id"
+        package static let source = "asnp-source"
     }
 
     /// The notification format the body was sent as: 1 or 2 (from the route, not from the body).
-    public var version: Int
+    package var version: Int
     /// The environment the body was sent for (from the route), in Apple's spelling: `Production` or `Sandbox`.
-    public var environment: AppStoreEnvironment
+    package var environment: AppStoreEnvironment
     /// The configured app the body was sent for.
-    public var app: String
+    package var app: String
     /// When the receiver had the whole body.
-    public var receivedAt: Date
+    package var receivedAt: Date
     /// The receiver's id for the request, also in its logs and in the HTTP response (`X-Request-ID`).
-    public var requestID: String
+    package var requestID: String
     /// Who put the body on the raw topic.
-    public var source: Source
+    package var source: Source
 
-    public init(
+    package init(
         version: Int,
         environment: AppStoreEnvironment,
         app: String,
@@ -66,7 +66,7 @@ public struct RawNotificationHeaders: Sendable, Hashable {
     }
 
     /// The headers in the order they are written.
-    public var fields: [(name: String, value: String)] {
+    package var fields: [(name: String, value: String)] {
         [
             (Name.version, String(version)),
             (Name.environment, environment.rawValue),
@@ -78,7 +78,7 @@ public struct RawNotificationHeaders: Sendable, Hashable {
     }
 
     /// Reads the headers of a consumed message; throws naming the first header that is missing or invalid.
-    public init(fields: [String: String]) throws(RawNotificationHeadersError) {
+    package init(fields: [String: String]) throws(RawNotificationHeadersError) {
         func required(_ name: String) throws(RawNotificationHeadersError) -> String {
             guard let value = fields[name], !value.isEmpty else { throw RawNotificationHeadersError(header: name) }
             return value
@@ -114,18 +114,18 @@ public struct RawNotificationHeaders: Sendable, Hashable {
 }
 
 /// A consumed raw message whose headers are missing or invalid (not written by the ingress or the reconciler).
-public struct RawNotificationHeadersError: Error, Hashable, CustomStringConvertible {
+package struct RawNotificationHeadersError: Error, Hashable, CustomStringConvertible {
     /// The header that is missing or invalid.
-    public var header: String
+    package var header: String
     /// Its value, when present.
-    public var value: String?
+    package var value: String?
 
-    public init(header: String, value: String? = nil) {
+    package init(header: String, value: String? = nil) {
         self.header = header
         self.value = value
     }
 
-    public var description: String {
+    package var description: String {
         if let value {
             "INVALID_HEADERS: header '\(header)' has an invalid value '\(value)'"
         } else {

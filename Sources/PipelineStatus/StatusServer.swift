@@ -11,15 +11,15 @@ import ServiceLifecycle
 /// - `GET /health/live`: 200 while `live()` says nothing is wrong, else 503 with the reason (restart me).
 /// - `GET /health/ready`: 200 while `ready()` says nothing is wrong, else 503 with the reason.
 /// - `GET /metrics`: `beforeScrape()` (to sample gauges), then everything in the registry, in Prometheus' text format.
-public final class StatusServer: Service, Sendable {
-    public let configuration: StatusServerConfiguration
+package final class StatusServer: Service, Sendable {
+    package let configuration: StatusServerConfiguration
     private let application: Application<RouterResponder<BasicRequestContext>>
 
     /// - Parameters:
     ///   - live: nil when live, else why not.
     ///   - ready: nil when ready, else why not.
     ///   - onListening: called with the bound port once the server accepts connections.
-    public init(
+    package init(
         configuration: StatusServerConfiguration,
         registry: PrometheusCollectorRegistry,
         logger: Logger,
@@ -57,7 +57,7 @@ public final class StatusServer: Service, Sendable {
     }
 
     /// Serves until graceful shutdown or cancellation.
-    public func run() async throws {
+    package func run() async throws {
         try await application.run()
     }
 

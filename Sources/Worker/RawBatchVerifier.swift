@@ -17,25 +17,25 @@ import Foundation
 /// Every message gets a verdict: verified, or rejected with a status and reason (Apple's verification statuses, or
 /// `INVALID_HEADERS`, `UNKNOWN_APP`, `APP_NOT_CONFIGURED` for messages this worker cannot attribute). The one
 /// exception is `RETRYABLE_VERIFICATION_FAILURE`: such a batch must be tried again later, never stored as rejected.
-public struct RawBatchVerifier: Sendable {
+package struct RawBatchVerifier: Sendable {
     /// A verification that may succeed later; the whole batch is retried.
-    public struct RetryLater: Error, Sendable, CustomStringConvertible {
-        public var message: KafkaCoordinates
-        public var error: VerificationError
-        public var description: String { "verification of \(message) must be retried: \(error)" }
+    package struct RetryLater: Error, Sendable, CustomStringConvertible {
+        package var message: KafkaCoordinates
+        package var error: VerificationError
+        package var description: String { "verification of \(message) must be retried: \(error)" }
     }
 
     let directory: VerifierDirectory
     /// Bodies verified at once; verification is pure CPU, so about the number of cores.
     let parallelism: Int
 
-    public init(directory: VerifierDirectory, parallelism: Int) {
+    package init(directory: VerifierDirectory, parallelism: Int) {
         self.directory = directory
         self.parallelism = max(1, parallelism)
     }
 
     /// Verifies `messages` (one partition's, in offset order) and returns the batch in the same order.
-    public func batch(for messages: [KafkaMessage]) async throws(RetryLater) -> NotificationBatch {
+    package func batch(for messages: [KafkaMessage]) async throws(RetryLater) -> NotificationBatch {
         let directory = directory
         let results = await withTaskGroup(of: (Int, Result<NotificationBatch.Entry, RetryLater>).self) { group in
             var entries = [Result<NotificationBatch.Entry, RetryLater>?](repeating: nil, count: messages.count)

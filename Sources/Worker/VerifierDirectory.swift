@@ -8,11 +8,11 @@ import PipelineContract
 /// A raw message's headers name its app and environment (from the ingress route); the body is verified against that
 /// app's bundle id and app Apple id and that environment, so a sandbox body posted to the production URL, or one app's
 /// body on another app's route, is rejected.
-public struct VerifierDirectory: Sendable {
+package struct VerifierDirectory: Sendable {
     /// Why a message's app or environment has no verifier: a rejection status and reason.
-    public struct Unavailable: Error, Sendable, Hashable {
-        public var status: String
-        public var reason: String
+    package struct Unavailable: Error, Sendable, Hashable {
+        package var status: String
+        package var reason: String
     }
 
     private struct Key: Hashable {
@@ -26,7 +26,7 @@ public struct VerifierDirectory: Sendable {
     ///
     /// An app without an app Apple id gets no Production verifier (Apple's rules require the id there): its
     /// Production bodies are rejected with `APP_NOT_CONFIGURED`, to be replayed once it is configured.
-    public init(apps: [PipelineApp], chainVerifier: ChainVerifier, maximumBodySize: Int = 1 << 20) {
+    package init(apps: [PipelineApp], chainVerifier: ChainVerifier, maximumBodySize: Int = 1 << 20) {
         var verifiers: [Key: Result<NotificationVerifier, Unavailable>] = [:]
         for app in apps {
             for environment in [AppStoreEnvironment.production, .sandbox] {
@@ -59,7 +59,7 @@ public struct VerifierDirectory: Sendable {
     }
 
     /// The verifier for `app` in `environment`, or why there is none.
-    public func verifier(app: String, environment: AppStoreEnvironment) -> Result<NotificationVerifier, Unavailable> {
+    package func verifier(app: String, environment: AppStoreEnvironment) -> Result<NotificationVerifier, Unavailable> {
         verifiers[Key(app: app, environment: environment)]
             ?? .failure(
                 Unavailable(
@@ -70,7 +70,7 @@ public struct VerifierDirectory: Sendable {
     }
 
     /// The apps and environments that cannot be verified, for a warning at startup.
-    public var unavailable: [Unavailable] {
+    package var unavailable: [Unavailable] {
         verifiers.values.compactMap { result in
             if case .failure(let unavailable) = result { return unavailable }
             return nil

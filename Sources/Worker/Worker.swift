@@ -20,14 +20,14 @@ import Synchronization
 /// Other partitions go on. On a revocation the member finishes (or, for lost partitions, abandons) their pending
 /// work before it polls again, so the partitions move with everything committed. Run it as a `Service`; on graceful
 /// shutdown it finishes the batch in hand and leaves the group.
-public final class Worker: Service, Sendable {
-    public let configuration: WorkerConfiguration
+package final class Worker: Service, Sendable {
+    package let configuration: WorkerConfiguration
     private let store: NotificationStore
     private let verifier: RawBatchVerifier
     private let publisher: OutboxPublisher
     private let logger: Logger
     /// What the worker measures; serve ``WorkerMetrics/registry`` (see ``sampleMetrics()``).
-    public let metrics: WorkerMetrics
+    package let metrics: WorkerMetrics
     private let status = Mutex(Status())
 
     /// The run loop's state, for probes and scrapes.
@@ -41,7 +41,7 @@ public final class Worker: Service, Sendable {
 
     /// - Parameter producer: produces the output topics; run it in the same `ServiceGroup`, before the worker, so it
     ///   flushes after the worker stopped.
-    public init(
+    package init(
         configuration: WorkerConfiguration,
         verifiers: VerifierDirectory,
         store: NotificationStore,
@@ -67,7 +67,7 @@ public final class Worker: Service, Sendable {
     }
 
     /// Consumes until graceful shutdown or cancellation, then leaves the group.
-    public func run() async throws {
+    package func run() async throws {
         let consumer = try KafkaConsumer(configuration: configuration.consumer, logger: logger)
         let admin = try KafkaAdminClient(cluster: configuration.consumer.cluster, logger: logger)
         status.withLock {
@@ -288,7 +288,7 @@ public final class Worker: Service, Sendable {
 
     /// Why the worker should be restarted, or nil: its loop has not turned for longer than the consumer's
     /// `maxPollInterval` (the group has thrown it out by then).
-    public func liveness() -> String? {
+    package func liveness() -> String? {
         let limit = configuration.consumer.maxPollInterval
         return status.withLock { status in
             guard let lastTurn = status.lastTurn, lastTurn.duration(to: .now) > limit else { return nil }
@@ -297,13 +297,13 @@ public final class Worker: Service, Sendable {
     }
 
     /// Why the worker is not ready, or nil: it is ready once it consumes (after the schema check) and until it stops.
-    public func readiness() -> String? {
+    package func readiness() -> String? {
         status.withLock { $0.running ? nil : "not consuming (starting, or stopped)" }
     }
 
     /// Samples the gauges that are read rather than counted: the outbox's rows and the lag of the partitions this
     /// member owns. Call before each scrape; a sample that fails is logged at debug and left as it was.
-    public func sampleMetrics() async {
+    package func sampleMetrics() async {
         let (admin, owned) = status.withLock { ($0.admin, $0.assignment) }
         do {
             metrics.outboxRows.set(Double(try await store.outboxRowCount()))

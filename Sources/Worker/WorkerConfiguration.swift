@@ -2,27 +2,27 @@ import Foundation
 import KafkaClient
 
 /// Settings of a ``Worker``.
-public struct WorkerConfiguration: Sendable {
+package struct WorkerConfiguration: Sendable {
     /// The consumer group and the raw topic it reads (``KafkaConsumerConfiguration/topics``).
-    public var consumer: KafkaConsumerConfiguration
+    package var consumer: KafkaConsumerConfiguration
     /// Messages taken per poll, over all partitions. Default 1,000.
-    public var maximumBatchSize = 1_000
+    package var maximumBatchSize = 1_000
     /// How long a poll waits for the first message. Default 200 ms.
-    public var maximumWait: Duration = .milliseconds(200)
+    package var maximumWait: Duration = .milliseconds(200)
     /// Partition batches in progress at once (each verifies, then holds a database connection to store). Default 8,
     /// the store's default pool size; more only waits for connections while holding its messages in memory.
-    public var maximumConcurrentBatches = 8
+    package var maximumConcurrentBatches = 8
     /// Bodies verified at once (verification is pure CPU). Default: the number of cores.
-    public var verificationParallelism = ProcessInfo.processInfo.activeProcessorCount
+    package var verificationParallelism = ProcessInfo.processInfo.activeProcessorCount
     /// The first pause after a failed batch; doubled per failure up to ``maximumBackoff``, with jitter. Default 250 ms.
-    public var initialBackoff: Duration = .milliseconds(250)
+    package var initialBackoff: Duration = .milliseconds(250)
     /// The longest pause between attempts at one batch. Default 30 s.
-    public var maximumBackoff: Duration = .seconds(30)
+    package var maximumBackoff: Duration = .seconds(30)
     /// Where the outbox is published.
-    public var outputTopics = OutputTopics()
+    package var outputTopics = OutputTopics()
 
     /// Settings reading `consumer`'s topics with the defaults above.
-    public init(consumer: KafkaConsumerConfiguration) {
+    package init(consumer: KafkaConsumerConfiguration) {
         self.consumer = consumer
     }
 }

@@ -4,9 +4,9 @@ import Synchronization
 
 /// The worker's Prometheus metrics (Docs/worker.md lists them), in a registry of its own so several workers in one
 /// process (tests, `asnp dev`) keep separate counts.
-public final class WorkerMetrics: Sendable {
+package final class WorkerMetrics: Sendable {
     /// Everything the worker measures; serve it on `/metrics`.
-    public let registry: PrometheusCollectorRegistry
+    package let registry: PrometheusCollectorRegistry
     /// Consumed messages whose batch was stored (counted once per stored batch, not per attempt).
     let storedMessages: Counter
     /// Stored notifications new to the store.
@@ -29,7 +29,7 @@ public final class WorkerMetrics: Sendable {
     private let lagGauges = Mutex<[KafkaTopicPartition: Gauge]>([:])
 
     /// Metrics in `registry` (a new one by default).
-    public init(registry: PrometheusCollectorRegistry = PrometheusCollectorRegistry()) {
+    package init(registry: PrometheusCollectorRegistry = PrometheusCollectorRegistry()) {
         self.registry = registry
         storedMessages = registry.makeCounter(
             descriptor: Self.name("messages", "total", "Consumed messages whose batch was stored and committed.")

@@ -1,9 +1,9 @@
 import Foundation
 
 /// Free TCP ports on 127.0.0.1 for servers a test starts as child processes.
-public enum LoopbackPort {
+package enum LoopbackPort {
     /// A port that was free a moment ago (bound to port 0, then released).
-    public static func free() throws -> Int {
+    package static func free() throws -> Int {
         let socket = socket(AF_INET, Int32(SOCK_STREAM.rawValue), 0)
         defer { close(socket) }
         var address = sockaddr_in()
@@ -22,6 +22,6 @@ public enum LoopbackPort {
 }
 
 /// No port could be bound on 127.0.0.1.
-public struct LoopbackPortError: Error, CustomStringConvertible {
-    public var description: String { "no free port on 127.0.0.1" }
+package struct LoopbackPortError: Error, CustomStringConvertible {
+    package var description: String { "no free port on 127.0.0.1" }
 }

@@ -10,9 +10,9 @@ import Synchronization
 /// A stand-in for Apple's Get Notification History endpoint on 127.0.0.1: serves `history` 20 items a page with
 /// opaque pagination tokens, verifies every bearer token (ES256 with the API key's public key; `kid`, `iss`,
 /// `aud`, `bid`, `iat`, `exp`) as Apple does, and answers with the faults a test queues.
-public final class FakeAppStoreServer: Sendable {
+package final class FakeAppStoreServer: Sendable {
     /// A queued answer that replaces the next request's normal one.
-    public enum Fault: Sendable {
+    package enum Fault: Sendable {
         /// 429 with `Retry-After` this far in the future.
         case rateLimited(retryAfter: Duration)
         /// 500 with Apple's GeneralInternalRetryableError.
@@ -22,35 +22,35 @@ public final class FakeAppStoreServer: Sendable {
     }
 
     /// What the server saw.
-    public struct Log: Sendable {
-        public var requests = 0
+    package struct Log: Sendable {
+        package var requests = 0
         /// Requests whose bearer token was missing or invalid (answered 401).
-        public var invalidTokens = 0
+        package var invalidTokens = 0
         /// Distinct valid tokens (a client reusing its token sends one).
-        public var tokens: Set<String> = []
+        package var tokens: Set<String> = []
         /// Pagination tokens sent, in order (nil for a window's first page).
-        public var paginationTokens: [String?] = []
+        package var paginationTokens: [String?] = []
         /// When each request arrived.
-        public var arrivals: [ContinuousClock.Instant] = []
+        package var arrivals: [ContinuousClock.Instant] = []
         /// The request bodies.
-        public var bodies: [[String: Any]] {
+        package var bodies: [[String: Any]] {
             rawBodies.compactMap { try? JSONSerialization.jsonObject(with: $0) as? [String: Any] }
         }
         var rawBodies: [Data] = []
     }
 
-    public static let pageSize = 20
+    package static let pageSize = 20
 
-    public let keyID = "TESTKEY123"
-    public let issuerID = "57246542-96fe-1a63-e053-0824d011072a"
-    public let bundleID: String
+    package let keyID = "TESTKEY123"
+    package let issuerID = "57246542-96fe-1a63-e053-0824d011072a"
+    package let bundleID: String
     /// The API key the clients sign with (.p8 text).
-    public let privateKeyPEM: String
+    package let privateKeyPEM: String
     private let publicKey: P256.Signing.PublicKey
     private let history: [String]
     private let state = Mutex<(log: Log, faults: [Fault], generation: Int, expireAfterPage: Int?)>((Log(), [], 0, nil))
 
-    public init(bundleID: String, history: [String]) {
+    package init(bundleID: String, history: [String]) {
         let key = P256.Signing.PrivateKey()
         privateKeyPEM = key.pemRepresentation
         publicKey = key.publicKey
@@ -58,20 +58,20 @@ public final class FakeAppStoreServer: Sendable {
         self.history = history
     }
 
-    public var log: Log { state.withLock { $0.log } }
+    package var log: Log { state.withLock { $0.log } }
 
     /// Answers the next requests with `faults`, in order.
-    public func queue(_ faults: Fault...) {
+    package func queue(_ faults: Fault...) {
         state.withLock { $0.faults += faults }
     }
 
     /// Makes every token handed out so far expire once a request asks for page `page` (0-based) or later with one.
-    public func expireTokens(atPage page: Int) {
+    package func expireTokens(atPage page: Int) {
         state.withLock { $0.expireAfterPage = page }
     }
 
     /// Serves on a free port of 127.0.0.1 while `body` runs; `body` gets the base URL.
-    public func serve<Result: Sendable>(_ body: (String) async throws -> Result) async throws -> Result {
+    package func serve<Result: Sendable>(_ body: (String) async throws -> Result) async throws -> Result {
         let router = Router()
         router.post("/inApps/v1/notifications/history") { request, context in
             try await self.answer(request, context)

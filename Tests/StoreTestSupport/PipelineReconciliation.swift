@@ -15,19 +15,19 @@ import LocalPostgres
 /// - No other rows: nothing stored or rejected that was not posted.
 /// - Each subscription's last notification is the stored V2 notification with the newest (`signedDate`, UUID),
 ///   decoded here without verification from the posted bodies.
-public struct PipelineReconciliation: Sendable {
+package struct PipelineReconciliation: Sendable {
     /// What does not add up; empty when everything does.
-    public private(set) var problems: [String] = []
+    package private(set) var problems: [String] = []
     /// Distinct bodies found stored and bodies found rejected (with their deliveries).
-    public private(set) var stored = 0
-    public private(set) var rejectedDeliveries = 0
+    package private(set) var stored = 0
+    package private(set) var rejectedDeliveries = 0
 
     /// Reconciles `accepted` (every body answered 200, repeated as often as it was posted) with the database that
     /// `query` reads (SQL in, `psql -At` output out). `unanswered` are the posts answered otherwise (or not at all),
     /// a body for each: such a post may still have reached the topic — the broker stored it, its acknowledgement was
     /// lost, the ingress answered 503 at its deadline — so each may add one delivery. Apple posts such a body again
     /// until it is answered 200, so each is expected among `accepted` too.
-    public static func check(
+    package static func check(
         accepted: [String],
         unanswered: [String] = [],
         query: @Sendable (String) async throws -> String
@@ -133,7 +133,7 @@ public struct PipelineReconciliation: Sendable {
     }
 
     /// Reconciles with database `database` of the PostgreSQL server at 127.0.0.1:`port` (an `asnp dev`'s, say).
-    public static func check(accepted: [String], port: Int, database: String) async throws -> PipelineReconciliation {
+    package static func check(accepted: [String], port: Int, database: String) async throws -> PipelineReconciliation {
         let server = LocalPostgresServer(directory: "", port: port)
         return try await check(accepted: accepted) { sql in
             try await LocalPostgresServer.offPool { try server.psql(database, sql) }
@@ -141,7 +141,7 @@ public struct PipelineReconciliation: Sendable {
     }
 
     /// Reconciles with database `database` of a test server.
-    public static func check(
+    package static func check(
         accepted: [String],
         unanswered: [String] = [],
         server: TestPostgresServer,

@@ -11,11 +11,11 @@ import NotificationStore
 ///
 /// The programs (`initdb`, `pg_ctl`, `psql`) run on threads of their own, never on the concurrency pool: on a
 /// 2-core machine the pool has two threads, and a test blocking them would stall every other test running.
-public final class TestPostgresServer: Sendable {
+package final class TestPostgresServer: Sendable {
     /// The TCP port on 127.0.0.1.
-    public let port: Int
+    package let port: Int
     /// The data directory (also holding the Unix socket and the server log).
-    public let directory: String
+    package let directory: String
 
     private let server: LocalPostgresServer
 
@@ -26,14 +26,14 @@ public final class TestPostgresServer: Sendable {
     }
 
     /// The server most tests share, started on first use.
-    public static func shared() async throws -> TestPostgresServer {
+    package static func shared() async throws -> TestPostgresServer {
         try await sharedServer.get()
     }
 
     private static let sharedServer = SharedServer()
 
     /// Starts a new server.
-    public static func start() async throws -> TestPostgresServer {
+    package static func start() async throws -> TestPostgresServer {
         try await LocalPostgresServer.offPool { try startBlocking() }
     }
 
@@ -48,7 +48,7 @@ public final class TestPostgresServer: Sendable {
     }
 
     /// Stops the server (fast shutdown: open connections are closed, as in a real outage).
-    public func stop() async throws {
+    package func stop() async throws {
         try await LocalPostgresServer.offPool { try self.stopBlocking() }
     }
 
@@ -57,12 +57,12 @@ public final class TestPostgresServer: Sendable {
     }
 
     /// Starts the server again on the same port with the same data.
-    public func restart() async throws {
+    package func restart() async throws {
         try await LocalPostgresServer.offPool { try self.server.start(durable: false) }
     }
 
     /// Creates an empty database and returns settings for a store using it.
-    public func makeDatabase(name: String = "test_\(UUID().uuidString.prefix(12).lowercased().filter(\.isLetter))")
+    package func makeDatabase(name: String = "test_\(UUID().uuidString.prefix(12).lowercased().filter(\.isLetter))")
         async throws -> NotificationStoreConfiguration
     {
         let name = name + "_\(Self.counter.next())"
@@ -71,7 +71,7 @@ public final class TestPostgresServer: Sendable {
     }
 
     /// Settings for a store using `database` on this server.
-    public func configuration(database: String) -> NotificationStoreConfiguration {
+    package func configuration(database: String) -> NotificationStoreConfiguration {
         var configuration = NotificationStoreConfiguration(
             endpoint: .tcp(host: "127.0.0.1", port: port),
             username: "postgres",
@@ -86,7 +86,7 @@ public final class TestPostgresServer: Sendable {
 
     /// Runs SQL through `psql` (an independent client) and returns its unaligned, tuples-only output, trimmed.
     @discardableResult
-    public func psql(_ database: String, _ sql: String) async throws -> String {
+    package func psql(_ database: String, _ sql: String) async throws -> String {
         try await LocalPostgresServer.offPool { try self.psqlBlocking(database, sql) }
     }
 

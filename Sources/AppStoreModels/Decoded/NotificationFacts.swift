@@ -3,38 +3,38 @@
 /// The field names are part of the `asnp verify` output contract. Each value comes from one place: the environment
 /// from V2's `data`, the transaction fields from the decoded transaction, the renewal status from the decoded
 /// renewal info, so a notification shape without that member reports nil rather than a guess.
-public struct NotificationFacts: Sendable, Hashable, Codable {
+package struct NotificationFacts: Sendable, Hashable, Codable {
     /// The V2 `notificationType` or V1 `notification_type`.
-    public var notificationType: String?
+    package var notificationType: String?
     /// The V2 `subtype`.
-    public var subtype: String?
+    package var subtype: String?
     /// The V2 `notificationUUID`, the deduplication key.
-    public var notificationUUID: String?
+    package var notificationUUID: String?
     /// When the App Store signed the notification, in milliseconds since 1970.
-    public var signedDate: Int64?
+    package var signedDate: Int64?
     /// `data.environment` for V2; `Sandbox` or `Production` for V1.
-    public var environment: String?
+    package var environment: String?
     /// The original transaction id: the decoded transaction's for V2, the resolved one for V1.
-    public var originalTransactionId: String?
+    package var originalTransactionId: String?
     /// The decoded transaction's `transactionId`.
-    public var transactionId: String?
+    package var transactionId: String?
     /// The decoded transaction's `productId`.
-    public var productId: String?
+    package var productId: String?
     /// The decoded transaction's `expiresDate`, in milliseconds since 1970.
-    public var expiresDate: Int64?
+    package var expiresDate: Int64?
     /// The decoded transaction's `revocationDate`, in milliseconds since 1970.
-    public var revocationDate: Int64?
+    package var revocationDate: Int64?
     /// The decoded renewal info's `autoRenewStatus` (0 off, 1 on).
-    public var autoRenewStatus: Int?
+    package var autoRenewStatus: Int?
     /// `summary.requestIdentifier`.
-    public var requestIdentifier: String?
+    package var requestIdentifier: String?
     /// `summary.succeededCount`.
-    public var succeededCount: Int64?
+    package var succeededCount: Int64?
     /// `externalPurchaseToken.externalPurchaseId`.
-    public var externalPurchaseId: String?
+    package var externalPurchaseId: String?
 
     /// Creates a value; fields left out are absent, as when Apple omits them.
-    public init(
+    package init(
         notificationType: String? = nil,
         subtype: String? = nil,
         notificationUUID: String? = nil,
@@ -69,7 +69,7 @@ public struct NotificationFacts: Sendable, Hashable, Codable {
 
 extension NotificationFacts {
     /// The facts of a decoded V2 notification.
-    public init(_ notification: DecodedNotificationV2) {
+    package init(_ notification: DecodedNotificationV2) {
         let payload = notification.payload
         self.init(
             notificationType: payload.notificationType?.rawValue,
@@ -90,7 +90,7 @@ extension NotificationFacts {
     }
 
     /// The facts of a V1 notification; V1 has no UUID or signed date, so those stay nil.
-    public init(_ notification: StatusUpdateNotification) {
+    package init(_ notification: StatusUpdateNotification) {
         self.init(
             notificationType: notification.notificationType,
             environment: notification.resolvedEnvironment?.rawValue,
@@ -99,7 +99,7 @@ extension NotificationFacts {
     }
 
     /// The facts of a decoded notification of either version.
-    public init(_ notification: DecodedNotification) {
+    package init(_ notification: DecodedNotification) {
         switch notification {
         case .v1(let v1): self.init(v1)
         case .v2(let v2): self.init(v2)

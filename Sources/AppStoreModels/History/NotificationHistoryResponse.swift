@@ -1,14 +1,14 @@
 /// A page of Apple's Get Notification History response (`POST /inApps/v1/notifications/history`).
-public struct NotificationHistoryResponse: Sendable, Hashable, Codable {
+package struct NotificationHistoryResponse: Sendable, Hashable, Codable {
     /// The notifications of this page, oldest first.
-    public var notificationHistory: [NotificationHistoryResponseItem]?
+    package var notificationHistory: [NotificationHistoryResponseItem]?
     /// Whether another page follows.
-    public var hasMore: Bool?
+    package var hasMore: Bool?
     /// The token to send for the next page.
-    public var paginationToken: String?
+    package var paginationToken: String?
 
     /// Creates a value; fields left out are absent, as when Apple omits them.
-    public init(
+    package init(
         notificationHistory: [NotificationHistoryResponseItem]? = nil,
         hasMore: Bool? = nil,
         paginationToken: String? = nil

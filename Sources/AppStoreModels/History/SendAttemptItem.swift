@@ -1,12 +1,12 @@
 /// One attempt of Apple's to deliver a notification to your server.
-public struct SendAttemptItem: Sendable, Hashable, Codable {
+package struct SendAttemptItem: Sendable, Hashable, Codable {
     /// When Apple attempted to send the notification, in milliseconds since 1970.
-    public var attemptDate: Int64?
+    package var attemptDate: Int64?
     /// The outcome of the attempt.
-    public var sendAttemptResult: SendAttemptResult?
+    package var sendAttemptResult: SendAttemptResult?
 
     /// Creates a value; fields left out are absent, as when Apple omits them.
-    public init(attemptDate: Int64? = nil, sendAttemptResult: SendAttemptResult? = nil) {
+    package init(attemptDate: Int64? = nil, sendAttemptResult: SendAttemptResult? = nil) {
         self.attemptDate = attemptDate
         self.sendAttemptResult = sendAttemptResult
     }

@@ -1,15 +1,22 @@
 /// Any JSON value, kept as it came: for members Apple documents as deep, fast-changing trees (Advanced Commerce)
 /// that the pipeline stores and forwards without interpreting.
 public enum JSONValue: Sendable, Hashable, Codable {
+    /// `null`.
     case null
+    /// `true` or `false`.
     case bool(Bool)
     /// A number without a fraction or exponent that fits 64 bits, kept exact.
     case integer(Int64)
+    /// Any other number.
     case number(Double)
+    /// A string.
     case string(String)
+    /// An array, in order.
     case array([JSONValue])
+    /// An object; member order is not kept.
     case object([String: JSONValue])
 
+    /// Decodes any JSON value; integers that fit 64 bits stay ``integer(_:)``.
     public init(from decoder: any Decoder) throws {
         let container = try decoder.singleValueContainer()
         if container.decodeNil() {
@@ -29,6 +36,7 @@ public enum JSONValue: Sendable, Hashable, Codable {
         }
     }
 
+    /// Encodes the value as it was decoded.
     public func encode(to encoder: any Encoder) throws {
         var container = encoder.singleValueContainer()
         switch self {

@@ -6,7 +6,7 @@ import Foundation
 
 extension StatusUpdateNotification {
     /// What a redacted `password` value reads.
-    public static let redactedPassword = "<redacted>"
+    package static let redactedPassword = "<redacted>"
 
     /// The body with the value of every top-level `password` member replaced by `"<redacted>"`, every other byte
     /// kept as it was; a body without one (every V2 body) comes back unchanged.
@@ -17,7 +17,7 @@ extension StatusUpdateNotification {
     ///
     /// JSON decoders also read a body that starts with a UTF-8 byte order mark, and UTF-16 or UTF-32 text; such a
     /// body with a password is returned as UTF-8 with the password redacted (its other bytes change encoding).
-    public static func redactingPassword(in body: [UInt8]) -> [UInt8] {
+    package static func redactingPassword(in body: [UInt8]) -> [UInt8] {
         if let text = wideText(body) {
             let utf8 = Array(text.utf8)
             let redacted = redactingPassword(in: utf8)

@@ -1,6 +1,6 @@
 extension StatusUpdateNotification {
     /// The original transaction identifier: from the top level, or else from the receipt information.
-    public var resolvedOriginalTransactionId: String? {
+    package var resolvedOriginalTransactionId: String? {
         originalTransactionId
             ?? unifiedReceipt?.latestReceiptInfo?.first(where: { $0.originalTransactionId != nil })?
             .originalTransactionId
@@ -9,7 +9,7 @@ extension StatusUpdateNotification {
     }
 
     /// The environment in App Store Server API terms: V1's `PROD` is ``AppStoreEnvironment/production``.
-    public var resolvedEnvironment: AppStoreEnvironment? {
+    package var resolvedEnvironment: AppStoreEnvironment? {
         guard let environment else { return nil }
         return environment == "PROD" ? .production : AppStoreEnvironment(rawValue: environment)
     }

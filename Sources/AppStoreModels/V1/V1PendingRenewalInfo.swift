@@ -30,7 +30,7 @@ public struct V1PendingRenewalInfo: Sendable, Hashable, Codable {
     public var priceIncreaseStatus: String?
 
     /// Creates a value; fields left out are absent, as when Apple omits them.
-    public init(
+    package init(
         autoRenewProductId: String? = nil,
         autoRenewStatus: String? = nil,
         expirationIntent: String? = nil,

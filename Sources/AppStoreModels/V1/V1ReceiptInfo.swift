@@ -56,7 +56,7 @@ public struct V1ReceiptInfo: Sendable, Hashable, Codable {
     public var webOrderLineItemId: String?
 
     /// Creates a value; fields left out are absent, as when Apple omits them.
-    public init(
+    package init(
         appAccountToken: String? = nil,
         cancellationDate: String? = nil,
         cancellationDateMs: String? = nil,

@@ -14,7 +14,7 @@ public struct V1UnifiedReceipt: Sendable, Hashable, Codable {
     public var status: Int?
 
     /// Creates a value; fields left out are absent, as when Apple omits them.
-    public init(
+    package init(
         environment: String? = nil,
         latestReceipt: String? = nil,
         latestReceiptInfo: [V1ReceiptInfo]? = nil,

@@ -10,7 +10,7 @@ public struct AppData: Sendable, Hashable, Codable {
     public var signedAppTransactionInfo: String?
 
     /// Creates a value; fields left out are absent, as when Apple omits them.
-    public init(
+    package init(
         appAppleId: Int64? = nil,
         bundleId: String? = nil,
         environment: AppStoreEnvironment? = nil,

@@ -10,7 +10,7 @@ public struct ExternalPurchaseToken: Sendable, Hashable, Codable {
     public var bundleId: String?
 
     /// Creates a value; fields left out are absent, as when Apple omits them.
-    public init(
+    package init(
         externalPurchaseId: String? = nil,
         tokenCreationDate: Int64? = nil,
         appAppleId: Int64? = nil,
@@ -23,7 +23,7 @@ public struct ExternalPurchaseToken: Sendable, Hashable, Codable {
     }
 
     /// The environment Apple's libraries infer for a token: sandbox tokens' identifiers start with `SANDBOX`.
-    public var inferredEnvironment: AppStoreEnvironment {
+    package var inferredEnvironment: AppStoreEnvironment {
         (externalPurchaseId?.hasPrefix("SANDBOX") ?? false) ? .sandbox : .production
     }
 }

@@ -18,7 +18,7 @@ public struct NotificationSummary: Sendable, Hashable, Codable {
     public var failedCount: Int64?
 
     /// Creates a value; fields left out are absent, as when Apple omits them.
-    public init(
+    package init(
         environment: AppStoreEnvironment? = nil,
         appAppleId: Int64? = nil,
         bundleId: String? = nil,

@@ -12,7 +12,7 @@ public struct RenewalCommitmentInfo: Sendable, Hashable, Codable {
     public var commitmentRenewalPrice: Int64?
 
     /// Creates a value; fields left out are absent, as when Apple omits them.
-    public init(
+    package init(
         commitmentAutoRenewProductId: String? = nil,
         commitmentAutoRenewStatus: AutoRenewStatus? = nil,
         commitmentRenewalBillingPlanType: BillingPlanType? = nil,

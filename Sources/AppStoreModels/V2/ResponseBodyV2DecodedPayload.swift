@@ -48,9 +48,13 @@ public struct ResponseBodyV2DecodedPayload: Sendable, Hashable, Codable {
 extension ResponseBodyV2DecodedPayload {
     /// Which of the mutually exclusive payload members a notification carries.
     public enum Content: Sendable, Hashable {
+        /// ``ResponseBodyV2DecodedPayload/data``: an in-app purchase event.
         case data(NotificationData)
+        /// ``ResponseBodyV2DecodedPayload/summary``: a renewal-date extension for many subscribers.
         case summary(NotificationSummary)
+        /// ``ResponseBodyV2DecodedPayload/externalPurchaseToken``: an external purchase token.
         case externalPurchaseToken(ExternalPurchaseToken)
+        /// ``ResponseBodyV2DecodedPayload/appData``: about the app itself.
         case appData(AppData)
         /// None of the known members: a shape Apple may add in the future.
         case unknown

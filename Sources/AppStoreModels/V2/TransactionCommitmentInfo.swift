@@ -10,7 +10,7 @@ public struct TransactionCommitmentInfo: Sendable, Hashable, Codable {
     public var totalBillingPeriods: Int64?
 
     /// Creates a value; fields left out are absent, as when Apple omits them.
-    public init(
+    package init(
         billingPeriodNumber: Int64? = nil,
         commitmentExpiresDate: Int64? = nil,
         commitmentPrice: Int64? = nil,

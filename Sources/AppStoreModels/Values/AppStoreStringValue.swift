@@ -10,18 +10,22 @@ where RawValue == String {
 }
 
 extension AppStoreStringValue {
+    /// Wraps a literal, known value or not: `"SUBSCRIBED"` as a ``NotificationType``.
     public init(stringLiteral value: String) {
         self.init(rawValue: value)
     }
 
+    /// Decodes the raw string; any value is accepted.
     public init(from decoder: any Decoder) throws {
         self.init(rawValue: try decoder.singleValueContainer().decode(String.self))
     }
 
+    /// Encodes the raw value, exactly as Apple sent it.
     public func encode(to encoder: any Encoder) throws {
         var container = encoder.singleValueContainer()
         try container.encode(rawValue)
     }
 
+    /// The raw value.
     public var description: String { rawValue }
 }

@@ -4,13 +4,13 @@ import X509
 /// Apple's root certificates, built in so a fresh deployment trusts exactly what the App Store signs with.
 public enum AppleRootCertificates {
     /// The SHA-256 fingerprint of ``appleRootCAG3``, as Apple publishes it.
-    public static let appleRootCAG3SHA256Fingerprint =
+    package static let appleRootCAG3SHA256Fingerprint =
         "63:34:3A:BF:B8:9A:6A:03:EB:B5:7E:9B:3F:5F:A7:BE:7C:4F:5C:75:6F:30:17:B3:A8:C4:88:C3:65:3E:91:79"
 
     /// The DER bytes of Apple Root CA - G3 (ECC P-384), the root of every App Store signing chain.
     ///
     /// Copied from https://www.apple.com/certificateauthority/AppleRootCA-G3.cer; its fingerprint is pinned by a test.
-    public static let appleRootCAG3DER: [UInt8] = Base64Standard.decode(
+    package static let appleRootCAG3DER: [UInt8] = Base64Standard.decode(
         """
         MIICQzCCAcmgAwIBAgIILcX8iNLFS5UwCgYIKoZIzj0EAwMwZzEbMBkGA1UEAwwSQXBwbGUgUm9v
         dCBDQSAtIEczMSYwJAYDVQQLDB1BcHBsZSBDZXJ0aWZpY2F0aW9uIEF1dGhvcml0eTETMBEGA1UE

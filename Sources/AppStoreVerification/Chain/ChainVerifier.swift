@@ -30,7 +30,7 @@ public final class ChainVerifier: Sendable {
     }
 
     /// The settings this verifier was made with.
-    public let configuration: Configuration
+    package let configuration: Configuration
     private let rootStore: CertificateStore
     private let cache: VerifiedChainCache?
     /// Decoded JWS headers, shared like the chains they carry; nil when caching is off.
@@ -45,7 +45,7 @@ public final class ChainVerifier: Sendable {
     }
 
     /// Lookup counters of the verified-chain cache.
-    public var cacheStatistics: ChainCacheStatistics { cache?.statistics ?? ChainCacheStatistics() }
+    package var cacheStatistics: ChainCacheStatistics { cache?.statistics ?? ChainCacheStatistics() }
 
     /// Verifies `x5c` (leaf, intermediate, root as standard base64 DER) at `date` and returns the leaf's key.
     ///
@@ -54,7 +54,7 @@ public final class ChainVerifier: Sendable {
     /// judged at `date`, the signed date of the JWS.
     /// - Throws: `INVALID_CERTIFICATE` (no roots, undecodable certificate), `INVALID_CHAIN_LENGTH`, or
     ///   `VERIFICATION_FAILURE` (untrusted, expired, or not an App Store chain).
-    public func signingKey(x5c: [String], at date: Date) async throws(VerificationError) -> P256.Signing.PublicKey {
+    package func signingKey(x5c: [String], at date: Date) async throws(VerificationError) -> P256.Signing.PublicKey {
         guard !configuration.trustedRoots.isEmpty else {
             throw VerificationError(code: .invalidCertificate, reason: "no trusted root certificates are configured")
         }

@@ -70,16 +70,16 @@ final class VerifiedChainCache: Sendable {
 }
 
 /// How well the verified-chain cache is working.
-public struct ChainCacheStatistics: Sendable, Hashable {
+package struct ChainCacheStatistics: Sendable, Hashable {
     /// Chains held now.
-    public var entries: Int
+    package var entries: Int
     /// Lookups answered from the cache.
-    public var hits: Int
+    package var hits: Int
     /// Lookups that needed a full chain verification.
-    public var misses: Int
+    package var misses: Int
 
     /// Creates statistics; all zero by default.
-    public init(entries: Int = 0, hits: Int = 0, misses: Int = 0) {
+    package init(entries: Int = 0, hits: Int = 0, misses: Int = 0) {
         self.entries = entries
         self.hits = hits
         self.misses = misses

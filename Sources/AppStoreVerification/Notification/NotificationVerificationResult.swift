@@ -4,7 +4,9 @@ import AppStoreModels
 ///
 /// Every body gets one, never a crash, so that what was accepted can always be stored one way or the other.
 public enum NotificationVerificationResult: Sendable, Hashable {
+    /// The body verified; the notification with every signed member decoded.
     case verified(DecodedNotification)
+    /// The body did not verify; the error names Apple's status and the reason.
     case rejected(VerificationError)
 
     /// Whether the body verified.

@@ -29,7 +29,7 @@ public struct NotificationVerifier: Sendable {
     }
 
     /// The settings this verifier was made with.
-    public let configuration: Configuration
+    package let configuration: Configuration
     /// The V2 verifier, sharing its chain cache with whoever shares the ``ChainVerifier``.
     public let signedDataVerifier: SignedDataVerifier
 

@@ -8,6 +8,7 @@ public struct NotificationVersion: RawRepresentable, Hashable, Sendable, CustomS
         self.rawValue = rawValue
     }
 
+    /// `V1` or `V2`.
     public var description: String { "V\(rawValue)" }
 
     /// Legacy JSON with a shared-secret `password`.

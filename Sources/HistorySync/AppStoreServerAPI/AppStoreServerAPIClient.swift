@@ -10,36 +10,36 @@ import Synchronization
 /// The App Store Server API endpoints the reconciler uses, with Apple's retry rules applied: 429 waits until
 /// `Retry-After` (milliseconds since 1970), 5xx and network failures back off exponentially with jitter, every
 /// request passes the shared rate limiter first. 401 and other refusals are not retried.
-public final class AppStoreServerAPIClient: Sendable {
+package final class AppStoreServerAPIClient: Sendable {
     /// How long to keep trying one request.
-    public struct RetryPolicy: Sendable {
+    package struct RetryPolicy: Sendable {
         /// Attempts per request for 5xx and network failures (429s do not count: Apple says when to come back).
-        public var maximumAttempts = 8
-        public var initialBackoff: Duration = .milliseconds(500)
-        public var maximumBackoff: Duration = .seconds(60)
+        package var maximumAttempts = 8
+        package var initialBackoff: Duration = .milliseconds(500)
+        package var maximumBackoff: Duration = .seconds(60)
         /// Longest wait a `Retry-After` may ask for; beyond it the request fails as unavailable.
-        public var maximumRetryAfter: Duration = .seconds(3600)
+        package var maximumRetryAfter: Duration = .seconds(3600)
         /// 429s answered per request before giving up.
-        public var maximumRateLimitedAttempts = 20
+        package var maximumRateLimitedAttempts = 20
 
-        public init() {}
+        package init() {}
     }
 
     /// What the client did, for progress displays and tests.
-    public struct Counts: Sendable, Hashable {
-        public var requests = 0
+    package struct Counts: Sendable, Hashable {
+        package var requests = 0
         /// 429 answers waited out.
-        public var rateLimited = 0
+        package var rateLimited = 0
         /// 5xx answers and network failures retried.
-        public var retried = 0
+        package var retried = 0
     }
 
     /// Apple's `errorCode` for an expired pagination token (start the window again).
-    public static let paginationTokenExpired = 4_000_017
+    package static let paginationTokenExpired = 4_000_017
     /// Apple's `errorCode` for a pagination token it does not know.
-    public static let invalidPaginationToken = 4_000_014
+    package static let invalidPaginationToken = 4_000_014
 
-    public let configuration: AppStoreServerAPIConfiguration
+    package let configuration: AppStoreServerAPIConfiguration
     private let httpClient: HTTPClient
     private let rateLimiter: RequestRateLimiter
     private let retryPolicy: RetryPolicy
@@ -47,7 +47,7 @@ public final class AppStoreServerAPIClient: Sendable {
     private let logger: Logger
     private let counts = Mutex(Counts())
 
-    public init(
+    package init(
         configuration: AppStoreServerAPIConfiguration,
         rateLimiter: RequestRateLimiter,
         retryPolicy: RetryPolicy = RetryPolicy(),
@@ -63,11 +63,11 @@ public final class AppStoreServerAPIClient: Sendable {
     }
 
     /// What the client did so far.
-    public var requestCounts: Counts { counts.withLock { $0 } }
+    package var requestCounts: Counts { counts.withLock { $0 } }
 
     /// One page of Get Notification History (`POST /inApps/v1/notifications/history`); `paginationToken` is nil for
     /// the first page of a window.
-    public func notificationHistory(
+    package func notificationHistory(
         _ request: NotificationHistoryRequest,
         paginationToken: String?,
         environment: AppStoreEnvironment

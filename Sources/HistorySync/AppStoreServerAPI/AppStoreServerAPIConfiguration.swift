@@ -9,25 +9,25 @@ import Foundation
 
 /// How to reach and authenticate to the App Store Server API for one app: its App Store Connect API key (In-App
 /// Purchase key: a .p8 private key, its key id and the team's issuer id) and the app's bundle id.
-public struct AppStoreServerAPIConfiguration: Sendable {
+package struct AppStoreServerAPIConfiguration: Sendable {
     /// Apple's production and sandbox servers.
-    public static let productionURL = "https://api.storekit.apple.com"
-    public static let sandboxURL = "https://api.storekit-sandbox.apple.com"
+    package static let productionURL = "https://api.storekit.apple.com"
+    package static let sandboxURL = "https://api.storekit-sandbox.apple.com"
 
-    public var keyID: String
-    public var issuerID: String
-    public var bundleID: String
-    public var privateKey: P256.Signing.PrivateKey
+    package var keyID: String
+    package var issuerID: String
+    package var bundleID: String
+    package var privateKey: P256.Signing.PrivateKey
     /// Base URLs by environment (tests point them at a local server).
-    public var productionBaseURL = Self.productionURL
-    public var sandboxBaseURL = Self.sandboxURL
+    package var productionBaseURL = Self.productionURL
+    package var sandboxBaseURL = Self.sandboxURL
     /// How long a bearer token is valid; Apple accepts up to an hour. Tokens are reused until a minute before.
-    public var tokenLifetime: Duration = .seconds(20 * 60)
+    package var tokenLifetime: Duration = .seconds(20 * 60)
     /// One request, answer included.
-    public var requestTimeout: Duration = .seconds(30)
+    package var requestTimeout: Duration = .seconds(30)
 
     /// - Parameter privateKeyPEM: the .p8 file's text (`-----BEGIN PRIVATE KEY-----`).
-    public init(keyID: String, issuerID: String, bundleID: String, privateKeyPEM: String) throws(HistorySyncError) {
+    package init(keyID: String, issuerID: String, bundleID: String, privateKeyPEM: String) throws(HistorySyncError) {
         guard !keyID.isEmpty, !issuerID.isEmpty, !bundleID.isEmpty else {
             throw HistorySyncError(.invalidConfiguration, "the API key id, issuer id and bundle id must all be set")
         }
@@ -45,7 +45,7 @@ public struct AppStoreServerAPIConfiguration: Sendable {
     }
 
     /// The base URL for `environment` (Xcode and local testing have no server: nil).
-    public func baseURL(for environment: AppStoreEnvironment) -> String? {
+    package func baseURL(for environment: AppStoreEnvironment) -> String? {
         switch environment {
         case .production: productionBaseURL
         case .sandbox: sandboxBaseURL

@@ -5,20 +5,20 @@ import Foundation
 #endif
 
 /// The body of Get Notification History: a window of at most 180 days (30 in the sandbox), optionally narrowed.
-public struct NotificationHistoryRequest: Sendable, Hashable, Encodable {
+package struct NotificationHistoryRequest: Sendable, Hashable, Encodable {
     /// Milliseconds since 1970, inclusive.
-    public var startDate: Int64
+    package var startDate: Int64
     /// Milliseconds since 1970, exclusive.
-    public var endDate: Int64
-    public var notificationType: String?
-    public var notificationSubtype: String?
+    package var endDate: Int64
+    package var notificationType: String?
+    package var notificationSubtype: String?
     /// Narrows to one customer's notifications (any of their transaction ids); Apple refuses it together with a
     /// type filter.
-    public var transactionId: String?
+    package var transactionId: String?
     /// Only notifications Apple could not deliver.
-    public var onlyFailures: Bool?
+    package var onlyFailures: Bool?
 
-    public init(
+    package init(
         start: Date,
         end: Date,
         notificationType: String? = nil,
@@ -35,7 +35,7 @@ public struct NotificationHistoryRequest: Sendable, Hashable, Encodable {
     }
 
     /// The filter in a stable text form (the checkpoint's `filter`), empty when none.
-    public var filterDescription: String {
+    package var filterDescription: String {
         var parts: [String] = []
         if let notificationType { parts.append("type=\(notificationType)") }
         if let notificationSubtype { parts.append("subtype=\(notificationSubtype)") }

@@ -5,12 +5,12 @@ import Logging
 /// partition counts, watermarks and a group's committed offsets (consumer lag, for metrics and autoscaling).
 ///
 /// Every call is a request to the cluster bounded by its `timeout`, run on a thread of the client's own.
-public final class KafkaAdminClient: Sendable {
+package final class KafkaAdminClient: Sendable {
     private let client: RDKafkaClient
     private let executor = BlockingExecutor(label: "asnp.kafka.admin")
 
     /// Creates the client; fails with ``KafkaError/Code/invalidConfiguration`` for invalid settings.
-    public init(cluster: KafkaClusterConfiguration, logger: Logger) throws(KafkaError) {
+    package init(cluster: KafkaClusterConfiguration, logger: Logger) throws(KafkaError) {
         var properties = try cluster.properties(managed: [])
         // Asking about a topic must never create it (librdkafka lets producer-type handles do so by default).
         properties["allow.auto.create.topics"] = "false"
@@ -26,7 +26,7 @@ public final class KafkaAdminClient: Sendable {
     /// Throws ``KafkaError/Code/refused`` naming the topic when the cluster refuses one (invalid settings, not
     /// authorised). librdkafka's mock cluster cannot create topics this way (it has no controller, so the request
     /// ends with ``KafkaError/Code/timedOut``); use ``KafkaMockCluster/createTopic(_:partitions:replicationFactor:)``.
-    public func createTopics(_ topics: [KafkaTopicSpecification], timeout: Duration = .seconds(30))
+    package func createTopics(_ topics: [KafkaTopicSpecification], timeout: Duration = .seconds(30))
         async throws(KafkaError)
     {
         guard !topics.isEmpty else { return }
@@ -90,7 +90,7 @@ public final class KafkaAdminClient: Sendable {
 
     /// The number of partitions of `topic`; throws ``KafkaError/Code/brokerError`` (`UNKNOWN_TOPIC_OR_PART`) when the
     /// cluster has no such topic.
-    public func partitionCount(of topic: String, timeout: Duration = .seconds(10)) async throws(KafkaError) -> Int {
+    package func partitionCount(of topic: String, timeout: Duration = .seconds(10)) async throws(KafkaError) -> Int {
         let client = client
         let milliseconds = Int32(clamping: timeout.wholeMilliseconds)
         return try await executor.run { () throws(KafkaError) -> Int in
@@ -100,7 +100,7 @@ public final class KafkaAdminClient: Sendable {
     }
 
     /// The low and high watermarks of every partition of `topic` (`rd_kafka_query_watermark_offsets`).
-    public func watermarks(of topic: String, timeout: Duration = .seconds(10)) async throws(KafkaError)
+    package func watermarks(of topic: String, timeout: Duration = .seconds(10)) async throws(KafkaError)
         -> [KafkaTopicPartition: (low: Int64, high: Int64)]
     {
         let partitions = try await partitionCount(of: topic, timeout: timeout)
@@ -129,7 +129,7 @@ public final class KafkaAdminClient: Sendable {
     }
 
     /// The offsets `group` committed for `partitions` (nil where it committed none).
-    public func committedOffsets(
+    package func committedOffsets(
         group: String,
         partitions: [KafkaTopicPartition],
         timeout: Duration = .seconds(10)
@@ -178,7 +178,7 @@ public final class KafkaAdminClient: Sendable {
     }
 
     /// The lag of `group` on every partition of `topic`.
-    public func consumerLag(group: String, topic: String, timeout: Duration = .seconds(10)) async throws(KafkaError)
+    package func consumerLag(group: String, topic: String, timeout: Duration = .seconds(10)) async throws(KafkaError)
         -> [KafkaPartitionLag]
     {
         let count = try await partitionCount(of: topic, timeout: timeout)

@@ -1,16 +1,16 @@
 /// How far a consumer group is behind on one partition.
-public struct KafkaPartitionLag: Sendable, Hashable {
+package struct KafkaPartitionLag: Sendable, Hashable {
     /// The partition this lag is for.
-    public var topicPartition: KafkaTopicPartition
+    package var topicPartition: KafkaTopicPartition
     /// The group's committed offset (the next message it will read), nil if it never committed one.
-    public var committedOffset: Int64?
+    package var committedOffset: Int64?
     /// The oldest offset the partition still holds.
-    public var lowWatermark: Int64
+    package var lowWatermark: Int64
     /// The offset the next produced message will get.
-    public var highWatermark: Int64
+    package var highWatermark: Int64
 
     /// The lag of one partition from the group's committed offset and the partition's watermarks.
-    public init(topicPartition: KafkaTopicPartition, committedOffset: Int64?, lowWatermark: Int64, highWatermark: Int64)
+    package init(topicPartition: KafkaTopicPartition, committedOffset: Int64?, lowWatermark: Int64, highWatermark: Int64)
     {
         self.topicPartition = topicPartition
         self.committedOffset = committedOffset
@@ -20,7 +20,7 @@ public struct KafkaPartitionLag: Sendable, Hashable {
 
     /// Messages the group has yet to commit: from its committed offset (or, with none, the oldest message kept) to the
     /// high watermark.
-    public var lag: Int64 {
+    package var lag: Int64 {
         max(0, highWatermark - max(committedOffset ?? lowWatermark, lowWatermark))
     }
 }

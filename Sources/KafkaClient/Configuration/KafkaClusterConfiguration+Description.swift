@@ -2,7 +2,7 @@
 
 extension KafkaClusterConfiguration: CustomStringConvertible, CustomDebugStringConvertible {
     /// The settings, with the values of secret properties (passwords, keys, tokens) replaced by `<redacted>`.
-    public var description: String {
+    package var description: String {
         let additional = additionalProperties.sorted { $0.key < $1.key }.map { key, value in
             "\(key)=\(RDKafkaConfig.isSecret(key) ? "<redacted>" : value)"
         }
@@ -11,12 +11,12 @@ extension KafkaClusterConfiguration: CustomStringConvertible, CustomDebugStringC
     }
 
     /// The same as ``description``: secrets stay out of debug output too.
-    public var debugDescription: String { description }
+    package var debugDescription: String { description }
 }
 
 extension KafkaSecurity: CustomStringConvertible, CustomDebugStringConvertible {
     /// The protocol, SASL mechanism and user, and TLS file locations; passwords are replaced by `<redacted>`.
-    public var description: String {
+    package var description: String {
         var parts = ["protocol: \(securityProtocol.rawValue)"]
         if let sasl {
             parts.append(
@@ -33,5 +33,5 @@ extension KafkaSecurity: CustomStringConvertible, CustomDebugStringConvertible {
     }
 
     /// The same as ``description``: secrets stay out of debug output too.
-    public var debugDescription: String { description }
+    package var debugDescription: String { description }
 }

@@ -1,23 +1,23 @@
 /// How to reach and authenticate to a Kafka cluster; shared by producers, consumers and the admin client.
-public struct KafkaClusterConfiguration: Sendable, Hashable {
+package struct KafkaClusterConfiguration: Sendable, Hashable {
     /// `host:port` of one or more brokers to bootstrap from (`bootstrap.servers`).
-    public var bootstrapServers: [String]
+    package var bootstrapServers: [String]
     /// Identifies this process in broker logs and quotas (`client.id`).
-    public var clientID: String = "asnp"
+    package var clientID: String = "asnp"
     /// Transport security and authentication. Default: plaintext (the mock cluster, a local broker).
-    public var security: KafkaSecurity = .plaintext
+    package var security: KafkaSecurity = .plaintext
     /// Any further librdkafka property, passed through as is (for example `socket.keepalive.enable=true`).
     /// Properties this layer manages itself for correctness (offset handling, idempotence) are refused with an
     /// ``KafkaError/Code/invalidConfiguration`` error naming them.
-    public var additionalProperties: [String: String] = [:]
+    package var additionalProperties: [String: String] = [:]
 
     /// A configuration for the given brokers.
-    public init(bootstrapServers: [String]) {
+    package init(bootstrapServers: [String]) {
         self.bootstrapServers = bootstrapServers
     }
 
     /// A configuration from a comma-separated `bootstrap.servers` string.
-    public init(bootstrapServers: String) {
+    package init(bootstrapServers: String) {
         self.init(bootstrapServers: bootstrapServers.split(separator: ",").map { $0.trimmingSpaces })
     }
 

@@ -3,67 +3,67 @@
 /// Offsets are always managed by the caller: nothing is committed or stored automatically
 /// (`enable.auto.commit=false`, `enable.auto.offset.store=false`), so an offset is committed only once the caller
 /// says its work is durable.
-public struct KafkaConsumerConfiguration: Sendable, Hashable {
+package struct KafkaConsumerConfiguration: Sendable, Hashable {
     /// The cluster to consume from.
-    public var cluster: KafkaClusterConfiguration
+    package var cluster: KafkaClusterConfiguration
     /// The consumer group (`group.id`).
-    public var groupID: String
+    package var groupID: String
     /// The topics to subscribe to.
-    public var topics: [String]
+    package var topics: [String]
     /// The most messages one step of ``KafkaConsumer/events()`` returns. Default 1,000.
-    public var pollBatchSize = 1_000
+    package var pollBatchSize = 1_000
     /// How long one step of ``KafkaConsumer/events()`` waits for a first message. Default 100 ms.
-    public var pollMaxWait: Duration = .milliseconds(100)
+    package var pollMaxWait: Duration = .milliseconds(100)
     /// How partitions are shared out on a rebalance. Default: cooperative-sticky (only moved partitions pause).
-    public var rebalanceProtocol: RebalanceProtocol = .cooperativeSticky
+    package var rebalanceProtocol: RebalanceProtocol = .cooperativeSticky
     /// Where a partition without a committed offset starts (`auto.offset.reset`). Default earliest: a new group
     /// reads everything the topic still holds rather than skipping it.
-    public var startWithoutCommittedOffset: StartOffset = .earliest
+    package var startWithoutCommittedOffset: StartOffset = .earliest
     /// How long the group waits for a silent member before reassigning its partitions (`session.timeout.ms`).
     /// Default 45 s.
-    public var sessionTimeout: Duration = .seconds(45)
+    package var sessionTimeout: Duration = .seconds(45)
     /// How often the member heartbeats (`heartbeat.interval.ms`). Default 3 s.
-    public var heartbeatInterval: Duration = .seconds(3)
+    package var heartbeatInterval: Duration = .seconds(3)
     /// The longest time between two polls before the member is considered stuck and leaves the group
     /// (`max.poll.interval.ms`). Default 5 minutes.
-    public var maxPollInterval: Duration = .seconds(300)
+    package var maxPollInterval: Duration = .seconds(300)
 
     /// A consumer configuration for the given cluster, group and topics, with the defaults above.
-    public init(cluster: KafkaClusterConfiguration, groupID: String, topics: [String]) {
+    package init(cluster: KafkaClusterConfiguration, groupID: String, topics: [String]) {
         self.cluster = cluster
         self.groupID = groupID
         self.topics = topics
     }
 
     /// The partition assignment strategy.
-    public struct RebalanceProtocol: Sendable, Hashable {
+    package struct RebalanceProtocol: Sendable, Hashable {
         /// `partition.assignment.strategy`.
-        public let assignmentStrategy: String
+        package let assignmentStrategy: String
         /// Whether the strategy is incremental (cooperative) rather than eager (revoke everything, reassign).
-        public let isCooperative: Bool
+        package let isCooperative: Bool
 
         /// Incremental: a rebalance revokes only the partitions that move.
-        public static let cooperativeSticky = RebalanceProtocol(
+        package static let cooperativeSticky = RebalanceProtocol(
             assignmentStrategy: "cooperative-sticky",
             isCooperative: true
         )
         /// Eager with the range assignor: every rebalance revokes all partitions, then assigns anew.
-        public static let eagerRange = RebalanceProtocol(assignmentStrategy: "range", isCooperative: false)
+        package static let eagerRange = RebalanceProtocol(assignmentStrategy: "range", isCooperative: false)
         /// Eager with the round-robin assignor.
-        public static let eagerRoundRobin = RebalanceProtocol(assignmentStrategy: "roundrobin", isCooperative: false)
+        package static let eagerRoundRobin = RebalanceProtocol(assignmentStrategy: "roundrobin", isCooperative: false)
     }
 
     /// `auto.offset.reset`.
-    public struct StartOffset: RawRepresentable, Sendable, Hashable {
+    package struct StartOffset: RawRepresentable, Sendable, Hashable {
         /// The `auto.offset.reset` value.
-        public let rawValue: String
+        package let rawValue: String
         /// A start offset from an `auto.offset.reset` value.
-        public init(rawValue: String) { self.rawValue = rawValue }
+        package init(rawValue: String) { self.rawValue = rawValue }
 
         /// The oldest message the partition still holds.
-        public static let earliest = StartOffset(rawValue: "earliest")
+        package static let earliest = StartOffset(rawValue: "earliest")
         /// Only messages produced after the consumer joined.
-        public static let latest = StartOffset(rawValue: "latest")
+        package static let latest = StartOffset(rawValue: "latest")
     }
 
     static let managedProperties: Set<String> = [

@@ -3,25 +3,25 @@
 /// The producer is always idempotent with `acks=all` (`enable.idempotence=true`) and one request in flight per
 /// broker connection: a message acknowledged to the caller is on every in-sync replica, and librdkafka's retries
 /// never duplicate or reorder it within a partition.
-public struct KafkaProducerConfiguration: Sendable, Hashable {
+package struct KafkaProducerConfiguration: Sendable, Hashable {
     /// The cluster to produce to.
-    public var cluster: KafkaClusterConfiguration
+    package var cluster: KafkaClusterConfiguration
     /// How long librdkafka keeps trying to deliver a message (queueing, retries, broker outages) before
     /// ``KafkaProducer/send(_:)`` fails with ``KafkaError/Code/messageTimedOut`` (`message.timeout.ms`). The ingress
     /// wants this well below Apple's patience. Default 10 s.
-    public var deliveryTimeout: Duration = .seconds(10)
+    package var deliveryTimeout: Duration = .seconds(10)
     /// How long librdkafka waits to fill a batch (`linger.ms`). Default 2 ms: low latency with good batches.
-    public var linger: Duration = .milliseconds(2)
+    package var linger: Duration = .milliseconds(2)
     /// Messages queued locally (not yet acknowledged) before ``KafkaProducer/send(_:)`` waits for room
     /// (`queue.buffering.max.messages`). Default 100,000.
-    public var maxQueuedMessages = 100_000
+    package var maxQueuedMessages = 100_000
     /// Compression of produced batches (`compression.codec`): `none`, `gzip`, `snappy`, `lz4`, `zstd`. Default lz4.
-    public var compression = "lz4"
+    package var compression = "lz4"
     /// How long a shutdown waits for queued messages to be acknowledged before failing them. Default 30 s.
-    public var shutdownFlushTimeout: Duration = .seconds(30)
+    package var shutdownFlushTimeout: Duration = .seconds(30)
 
     /// A producer configuration for the given cluster, with the defaults above.
-    public init(cluster: KafkaClusterConfiguration) {
+    package init(cluster: KafkaClusterConfiguration) {
         self.cluster = cluster
     }
 

@@ -2,52 +2,52 @@
 ///
 /// Secrets (SASL password, TLS key password) are never printed by ``KafkaError``; pass them from the environment or
 /// a file, never from a checked-in configuration.
-public struct KafkaSecurity: Sendable, Hashable {
+package struct KafkaSecurity: Sendable, Hashable {
     /// `security.protocol`.
-    public var securityProtocol: SecurityProtocol
+    package var securityProtocol: SecurityProtocol
     /// SASL mechanism and credentials, for `sasl_plaintext` and `sasl_ssl`.
-    public var sasl: SASL?
+    package var sasl: SASL?
     /// TLS settings, for `ssl` and `sasl_ssl`.
-    public var tls: TLS?
+    package var tls: TLS?
 
     /// No encryption, no authentication.
-    public static let plaintext = KafkaSecurity(securityProtocol: .plaintext)
+    package static let plaintext = KafkaSecurity(securityProtocol: .plaintext)
 
     /// Security with the given protocol and settings.
-    public init(securityProtocol: SecurityProtocol, sasl: SASL? = nil, tls: TLS? = nil) {
+    package init(securityProtocol: SecurityProtocol, sasl: SASL? = nil, tls: TLS? = nil) {
         self.securityProtocol = securityProtocol
         self.sasl = sasl
         self.tls = tls
     }
 
     /// A `security.protocol` value.
-    public struct SecurityProtocol: RawRepresentable, Sendable, Hashable {
+    package struct SecurityProtocol: RawRepresentable, Sendable, Hashable {
         /// The `security.protocol` value.
-        public let rawValue: String
+        package let rawValue: String
         /// A security protocol from a `security.protocol` value.
-        public init(rawValue: String) { self.rawValue = rawValue }
+        package init(rawValue: String) { self.rawValue = rawValue }
 
         /// `plaintext`: no encryption, no authentication.
-        public static let plaintext = SecurityProtocol(rawValue: "plaintext")
+        package static let plaintext = SecurityProtocol(rawValue: "plaintext")
         /// `ssl`: TLS encryption, optionally with a client certificate.
-        public static let ssl = SecurityProtocol(rawValue: "ssl")
+        package static let ssl = SecurityProtocol(rawValue: "ssl")
         /// `sasl_plaintext`: SASL authentication without encryption.
-        public static let saslPlaintext = SecurityProtocol(rawValue: "sasl_plaintext")
+        package static let saslPlaintext = SecurityProtocol(rawValue: "sasl_plaintext")
         /// `sasl_ssl`: SASL authentication over TLS.
-        public static let saslSSL = SecurityProtocol(rawValue: "sasl_ssl")
+        package static let saslSSL = SecurityProtocol(rawValue: "sasl_ssl")
     }
 
     /// SASL authentication (`sasl.mechanism`, `sasl.username`, `sasl.password`).
-    public struct SASL: Sendable, Hashable {
+    package struct SASL: Sendable, Hashable {
         /// `PLAIN`, `SCRAM-SHA-256`, `SCRAM-SHA-512` (or `OAUTHBEARER` with additional properties).
-        public var mechanism: String
+        package var mechanism: String
         /// The user name (`sasl.username`).
-        public var username: String?
+        package var username: String?
         /// The password (`sasl.password`); a secret, keep it out of checked-in configuration.
-        public var password: String?
+        package var password: String?
 
         /// SASL settings with the given mechanism and credentials.
-        public init(mechanism: String, username: String? = nil, password: String? = nil) {
+        package init(mechanism: String, username: String? = nil, password: String? = nil) {
             self.mechanism = mechanism
             self.username = username
             self.password = password
@@ -55,20 +55,20 @@ public struct KafkaSecurity: Sendable, Hashable {
     }
 
     /// TLS trust and client certificate (`ssl.*`), as file paths.
-    public struct TLS: Sendable, Hashable {
+    package struct TLS: Sendable, Hashable {
         /// CA bundle to trust (`ssl.ca.location`); nil uses the system's.
-        public var caLocation: String?
+        package var caLocation: String?
         /// Client certificate for mutual TLS (`ssl.certificate.location`).
-        public var certificateLocation: String?
+        package var certificateLocation: String?
         /// Client private key (`ssl.key.location`).
-        public var keyLocation: String?
+        package var keyLocation: String?
         /// Password of the client private key (`ssl.key.password`).
-        public var keyPassword: String?
+        package var keyPassword: String?
         /// Verify the broker's host name against its certificate (`ssl.endpoint.identification.algorithm`).
-        public var verifyHostname = true
+        package var verifyHostname = true
 
         /// TLS settings from file paths (nil: not set) and the key's password; host name verification stays on.
-        public init(
+        package init(
             caLocation: String? = nil,
             certificateLocation: String? = nil,
             keyLocation: String? = nil,

@@ -55,7 +55,7 @@ extension KafkaConsumer {
     /// ``KafkaError/Code/rebalanced`` when the group moved on (the partitions may belong to another member now),
     /// ``KafkaError/Code/brokerError`` or ``KafkaError/Code/timedOut`` when the coordinator could not be reached
     /// (retry), ``KafkaError/Code/shutDown`` after ``close()``.
-    public func commit(_ offsets: [KafkaTopicPartitionOffset]) async throws(KafkaError) {
+    package func commit(_ offsets: [KafkaTopicPartitionOffset]) async throws(KafkaError) {
         guard !offsets.isEmpty else { return }
         let result: Result<Void, KafkaError> = await withCheckedContinuation { waiter in
             let id = commits.withLock { $0.register(waiter) }
@@ -68,7 +68,7 @@ extension KafkaConsumer {
 
     /// Starts committing `offsets` and returns at once; a failure is logged. A later commit of the same partitions
     /// supersedes this one, so this suits periodic progress commits; use ``commit(_:)`` where the caller must know.
-    public func commitInBackground(_ offsets: [KafkaTopicPartitionOffset]) {
+    package func commitInBackground(_ offsets: [KafkaTopicPartitionOffset]) {
         guard !offsets.isEmpty else { return }
         if let error = startCommit(offsets, id: 0) {
             logger.warning("Kafka background offset commit not started: \(error)")

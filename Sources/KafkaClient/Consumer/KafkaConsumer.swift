@@ -19,9 +19,9 @@ import NIOCore
 /// cooperative pool. Poll from one task; commit from any. Call ``close()`` when done: it leaves the group at once, so the
 /// partitions move to other members without waiting for the session timeout. (An open consumer that is released is
 /// destroyed without leaving the group, as a crashed process would be.)
-public final class KafkaConsumer: Sendable {
+package final class KafkaConsumer: Sendable {
     /// The settings the consumer was created with.
-    public let configuration: KafkaConsumerConfiguration
+    package let configuration: KafkaConsumerConfiguration
     let client: RDKafkaClient
     let state: Locked<StateMachine>
     let commits: Locked<CommitRegistry>
@@ -36,7 +36,7 @@ public final class KafkaConsumer: Sendable {
     /// Creates the consumer and subscribes it to ``KafkaConsumerConfiguration/topics``. It joins the group at once,
     /// on librdkafka's own thread, so create it when you are about to poll: until then it holds partitions without
     /// serving them. Fails with ``KafkaError/Code/invalidConfiguration`` for invalid settings.
-    public init(configuration: KafkaConsumerConfiguration, logger: Logger) throws(KafkaError) {
+    package init(configuration: KafkaConsumerConfiguration, logger: Logger) throws(KafkaError) {
         let state = Locked(StateMachine())
         let commits = Locked(CommitRegistry())
         self.configuration = configuration
@@ -85,15 +85,15 @@ public final class KafkaConsumer: Sendable {
     }
 
     /// The partitions this member owns, as of its last poll.
-    public var assignment: Set<KafkaTopicPartition> { state.withLock { $0.assignment } }
+    package var assignment: Set<KafkaTopicPartition> { state.withLock { $0.assignment } }
 
     /// The owned partitions that are paused.
-    public var pausedPartitions: Set<KafkaTopicPartition> { state.withLock { $0.paused } }
+    package var pausedPartitions: Set<KafkaTopicPartition> { state.withLock { $0.paused } }
 
     /// The events of this consumer as an asynchronous sequence, each step one ``poll(maxMessages:maxWait:)`` with
     /// the configured ``KafkaConsumerConfiguration/pollBatchSize`` and ``KafkaConsumerConfiguration/pollMaxWait``.
     /// It ends when the consumer is closed or the iterating task is cancelled.
-    public func events() -> KafkaConsumerEvents {
+    package func events() -> KafkaConsumerEvents {
         KafkaConsumerEvents(
             consumer: self,
             maxMessages: configuration.pollBatchSize,
@@ -107,7 +107,7 @@ public final class KafkaConsumer: Sendable {
     ///
     /// A revocation returned by the previous poll is carried out first. Throws ``KafkaError/Code/shutDown`` once
     /// closed, ``KafkaError/Code/fatal`` if librdkafka raised a fatal error.
-    public func poll(maxMessages: Int, maxWait: Duration) async throws(KafkaError) -> [KafkaConsumerEvent] {
+    package func poll(maxMessages: Int, maxWait: Duration) async throws(KafkaError) -> [KafkaConsumerEvent] {
         let maxMessages = max(1, maxMessages)
         let waitMilliseconds = Int32(clamping: maxWait.wholeMilliseconds)
         return try await executor.run { () throws(KafkaError) -> [KafkaConsumerEvent] in
@@ -127,20 +127,20 @@ public final class KafkaConsumer: Sendable {
     /// Stops fetching `partitions` until ``resume(_:)``; messages of theirs already fetched but not yet handed out
     /// are dropped by librdkafka and fetched again after resuming. Throws ``KafkaError/Code/invalidState`` for a
     /// partition this member does not own. A revoked partition is no longer paused.
-    public func pause(_ partitions: [KafkaTopicPartition]) async throws(KafkaError) {
+    package func pause(_ partitions: [KafkaTopicPartition]) async throws(KafkaError) {
         try await changePause(partitions, pause: true)
     }
 
     /// Restarts fetching `partitions` right after the last message handed out for each. Partitions this member no
     /// longer owns are skipped (a revocation already cleared their pause).
-    public func resume(_ partitions: [KafkaTopicPartition]) async throws(KafkaError) {
+    package func resume(_ partitions: [KafkaTopicPartition]) async throws(KafkaError) {
         try await changePause(partitions, pause: false)
     }
 
     /// Leaves the group: carries out a revocation handed out by the last poll, gives up every partition and tells
     /// the coordinator, so other members take over at once. Finish or abandon in-flight work first; commits made
     /// before `close()` returns are kept. Idempotent.
-    public func close() async throws(KafkaError) {
+    package func close() async throws(KafkaError) {
         let client = client
         let state = state
         try await executor.run { () throws(KafkaError) in

@@ -1,5 +1,5 @@
 /// What a ``KafkaConsumer`` poll yields, in the order it happened.
-public enum KafkaConsumerEvent: Sendable {
+package enum KafkaConsumerEvent: Sendable {
     /// Messages fetched for partitions this member owns, in offset order within each partition.
     case messages([KafkaMessage])
     /// The group gave this member partitions. Their messages follow, from the committed offset (or from
@@ -15,16 +15,16 @@ public enum KafkaConsumerEvent: Sendable {
 }
 
 /// Partitions the group takes away from a member.
-public struct KafkaPartitionRevocation: Sendable, Hashable {
+package struct KafkaPartitionRevocation: Sendable, Hashable {
     /// The partitions taken away (all of them with an eager protocol, only the moving ones with cooperative-sticky).
-    public var partitions: [KafkaTopicPartition]
+    package var partitions: [KafkaTopicPartition]
     /// The member lost them rather than gave them up: it was thrown out of the group (missed heartbeats, a poll
     /// interval exceeded), so another member may already own them. Commits for them will fail with
     /// ``KafkaError/Code/rebalanced``; abandon their work.
-    public var isLost: Bool
+    package var isLost: Bool
 
     /// A revocation of `partitions`.
-    public init(partitions: [KafkaTopicPartition], isLost: Bool) {
+    package init(partitions: [KafkaTopicPartition], isLost: Bool) {
         self.partitions = partitions
         self.isLost = isLost
     }

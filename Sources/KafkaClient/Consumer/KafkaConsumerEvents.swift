@@ -1,20 +1,20 @@
 /// A ``KafkaConsumer``'s events as an asynchronous sequence: each step is one poll, whose events are handed out one
 /// by one. Asking for the next event is what lets a revocation proceed (see ``KafkaConsumerEvent/partitionsRevoked(_:)``).
-public struct KafkaConsumerEvents: AsyncSequence, Sendable {
+package struct KafkaConsumerEvents: AsyncSequence, Sendable {
     /// The events are ``KafkaConsumerEvent``s.
-    public typealias Element = KafkaConsumerEvent
+    package typealias Element = KafkaConsumerEvent
 
     let consumer: KafkaConsumer
     let maxMessages: Int
     let maxWait: Duration
 
     /// An iterator that polls the consumer as its events are used up.
-    public func makeAsyncIterator() -> AsyncIterator {
+    package func makeAsyncIterator() -> AsyncIterator {
         AsyncIterator(consumer: consumer, maxMessages: maxMessages, maxWait: maxWait)
     }
 
     /// Polls when the events of the last poll are used up; ends once the consumer is closed or the task cancelled.
-    public struct AsyncIterator: AsyncIteratorProtocol {
+    package struct AsyncIterator: AsyncIteratorProtocol {
         let consumer: KafkaConsumer
         let maxMessages: Int
         let maxWait: Duration
@@ -27,7 +27,7 @@ public struct KafkaConsumerEvents: AsyncSequence, Sendable {
         }
 
         /// The next event, polling when none is pending; nil once the consumer is closed or the task cancelled.
-        public mutating func next() async throws -> KafkaConsumerEvent? {
+        package mutating func next() async throws -> KafkaConsumerEvent? {
             while pending.isEmpty {
                 guard !Task.isCancelled, consumer.state.withLock({ $0.phase }) == .running else { return nil }
                 guard let events = try await consumer.pollUnlessClosed(maxMessages: maxMessages, maxWait: maxWait)

@@ -5,26 +5,26 @@
 /// On a topic that is neither compacted nor written transactionally, a gap means the messages were deleted (by
 /// retention or a size limit) before the group consumed them: they are lost to the group. A jump in offsets that the
 /// partition's log start does not explain (compaction, transaction markers) is not reported.
-public struct KafkaOffsetGap: Sendable, Hashable, CustomStringConvertible {
+package struct KafkaOffsetGap: Sendable, Hashable, CustomStringConvertible {
     /// Where the messages were.
-    public var topicPartition: KafkaTopicPartition
+    package var topicPartition: KafkaTopicPartition
     /// The offsets skipped: from the one expected to the first one received instead.
-    public var offsets: Range<Int64>
+    package var offsets: Range<Int64>
     /// The partition's oldest offset as last reported by the broker, if known.
-    public var logStartOffset: Int64?
+    package var logStartOffset: Int64?
 
     /// A gap of `offsets` in `topicPartition`.
-    public init(topicPartition: KafkaTopicPartition, offsets: Range<Int64>, logStartOffset: Int64?) {
+    package init(topicPartition: KafkaTopicPartition, offsets: Range<Int64>, logStartOffset: Int64?) {
         self.topicPartition = topicPartition
         self.offsets = offsets
         self.logStartOffset = logStartOffset
     }
 
     /// How many offsets were skipped.
-    public var count: Int64 { offsets.upperBound - offsets.lowerBound }
+    package var count: Int64 { offsets.upperBound - offsets.lowerBound }
 
     /// `topic[partition] offsets a..<b (n)`.
-    public var description: String {
+    package var description: String {
         "\(topicPartition) offsets \(offsets.lowerBound)..<\(offsets.upperBound) (\(count))"
     }
 }

@@ -1,30 +1,30 @@
 import NIOCore
 
 /// A Kafka record header: a key and an optional binary value.
-public struct KafkaHeader: Sendable, Hashable {
+package struct KafkaHeader: Sendable, Hashable {
     /// The header key.
-    public var key: String
+    package var key: String
     /// The header value; nil for a header without one (distinct from an empty value).
-    public var value: ByteBuffer?
+    package var value: ByteBuffer?
 
     /// A header with a binary value, or none.
-    public init(key: String, value: ByteBuffer?) {
+    package init(key: String, value: ByteBuffer?) {
         self.key = key
         self.value = value
     }
 
     /// A header with a UTF-8 string value.
-    public init(key: String, string: String) {
+    package init(key: String, string: String) {
         self.init(key: key, value: ByteBuffer(string: string))
     }
 
     /// The value as UTF-8 text, if it has one.
-    public var stringValue: String? { value.map { String(buffer: $0) } }
+    package var stringValue: String? { value.map { String(buffer: $0) } }
 }
 
 extension Array where Element == KafkaHeader {
     /// The value of the first header with this key, as UTF-8 text.
-    public func first(named key: String) -> String? {
+    package func first(named key: String) -> String? {
         first(where: { $0.key == key })?.stringValue
     }
 }

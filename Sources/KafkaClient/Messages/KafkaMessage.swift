@@ -4,24 +4,24 @@ import NIOCore
 ///
 /// The messages of one poll share one buffer (each `ByteBuffer` is a slice of it), so keeping a single message alive
 /// keeps its whole batch's bytes alive; keep ``detached()`` copies of messages held for long.
-public struct KafkaMessage: Sendable {
+package struct KafkaMessage: Sendable {
     /// The topic the message was consumed from.
-    public var topic: String
+    package var topic: String
     /// The partition of the topic the message was consumed from.
-    public var partition: Int32
+    package var partition: Int32
     /// The message's offset: its position in the partition.
-    public var offset: Int64
+    package var offset: Int64
     /// The message key; nil when the message was produced without one.
-    public var key: ByteBuffer?
+    package var key: ByteBuffer?
     /// The message payload.
-    public var value: ByteBuffer
+    package var value: ByteBuffer
     /// The record headers, in the order they were produced.
-    public var headers: [KafkaHeader]
+    package var headers: [KafkaHeader]
     /// The record timestamp (producer create time, or broker append time per topic setting), if the record has one.
-    public var timestamp: Timestamp?
+    package var timestamp: Timestamp?
 
     /// A message with the given fields; the consumer builds these from librdkafka's messages.
-    public init(
+    package init(
         topic: String,
         partition: Int32,
         offset: Int64,
@@ -40,16 +40,16 @@ public struct KafkaMessage: Sendable {
     }
 
     /// The message's topic and partition.
-    public var topicPartition: KafkaTopicPartition { KafkaTopicPartition(topic: topic, partition: partition) }
+    package var topicPartition: KafkaTopicPartition { KafkaTopicPartition(topic: topic, partition: partition) }
 
     /// The offset to commit once this message is processed: the next one to read.
-    public var nextOffset: KafkaTopicPartitionOffset {
+    package var nextOffset: KafkaTopicPartitionOffset {
         KafkaTopicPartitionOffset(topicPartition, offset: offset + 1)
     }
 
     /// The message with its bytes copied into one buffer of its own, so that keeping it does not keep the rest of
     /// its poll's shared buffer alive.
-    public func detached() -> KafkaMessage {
+    package func detached() -> KafkaMessage {
         var total = value.readableBytes + (key?.readableBytes ?? 0)
         for header in headers { total += header.value?.readableBytes ?? 0 }
         var buffer = ByteBufferAllocator().buffer(capacity: total)
@@ -75,14 +75,14 @@ public struct KafkaMessage: Sendable {
     }
 
     /// A record timestamp.
-    public struct Timestamp: Sendable, Hashable {
+    package struct Timestamp: Sendable, Hashable {
         /// Milliseconds since 1970-01-01T00:00:00Z.
-        public var millisecondsSince1970: Int64
+        package var millisecondsSince1970: Int64
         /// Whether the producer set it (create time) or the broker (log append time).
-        public var isLogAppendTime: Bool
+        package var isLogAppendTime: Bool
 
         /// A timestamp in milliseconds since 1970, set by the producer or the broker.
-        public init(millisecondsSince1970: Int64, isLogAppendTime: Bool) {
+        package init(millisecondsSince1970: Int64, isLogAppendTime: Bool) {
             self.millisecondsSince1970 = millisecondsSince1970
             self.isLogAppendTime = isLogAppendTime
         }

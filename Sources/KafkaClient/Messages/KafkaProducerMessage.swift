@@ -1,20 +1,20 @@
 import NIOCore
 
 /// A message to produce: topic, optional key (which picks the partition), value and headers.
-public struct KafkaProducerMessage: Sendable {
+package struct KafkaProducerMessage: Sendable {
     /// The topic to produce to.
-    public var topic: String
+    package var topic: String
     /// The partition key; messages with equal keys go to the same partition, in order.
-    public var key: ByteBuffer?
+    package var key: ByteBuffer?
     /// The message payload.
-    public var value: ByteBuffer
+    package var value: ByteBuffer
     /// The record headers, sent in this order.
-    public var headers: [KafkaHeader]
+    package var headers: [KafkaHeader]
     /// A fixed partition, overriding the key's; nil lets the partitioner choose from the key.
-    public var partition: Int32?
+    package var partition: Int32?
 
     /// A message with a binary key, or none; no headers and no fixed partition unless given.
-    public init(
+    package init(
         topic: String,
         key: ByteBuffer? = nil,
         value: ByteBuffer,
@@ -29,7 +29,7 @@ public struct KafkaProducerMessage: Sendable {
     }
 
     /// A message with a UTF-8 string key.
-    public init(
+    package init(
         topic: String,
         key: String,
         value: ByteBuffer,
@@ -41,14 +41,14 @@ public struct KafkaProducerMessage: Sendable {
 }
 
 /// Where the cluster stored an acknowledged message.
-public struct KafkaDeliveryReport: Sendable, Hashable {
+package struct KafkaDeliveryReport: Sendable, Hashable {
     /// The topic and partition the message was stored in.
-    public var topicPartition: KafkaTopicPartition
+    package var topicPartition: KafkaTopicPartition
     /// The message's offset: its position in the partition.
-    public var offset: Int64
+    package var offset: Int64
 
     /// A delivery report for a message stored at `offset` in `topicPartition`.
-    public init(topicPartition: KafkaTopicPartition, offset: Int64) {
+    package init(topicPartition: KafkaTopicPartition, offset: Int64) {
         self.topicPartition = topicPartition
         self.offset = offset
     }

@@ -1,44 +1,44 @@
 /// One partition of one topic.
-public struct KafkaTopicPartition: Sendable, Hashable, Comparable, CustomStringConvertible {
+package struct KafkaTopicPartition: Sendable, Hashable, Comparable, CustomStringConvertible {
     /// The topic name.
-    public var topic: String
+    package var topic: String
     /// The partition number, from 0.
-    public var partition: Int32
+    package var partition: Int32
 
     /// A partition of a topic.
-    public init(topic: String, partition: Int32) {
+    package init(topic: String, partition: Int32) {
         self.topic = topic
         self.partition = partition
     }
 
     /// `topic[partition]`, for example `notifications[3]`.
-    public var description: String { "\(topic)[\(partition)]" }
+    package var description: String { "\(topic)[\(partition)]" }
 
     /// Orders by topic name, then partition number.
-    public static func < (lhs: Self, rhs: Self) -> Bool {
+    package static func < (lhs: Self, rhs: Self) -> Bool {
         (lhs.topic, lhs.partition) < (rhs.topic, rhs.partition)
     }
 }
 
 /// A partition and an offset in it. For commits, the offset is the **next** message to read (the last processed
 /// offset + 1), as Kafka defines committed offsets.
-public struct KafkaTopicPartitionOffset: Sendable, Hashable, CustomStringConvertible {
+package struct KafkaTopicPartitionOffset: Sendable, Hashable, CustomStringConvertible {
     /// The topic and partition.
-    public var topicPartition: KafkaTopicPartition
+    package var topicPartition: KafkaTopicPartition
     /// An offset in the partition; for commits, the next offset to read.
-    public var offset: Int64
+    package var offset: Int64
 
     /// An offset in the given partition.
-    public init(_ topicPartition: KafkaTopicPartition, offset: Int64) {
+    package init(_ topicPartition: KafkaTopicPartition, offset: Int64) {
         self.topicPartition = topicPartition
         self.offset = offset
     }
 
     /// An offset in partition `partition` of `topic`.
-    public init(topic: String, partition: Int32, offset: Int64) {
+    package init(topic: String, partition: Int32, offset: Int64) {
         self.init(KafkaTopicPartition(topic: topic, partition: partition), offset: offset)
     }
 
     /// `topic[partition]@offset`, for example `notifications[3]@42`.
-    public var description: String { "\(topicPartition)@\(offset)" }
+    package var description: String { "\(topicPartition)@\(offset)" }
 }

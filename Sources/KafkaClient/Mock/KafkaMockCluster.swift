@@ -20,11 +20,11 @@ import Synchronization
 /// - Everything is in memory and ends with the object.
 ///
 /// The mock's functions hand an operation to its own thread and wait for it (microseconds), so they are synchronous.
-public final class KafkaMockCluster: Sendable {
+package final class KafkaMockCluster: Sendable {
     /// `host:port,...` of the brokers, for `bootstrap.servers`.
-    public let bootstrapServers: String
+    package let bootstrapServers: String
     /// The broker ids, 1 through the number of brokers.
-    public let brokerIDs: ClosedRange<Int32>
+    package let brokerIDs: ClosedRange<Int32>
 
     /// The client handle the cluster lives in; released after the cluster is destroyed.
     private let owner: RDKafkaClient
@@ -33,7 +33,7 @@ public final class KafkaMockCluster: Sendable {
     private let cluster: MockClusterHandle
 
     /// Starts a cluster with `brokers` brokers on 127.0.0.1, each on a free port.
-    public init(brokers: Int = 3, logger: Logger) throws(KafkaError) {
+    package init(brokers: Int = 3, logger: Logger) throws(KafkaError) {
         guard (1...32).contains(brokers) else {
             throw .invalidConfiguration("a mock cluster has 1 to 32 brokers, not \(brokers)")
         }
@@ -59,12 +59,12 @@ public final class KafkaMockCluster: Sendable {
     }
 
     /// A configuration for clients of this cluster.
-    public var clusterConfiguration: KafkaClusterConfiguration {
+    package var clusterConfiguration: KafkaClusterConfiguration {
         KafkaClusterConfiguration(bootstrapServers: bootstrapServers)
     }
 
     /// Creates a topic with `partitions` partitions, each replicated on `replicationFactor` brokers.
-    public func createTopic(_ name: String, partitions: Int, replicationFactor: Int = 1) throws(KafkaError) {
+    package func createTopic(_ name: String, partitions: Int, replicationFactor: Int = 1) throws(KafkaError) {
         guard !name.isEmpty, partitions > 0, (1...brokerIDs.count).contains(replicationFactor) else {
             throw .invalidConfiguration(
                 "a topic needs a name, at least one partition and a replication factor of 1 to \(brokerIDs.count)"
@@ -81,14 +81,14 @@ public final class KafkaMockCluster: Sendable {
     /// - Warning: librdkafka 2.0.2 re-binds the broker's port at once and aborts the process if another socket took
     ///   it meanwhile (a connection's ephemeral port can). Prefer ``setRoundTripTime(_:broker:)`` (a broker that
     ///   does not answer) or ``injectErrors(_:into:)`` (one that refuses) where the test allows.
-    public func setBrokerDown(_ broker: Int32) throws(KafkaError) {
+    package func setBrokerDown(_ broker: Int32) throws(KafkaError) {
         let id = try known(broker)
         let result = Self.listenerLock.withLock { _ in rd_kafka_mock_broker_set_down(cluster.pointer, id) }
         try check(result, "could not stop broker \(broker)")
     }
 
     /// Brings a broker back up.
-    public func setBrokerUp(_ broker: Int32) throws(KafkaError) {
+    package func setBrokerUp(_ broker: Int32) throws(KafkaError) {
         let id = try known(broker)
         let result = Self.listenerLock.withLock { _ in rd_kafka_mock_broker_set_up(cluster.pointer, id) }
         try check(result, "could not start broker \(broker)")
@@ -100,7 +100,7 @@ public final class KafkaMockCluster: Sendable {
     private static let listenerLock = Mutex(())
 
     /// Adds `roundTripTime` to every answer of `broker` (zero removes it).
-    public func setRoundTripTime(_ roundTripTime: Duration, broker: Int32) throws(KafkaError) {
+    package func setRoundTripTime(_ roundTripTime: Duration, broker: Int32) throws(KafkaError) {
         try check(
             rd_kafka_mock_broker_set_rtt(
                 cluster.pointer,
@@ -112,7 +112,7 @@ public final class KafkaMockCluster: Sendable {
     }
 
     /// Makes the next requests of kind `api`, on any broker, fail with `errors`, one error per request in order.
-    public func injectErrors(_ errors: [BrokerError], into api: API) {
+    package func injectErrors(_ errors: [BrokerError], into api: API) {
         let codes = errors.map { rd_kafka_resp_err_t($0.rawValue) }
         codes.withUnsafeBufferPointer {
             rd_kafka_mock_push_request_errors_array(cluster.pointer, api.rawValue, $0.count, $0.baseAddress)
@@ -121,12 +121,12 @@ public final class KafkaMockCluster: Sendable {
 
     /// Makes every request about `topic` fail with `error` (nil clears it), as a topic deleted or not authorised
     /// would.
-    public func setTopicError(_ error: BrokerError?, topic: String) {
+    package func setTopicError(_ error: BrokerError?, topic: String) {
         rd_kafka_mock_topic_set_error(cluster.pointer, topic, rd_kafka_resp_err_t(error?.rawValue ?? 0))
     }
 
     /// Removes errors injected for `api` that have not been answered yet.
-    public func clearInjectedErrors(for api: API) {
+    package func clearInjectedErrors(for api: API) {
         rd_kafka_mock_clear_request_errors(cluster.pointer, api.rawValue)
     }
 

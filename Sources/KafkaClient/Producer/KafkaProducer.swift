@@ -15,11 +15,11 @@ import Synchronization
 ///
 /// Many sends may be in flight at once, from any number of tasks, and ``send(contentsOf:)`` hands over a whole
 /// batch at once. When librdkafka's local queue is full, sends wait for room rather than failing.
-public final class KafkaProducer: Service, Sendable {
+package final class KafkaProducer: Service, Sendable {
     typealias RoomWaiter = CheckedContinuation<Void, Never>
 
     /// The settings the producer was created with.
-    public let configuration: KafkaProducerConfiguration
+    package let configuration: KafkaProducerConfiguration
     private let client: RDKafkaClient
     private let state: Locked<StateMachine<PendingDelivery, RoomWaiter>>
     /// Serves delivery reports (`rd_kafka_poll`) for as long as `run()` runs.
@@ -32,7 +32,7 @@ public final class KafkaProducer: Service, Sendable {
     private let logger: Logger
 
     /// Creates the producer; fails with ``KafkaError/Code/invalidConfiguration`` for invalid settings.
-    public init(configuration: KafkaProducerConfiguration, logger: Logger) throws(KafkaError) {
+    package init(configuration: KafkaProducerConfiguration, logger: Logger) throws(KafkaError) {
         let state = Locked(StateMachine<PendingDelivery, RoomWaiter>())
         let stopPolling = Locked(false)
         self.state = state
@@ -68,7 +68,7 @@ public final class KafkaProducer: Service, Sendable {
     var roomWaits: Int { state.withLock { $0.roomWaits } }
 
     /// Messages handed to librdkafka and not yet acknowledged or failed (`rd_kafka_outq_len`).
-    public var queuedMessages: Int { Int(rd_kafka_outq_len(client.handle)) }
+    package var queuedMessages: Int { Int(rd_kafka_outq_len(client.handle)) }
 
     /// Produces `message` and returns once the cluster acknowledged it (all in-sync replicas).
     ///
@@ -78,7 +78,7 @@ public final class KafkaProducer: Service, Sendable {
     /// ``KafkaError/Code/shutDown`` once the producer is shutting down. Once handed to librdkafka a message cannot be
     /// taken back, so cancelling the calling task does not end the wait for its report.
     @discardableResult
-    public func send(_ message: KafkaProducerMessage) async throws(KafkaError) -> KafkaDeliveryReport {
+    package func send(_ message: KafkaProducerMessage) async throws(KafkaError) -> KafkaDeliveryReport {
         try await send(contentsOf: [message])[0].get()
     }
 
@@ -86,7 +86,7 @@ public final class KafkaProducer: Service, Sendable {
     ///
     /// Messages with the same key keep their order on the partition. The same guarantees and errors as
     /// ``send(_:)`` apply to each message.
-    public func send(contentsOf messages: [KafkaProducerMessage]) async -> [Result<KafkaDeliveryReport, KafkaError>] {
+    package func send(contentsOf messages: [KafkaProducerMessage]) async -> [Result<KafkaDeliveryReport, KafkaError>] {
         guard !messages.isEmpty else { return [] }
         let group = DeliveryGroup(count: messages.count)
         let deadline = ContinuousClock.now.advanced(by: configuration.deliveryTimeout)
@@ -102,7 +102,7 @@ public final class KafkaProducer: Service, Sendable {
 
     /// Waits until every message handed over so far is acknowledged or failed, or `timeout` passed (then throws
     /// ``KafkaError/Code/timedOut``).
-    public func flush(timeout: Duration) async throws(KafkaError) {
+    package func flush(timeout: Duration) async throws(KafkaError) {
         let client = client
         let milliseconds = Int32(clamping: timeout.wholeMilliseconds)
         let result = await flushExecutor.run { rd_kafka_flush(client.handle, milliseconds) }
@@ -117,7 +117,7 @@ public final class KafkaProducer: Service, Sendable {
     /// The number of partitions of `topic`, asked of the cluster: a readiness check that the producer reaches a
     /// broker and the topic exists. Throws ``KafkaError/Code/timedOut`` when no broker answered within `timeout`,
     /// ``KafkaError/Code/brokerError`` (`UNKNOWN_TOPIC_OR_PART`) when the topic does not exist.
-    public func partitionCount(of topic: String, timeout: Duration) async throws(KafkaError) -> Int {
+    package func partitionCount(of topic: String, timeout: Duration) async throws(KafkaError) -> Int {
         let client = client
         let milliseconds = Int32(clamping: timeout.wholeMilliseconds)
         return try await metadataExecutor.run { () throws(KafkaError) -> Int in
@@ -127,7 +127,7 @@ public final class KafkaProducer: Service, Sendable {
 
     /// Serves delivery reports until graceful shutdown or cancellation, then drains (see the type's summary).
     /// Throws ``KafkaError/Code/fatal`` if librdkafka raised a fatal error.
-    public func run() async throws {
+    package func run() async throws {
         let client = client
         let stopPolling = stopPolling
         let state = state

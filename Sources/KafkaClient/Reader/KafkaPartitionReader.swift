@@ -4,12 +4,12 @@ import NIOCore
 
 /// Reads a range of offsets of one partition outside any consumer group, committing nothing: for tools that re-read
 /// what a topic holds (`asnp replay offsets`). One read at a time.
-public final class KafkaPartitionReader: Sendable {
+package final class KafkaPartitionReader: Sendable {
     private let client: RDKafkaClient
     private let executor = BlockingExecutor(label: "asnp.kafka.reader")
 
     /// Creates the reader; fails with ``KafkaError/Code/invalidConfiguration`` for invalid settings.
-    public init(cluster: KafkaClusterConfiguration, logger: Logger) throws(KafkaError) {
+    package init(cluster: KafkaClusterConfiguration, logger: Logger) throws(KafkaError) {
         var properties = try cluster.properties(managed: [
             "group.id", "enable.auto.commit", "enable.auto.offset.store", "enable.partition.eof", "auto.offset.reset",
         ])
@@ -33,7 +33,7 @@ public final class KafkaPartitionReader: Sendable {
     /// Throws ``KafkaError/Code/refused`` when the range starts outside the offsets the partition holds (deleted by
     /// retention, or not produced yet),
     /// ``KafkaError/Code/timedOut`` when no broker answers for `timeout`.
-    public func read(
+    package func read(
         _ partition: KafkaTopicPartition,
         offsets: Range<Int64>,
         chunk: Int = 500,

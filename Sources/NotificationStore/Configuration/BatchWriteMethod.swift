@@ -3,7 +3,7 @@
 /// Both write the same rows; Docs/benchmarks.md compares them. ``unnest`` is the default: ``copy`` is about 10%
 /// faster, but postgres-nio 1.33.2 stops the process when a connection is closed while COPY data is being sent,
 /// so the store must never close one then, and a COPY that cannot finish keeps its connection (ADR 0009).
-public struct BatchWriteMethod: Sendable, Hashable, CustomStringConvertible {
+package struct BatchWriteMethod: Sendable, Hashable, CustomStringConvertible {
     enum Base: String, Sendable, Hashable {
         case copy, unnest
     }
@@ -11,12 +11,12 @@ public struct BatchWriteMethod: Sendable, Hashable, CustomStringConvertible {
     let base: Base
 
     /// `COPY` into a per-connection temporary table, then one merging statement.
-    public static let copy = BatchWriteMethod(base: .copy)
+    package static let copy = BatchWriteMethod(base: .copy)
     /// One merging statement over `UNNEST` of one array parameter per column.
-    public static let unnest = BatchWriteMethod(base: .unnest)
+    package static let unnest = BatchWriteMethod(base: .unnest)
 
     /// The method named `copy` or `unnest`, or nil.
-    public init?(name: String) {
+    package init?(name: String) {
         guard let base = Base(rawValue: name) else { return nil }
         self.base = base
     }
@@ -25,5 +25,5 @@ public struct BatchWriteMethod: Sendable, Hashable, CustomStringConvertible {
         self.base = base
     }
 
-    public var description: String { base.rawValue }
+    package var description: String { base.rawValue }
 }

@@ -11,7 +11,7 @@ extension NotificationStoreConfiguration {
     /// A `host` query parameter naming a directory selects the Unix socket in it, as libpq does. Percent-encoded
     /// user names and passwords are decoded.
     /// - Throws: ``NotificationStoreError/Code/invalidConfiguration``, naming what is wrong but never the password.
-    public init(url text: String) throws(NotificationStoreError) {
+    package init(url text: String) throws(NotificationStoreError) {
         func invalid(_ reason: String) -> NotificationStoreError {
             NotificationStoreError(code: .invalidConfiguration, reason: "database URL: \(reason)")
         }
@@ -63,7 +63,7 @@ extension NotificationStoreConfiguration {
     }
 
     /// The URL of these settings with the password left out, fit for logs and startup banners.
-    public var redactedURL: String {
+    package var redactedURL: String {
         var text = "postgres://\(username)\(password == nil ? "" : ":<redacted>")@"
         var query = ["sslmode=\(tls)"]
         switch endpoint {

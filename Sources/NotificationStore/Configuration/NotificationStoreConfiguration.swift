@@ -1,37 +1,37 @@
 /// Settings of a ``NotificationStore``: where PostgreSQL is, how many connections, how long to wait.
 ///
 /// Most deployments give a URL (``init(url:)``), in libpq's form, so the same string works with `psql`.
-public struct NotificationStoreConfiguration: Sendable {
+package struct NotificationStoreConfiguration: Sendable {
     /// Where the server listens.
-    public var endpoint: Endpoint
+    package var endpoint: Endpoint
     /// The role to connect as.
-    public var username: String
+    package var username: String
     /// The role's password, if the server asks for one.
-    public var password: String?
+    package var password: String?
     /// The database to open.
-    public var database: String
+    package var database: String
     /// Whether and how to use TLS (libpq's `sslmode`). Default: ``TLSMode/prefer``.
-    public var tls: TLSMode
+    package var tls: TLSMode
     /// The most connections the pool opens. Each concurrent batch write holds one. Default: 8.
-    public var maximumConnections: Int
+    package var maximumConnections: Int
     /// How long a connection attempt may take. Default: 5 seconds.
-    public var connectTimeout: Duration
+    package var connectTimeout: Duration
     /// How long one store operation may take, waiting for a connection included. A write that times out was
     /// rolled back (or is rolled back by the server when the connection closes) and fails as retriable.
     /// Default: 30 seconds.
-    public var operationTimeout: Duration
+    package var operationTimeout: Duration
     /// The `application_name` the server shows in `pg_stat_activity`. Default: `asnp`.
-    public var applicationName: String
+    package var applicationName: String
     /// How batches reach the server. Default: ``BatchWriteMethod/unnest``.
-    public var batchWriteMethod: BatchWriteMethod
+    package var batchWriteMethod: BatchWriteMethod
     /// Whether the batch write is a named prepared statement, parsed and planned once per connection (about half of
     /// PostgreSQL's time per batch). Turn it off behind a pooler that cannot carry prepared statements across
     /// transactions (PgBouncer in transaction mode before 1.21, or with `max_prepared_statements = 0`).
     /// Default: true.
-    public var usesPreparedStatements: Bool
+    package var usesPreparedStatements: Bool
 
     /// Creates settings for a server reached over TCP or a Unix socket.
-    public init(
+    package init(
         endpoint: Endpoint,
         username: String,
         password: String? = nil,
@@ -54,13 +54,13 @@ public struct NotificationStoreConfiguration: Sendable {
 
 extension NotificationStoreConfiguration {
     /// Where a PostgreSQL server listens.
-    public enum Endpoint: Sendable, Hashable, CustomStringConvertible {
+    package enum Endpoint: Sendable, Hashable, CustomStringConvertible {
         /// A TCP host and port.
         case tcp(host: String, port: Int)
         /// A Unix domain socket file, for example `/var/run/postgresql/.s.PGSQL.5432`.
         case unixSocket(path: String)
 
-        public var description: String {
+        package var description: String {
             switch self {
             case .tcp(let host, let port): host.contains(":") ? "[\(host)]:\(port)" : "\(host):\(port)"
             case .unixSocket(let path): path
@@ -69,7 +69,7 @@ extension NotificationStoreConfiguration {
     }
 
     /// libpq's `sslmode`, the subset that PostgresNIO can honour.
-    public struct TLSMode: Sendable, Hashable, CustomStringConvertible {
+    package struct TLSMode: Sendable, Hashable, CustomStringConvertible {
         enum Base: String, Sendable, Hashable {
             case disable, prefer, require
             case verifyFull = "verify-full"
@@ -78,16 +78,16 @@ extension NotificationStoreConfiguration {
         let base: Base
 
         /// Plain TCP.
-        public static let disable = TLSMode(base: .disable)
+        package static let disable = TLSMode(base: .disable)
         /// TLS when the server offers it, without checking its certificate (libpq's default).
-        public static let prefer = TLSMode(base: .prefer)
+        package static let prefer = TLSMode(base: .prefer)
         /// TLS always, without checking the server's certificate (as libpq's `require`).
-        public static let require = TLSMode(base: .require)
+        package static let require = TLSMode(base: .require)
         /// TLS always; the certificate must chain to a system root and name the host.
-        public static let verifyFull = TLSMode(base: .verifyFull)
+        package static let verifyFull = TLSMode(base: .verifyFull)
 
         /// The mode named as libpq names it (`disable`, `prefer`, `require`, `verify-full`), or nil.
-        public init?(sslmode: String) {
+        package init?(sslmode: String) {
             guard let base = Base(rawValue: sslmode) else { return nil }
             self.base = base
         }
@@ -97,6 +97,6 @@ extension NotificationStoreConfiguration {
         }
 
         /// libpq's name for the mode.
-        public var description: String { base.rawValue }
+        package var description: String { base.rawValue }
     }
 }

@@ -4,24 +4,24 @@ import Crypto
 ///
 /// Applied migrations are recorded in `asnp_schema_migrations` with a checksum of their statements; a migration,
 /// once released, is never edited: a later change is a new migration with a higher version.
-public struct SchemaMigration: Sendable, Hashable {
+package struct SchemaMigration: Sendable, Hashable {
     /// The position in the sequence; applied in ascending order, each once.
-    public var version: Int
+    package var version: Int
     /// A short name, for the record and for logs.
-    public var name: String
+    package var name: String
     /// The SQL statements, run in order inside the migration transaction (one statement each, because the
     /// extended query protocol takes one at a time).
-    public var statements: [String]
+    package var statements: [String]
 
     /// Creates a migration.
-    public init(version: Int, name: String, statements: [String]) {
+    package init(version: Int, name: String, statements: [String]) {
         self.version = version
         self.name = name
         self.statements = statements
     }
 
     /// A SHA-256 of the statements, hex; detects a migration edited after it was applied.
-    public var checksum: String {
+    package var checksum: String {
         var hash = SHA256()
         for statement in statements {
             hash.update(data: Array(statement.utf8))
@@ -36,8 +36,8 @@ public struct SchemaMigration: Sendable, Hashable {
 
 extension SchemaMigration {
     /// Every migration this program knows, in version order.
-    public static let all: [SchemaMigration] = [.initialSchema, .replayMarks]
+    package static let all: [SchemaMigration] = [.initialSchema, .replayMarks]
 
     /// The schema version this program needs.
-    public static var latestVersion: Int { all.last?.version ?? 0 }
+    package static var latestVersion: Int { all.last?.version ?? 0 }
 }

@@ -5,27 +5,27 @@ import Foundation
 #endif
 
 /// What a batch write did.
-public struct BatchWriteResult: Sendable, Hashable {
+package struct BatchWriteResult: Sendable, Hashable {
     /// Verified notifications stored for the first time, in batch order.
-    public var storedNotifications: [UUID] = []
+    package var storedNotifications: [UUID] = []
     /// Verified entries that were already stored (earlier, or earlier in the same batch).
-    public var duplicateNotifications = 0
+    package var duplicateNotifications = 0
     /// Rejected bodies stored for the first time (including ``unstorableNotifications``).
-    public var storedRejections = 0
+    package var storedRejections = 0
     /// Rejected entries already stored from the same Kafka coordinates (a redelivery).
-    public var duplicateRejections = 0
+    package var duplicateRejections = 0
     /// Verified notifications that could not be stored as such (a value PostgreSQL cannot hold, a constraint)
     /// and were stored as rejected with status `UNSTORABLE` instead.
-    public var unstorableNotifications = 0
+    package var unstorableNotifications = 0
     /// Subscriptions whose state this batch changed (the last-writer-wins guard accepted the change).
-    public var subscriptionChanges: [SubscriptionState] = []
+    package var subscriptionChanges: [SubscriptionState] = []
     /// The outbox rows written, in id order: what the worker publishes after the commit.
-    public var outbox: [OutboxEntry] = []
+    package var outbox: [OutboxEntry] = []
     /// The messages of ``outbox``, made from the batch in memory rather than read back from the table: publish
     /// them in this order, then ``NotificationStore/deleteOutbox(_:)`` their ids. Nil when some of them must be read
     /// with ``NotificationStore/pendingOutbox(source:limit:)`` (the batch stored dead letters, or was written row
     /// by row).
-    public var outboxMessages: [OutboxMessage]?
+    package var outboxMessages: [OutboxMessage]?
 
-    public init() {}
+    package init() {}
 }

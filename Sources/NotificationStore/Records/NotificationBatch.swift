@@ -2,23 +2,23 @@ import AppStoreModels
 
 /// What one call to ``NotificationStore/write(_:)`` stores, in one transaction: verified notifications and
 /// rejected bodies together, in the order they were consumed.
-public struct NotificationBatch: Sendable {
+package struct NotificationBatch: Sendable {
     /// One consumed body and the verifier's verdict on it.
-    public struct Entry: Sendable {
+    package struct Entry: Sendable {
         /// The body and where it came from.
-        public var raw: RawNotification
+        package var raw: RawNotification
         /// Verified and decoded, or rejected.
-        public var verdict: Verdict
+        package var verdict: Verdict
 
         /// Creates an entry.
-        public init(raw: RawNotification, verdict: Verdict) {
+        package init(raw: RawNotification, verdict: Verdict) {
             self.raw = raw
             self.verdict = verdict
         }
     }
 
     /// The verifier's verdict on a body.
-    public enum Verdict: Sendable {
+    package enum Verdict: Sendable {
         /// Verified; stored in `notifications` (and `subscriptions`) unless already there.
         case verified(DecodedNotification)
         /// Rejected; stored in `rejected_notifications` with the status (Apple's vocabulary) and reason.
@@ -26,20 +26,20 @@ public struct NotificationBatch: Sendable {
     }
 
     /// The entries, in consumption order.
-    public var entries: [Entry]
+    package var entries: [Entry]
 
     /// Creates a batch.
-    public init(entries: [Entry] = []) {
+    package init(entries: [Entry] = []) {
         self.entries = entries
     }
 
     /// Adds a verified notification.
-    public mutating func appendVerified(_ notification: DecodedNotification, raw: RawNotification) {
+    package mutating func appendVerified(_ notification: DecodedNotification, raw: RawNotification) {
         entries.append(Entry(raw: raw, verdict: .verified(notification)))
     }
 
     /// Adds a rejected body.
-    public mutating func appendRejected(status: String, reason: String, raw: RawNotification) {
+    package mutating func appendRejected(status: String, reason: String, raw: RawNotification) {
         entries.append(Entry(raw: raw, verdict: .rejected(status: status, reason: reason)))
     }
 }

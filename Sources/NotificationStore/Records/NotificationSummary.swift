@@ -6,24 +6,24 @@ import Foundation
 
 /// A stored notification's facts (a row of `notifications` without its JSON and raw body): one step of a
 /// subscription's timeline.
-public struct StoredNotificationSummary: Sendable, Hashable, Codable {
-    public var notificationUUID: UUID
+package struct StoredNotificationSummary: Sendable, Hashable, Codable {
+    package var notificationUUID: UUID
     /// 1 or 2.
-    public var version: Int
-    public var notificationType: String
-    public var subtype: String?
+    package var version: Int
+    package var notificationType: String
+    package var subtype: String?
     /// Nil for V1, which has no signed date.
-    public var signedDate: Date?
-    public var environment: String?
-    public var originalTransactionId: String?
-    public var transactionId: String?
-    public var productId: String?
-    public var expiresDate: Date?
-    public var revocationDate: Date?
-    public var autoRenewStatus: Int?
-    public var receivedAt: Date
+    package var signedDate: Date?
+    package var environment: String?
+    package var originalTransactionId: String?
+    package var transactionId: String?
+    package var productId: String?
+    package var expiresDate: Date?
+    package var revocationDate: Date?
+    package var autoRenewStatus: Int?
+    package var receivedAt: Date
     /// Where the worker read it.
-    public var kafkaTopic: String
-    public var kafkaPartition: Int32
-    public var kafkaOffset: Int64
+    package var kafkaTopic: String
+    package var kafkaPartition: Int32
+    package var kafkaOffset: Int64
 }

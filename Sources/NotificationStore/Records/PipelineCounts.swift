@@ -5,26 +5,26 @@ import Foundation
 #endif
 
 /// What the tables hold, for `asnp status`.
-public struct PipelineCounts: Sendable, Hashable, Codable {
+package struct PipelineCounts: Sendable, Hashable, Codable {
     /// Stored notifications by `notificationType`.
-    public var notificationsByType: [String: Int]
+    package var notificationsByType: [String: Int]
     /// Subscriptions by the type of their newest notification (by `signedDate`).
-    public var subscriptionsByLastType: [String: Int]
+    package var subscriptionsByLastType: [String: Int]
     /// Rejected notifications by status.
-    public var rejectedByStatus: [String: Int]
+    package var rejectedByStatus: [String: Int]
     /// Rejected notifications not yet replayed.
-    public var rejectedNotReplayed: Int
+    package var rejectedNotReplayed: Int
     /// Outbox rows waiting to be published.
-    public var outboxRows: Int
+    package var outboxRows: Int
     /// When the newest stored notification was received.
-    public var lastReceivedAt: Date?
+    package var lastReceivedAt: Date?
 
-    public var notifications: Int { notificationsByType.values.reduce(0, +) }
-    public var subscriptions: Int { subscriptionsByLastType.values.reduce(0, +) }
-    public var rejected: Int { rejectedByStatus.values.reduce(0, +) }
+    package var notifications: Int { notificationsByType.values.reduce(0, +) }
+    package var subscriptions: Int { subscriptionsByLastType.values.reduce(0, +) }
+    package var rejected: Int { rejectedByStatus.values.reduce(0, +) }
 
     /// Counts as given.
-    public init(
+    package init(
         notificationsByType: [String: Int],
         subscriptionsByLastType: [String: Int],
         rejectedByStatus: [String: Int],

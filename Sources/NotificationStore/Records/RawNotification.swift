@@ -5,21 +5,21 @@ import Foundation
 #endif
 
 /// A notification body as the worker consumed it from the raw topic, with what the ingress recorded about it.
-public struct RawNotification: Sendable, Hashable {
+package struct RawNotification: Sendable, Hashable {
     /// The exact HTTP body Apple posted.
-    public var body: [UInt8]
+    package var body: [UInt8]
     /// The Kafka message key (the partition key the ingress chose), published again with dead letters.
-    public var key: String?
+    package var key: String?
     /// The Kafka message headers (version, route environment, app, request id...), kept with rejected
     /// notifications so a replay can reproduce the original message.
-    public var headers: [String: String]
+    package var headers: [String: String]
     /// When the ingress received the body.
-    public var receivedAt: Date
+    package var receivedAt: Date
     /// Where in Kafka it was read from.
-    public var source: KafkaCoordinates
+    package var source: KafkaCoordinates
 
     /// Creates a raw notification.
-    public init(
+    package init(
         body: [UInt8],
         key: String? = nil,
         headers: [String: String] = [:],

@@ -5,26 +5,26 @@ import Foundation
 #endif
 
 /// A row of `rejected_notifications`: a consumed body the worker could not accept, kept to be replayed.
-public struct RejectedNotification: Sendable, Hashable {
+package struct RejectedNotification: Sendable, Hashable {
     /// The row's id.
-    public var id: Int64
+    package var id: Int64
     /// Why it was rejected: Apple's verification status or one of the pipeline's own (Docs/worker.md).
-    public var status: String
+    package var status: String
     /// The rejection's detail.
-    public var reason: String
+    package var reason: String
     /// The body as consumed (a V1 body with its shared secret redacted).
-    public var body: [UInt8]
+    package var body: [UInt8]
     /// The raw-topic headers it was consumed with.
-    public var headers: [String: String]
+    package var headers: [String: String]
     /// When the pipeline received it.
-    public var receivedAt: Date
+    package var receivedAt: Date
     /// Where it was consumed from.
-    public var source: KafkaCoordinates
+    package var source: KafkaCoordinates
     /// When `asnp replay rejected` last put it back on the raw topic, if ever.
-    public var replayedAt: Date?
+    package var replayedAt: Date?
 
     /// Creates a row value.
-    public init(
+    package init(
         id: Int64,
         status: String,
         reason: String,
@@ -46,18 +46,18 @@ public struct RejectedNotification: Sendable, Hashable {
 }
 
 /// Which rejected notifications to read (all conditions must hold).
-public struct RejectedNotificationFilter: Sendable, Hashable {
+package struct RejectedNotificationFilter: Sendable, Hashable {
     /// Only these statuses; empty: any.
-    public var statuses: [String] = []
+    package var statuses: [String] = []
     /// Only these row ids; empty: any.
-    public var ids: [Int64] = []
+    package var ids: [Int64] = []
     /// Received at or after.
-    public var receivedSince: Date?
+    package var receivedSince: Date?
     /// Received before.
-    public var receivedBefore: Date?
+    package var receivedBefore: Date?
     /// Also rows already replayed.
-    public var includeReplayed = false
+    package var includeReplayed = false
 
     /// Every row not yet replayed.
-    public init() {}
+    package init() {}
 }

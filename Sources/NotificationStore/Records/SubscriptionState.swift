@@ -7,26 +7,26 @@ import Foundation
 /// A row of `subscriptions`: a subscription's state as its newest notification (by `signedDate`) left it.
 ///
 /// Every field is the newest notification's own value; nil means that notification did not carry it.
-public struct SubscriptionState: Sendable, Hashable, Codable {
-    public var originalTransactionId: String
-    public var lastNotificationUUID: UUID
-    public var lastNotificationType: String
-    public var lastSubtype: String?
-    public var lastSignedDate: Date
-    public var transactionId: String?
-    public var productId: String?
-    public var expiresDate: Date?
+package struct SubscriptionState: Sendable, Hashable, Codable {
+    package var originalTransactionId: String
+    package var lastNotificationUUID: UUID
+    package var lastNotificationType: String
+    package var lastSubtype: String?
+    package var lastSignedDate: Date
+    package var transactionId: String?
+    package var productId: String?
+    package var expiresDate: Date?
     /// 0 off, 1 on (Apple's `autoRenewStatus`).
-    public var autoRenewStatus: Int?
-    public var revocationDate: Date?
-    public var environment: String?
-    public var bundleId: String?
-    public var appAppleId: Int64?
+    package var autoRenewStatus: Int?
+    package var revocationDate: Date?
+    package var environment: String?
+    package var bundleId: String?
+    package var appAppleId: Int64?
     /// When this row last changed.
-    public var updatedAt: Date
+    package var updatedAt: Date
 
     /// Creates a state.
-    public init(
+    package init(
         originalTransactionId: String,
         lastNotificationUUID: UUID,
         lastNotificationType: String,
