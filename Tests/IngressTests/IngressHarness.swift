@@ -1,3 +1,4 @@
+import AppStoreTestSupport
 import AsyncHTTPClient
 import Foundation
 import Ingress
@@ -14,6 +15,14 @@ struct IngressHarness: Sendable {
     static let rawTopic = "appstore.notifications.raw"
     static let partitions = 8
     static let app = PipelineApp(name: "notes", bundleID: "com.example.notes", appAppleID: 1_234_567_890)
+    /// The acknowledgement timeout of the tests that do not test it: twice the production default (5 s). A full test
+    /// run on 2 cores keeps dozens of mock clusters, producers and servers busy at once, and has delayed answers by
+    /// seconds. Tests of the timeout itself set their own, shorter one.
+    static let acknowledgementTimeout: Duration = .seconds(10)
+    /// How long ``with(label:configure:_:)`` waits for the producer to be ready before it gives up.
+    static let readinessLimit: Duration = .seconds(60)
+    /// A header only the harness's warm-up messages carry; ``consume(until:timeout:)`` leaves them out.
+    static let warmUpHeader = "asnp-test-warm-up"
 
     struct Reply: Sendable {
         var status: HTTPResponseStatus
@@ -47,7 +56,7 @@ struct IngressHarness: Sendable {
         var configuration = IngressConfiguration(apps: [app])
         configuration.host = "127.0.0.1"
         configuration.port = 0
-        configuration.acknowledgementTimeout = .seconds(2)
+        configuration.acknowledgementTimeout = Self.acknowledgementTimeout
         configure(&configuration)
         var producerConfiguration = KafkaProducerConfiguration(cluster: mock.clusterConfiguration)
         producerConfiguration.deliveryTimeout = configuration.acknowledgementTimeout
@@ -82,6 +91,7 @@ struct IngressHarness: Sendable {
             let harness = IngressHarness(mock: mock, port: port, client: client, group: group, logger: logger)
             let result: T
             do {
+                try await Self.warmUp(producer)
                 result = try await body(harness)
             } catch {
                 try? await client.shutdown()
@@ -94,6 +104,30 @@ struct IngressHarness: Sendable {
                 if let value { return value }
             }
             return result
+        }
+    }
+
+    /// Returns once the producer has what a first send needs: the cluster's metadata, the raw topic's leaders and its
+    /// idempotent producer id, shown by an acknowledged warm-up message on the raw topic. A fresh mock cluster and
+    /// producer take a few round trips for them, which a loaded 2-core run has stretched past a 2 s acknowledgement
+    /// timeout; a test's first request must not pay for them. A warm-up send that times out (the producer's delivery
+    /// timeout is the test's acknowledgement timeout) is sent again: the producer keeps connecting meanwhile.
+    static func warmUp(_ producer: KafkaProducer) async throws {
+        let deadline = ContinuousClock.now.advanced(by: readinessLimit)
+        while true {
+            let message = KafkaProducerMessage(
+                topic: rawTopic,
+                value: ByteBuffer(string: "warm-up"),
+                headers: [KafkaHeader(key: warmUpHeader, string: "1")]
+            )
+            do throws(KafkaError) {
+                try await producer.send(message)
+                return
+            } catch {
+                guard error.isRetriable, ContinuousClock.now < deadline else {
+                    throw IngressHarnessError(reason: "the producer was not ready after \(readinessLimit): \(error)")
+                }
+            }
         }
     }
 
@@ -123,16 +157,38 @@ struct IngressHarness: Sendable {
         return Reply(status: response.status, headers: response.headers, body: String(buffer: body))
     }
 
+    /// Scrapes `/metrics` until the value of `name` (a metric without labels) satisfies `condition`, for at most
+    /// `timeout`; whether it did.
+    func waitForMetric(
+        _ name: String,
+        timeout: Duration = IngressHarness.readinessLimit,
+        _ condition: (Double) -> Bool
+    ) async throws -> Bool {
+        try await eventually(timeout: timeout) {
+            let lines = try await send(.GET, "/metrics").body.split(separator: "\n")
+            let value = lines.first { $0.hasPrefix(name + " ") }.flatMap { Double($0.dropFirst(name.count + 1)) }
+            return value.map(condition) ?? false
+        }
+    }
+
     /// Reads the raw topic from the start until `count` messages arrived or `timeout` passed.
     func consume(count: Int, timeout: Duration = .seconds(30)) async throws -> [KafkaMessage] {
         try await consume(until: { $0.count >= count }, timeout: timeout)
     }
 
-    /// Reads the raw topic from the start until what arrived satisfies `done` or `timeout` passed.
+    /// Reads the raw topic from the start until what arrived satisfies `done` and everything the topic held when the
+    /// read began has been read, or `timeout` passed; returns what arrived, without the harness's warm-up messages.
+    /// Throws if the read did not get that far.
+    ///
+    /// Reading up to the end the topic had first (the warm-up message at least) shows the consumer joined its group
+    /// and caught up, so "nothing" or "nothing more" is what the topic holds, not a consumer still joining (which
+    /// takes the mock 3 s: a read of 500 ms used to see nothing whatever the topic held).
     func consume(
         until done: ([KafkaMessage]) -> Bool,
         timeout: Duration = .seconds(30)
     ) async throws -> [KafkaMessage] {
+        let admin = try KafkaAdminClient(cluster: mock.clusterConfiguration, logger: logger)
+        let ends = try await admin.watermarks(of: Self.rawTopic)
         var configuration = KafkaConsumerConfiguration(
             cluster: mock.clusterConfiguration,
             groupID: "reader-\(UUID().uuidString)",
@@ -142,18 +198,30 @@ struct IngressHarness: Sendable {
         let consumer = try KafkaConsumer(configuration: configuration, logger: logger)
         let deadline = ContinuousClock.now.advanced(by: timeout)
         var messages: [KafkaMessage] = []
-        do {
-            while !done(messages), ContinuousClock.now < deadline {
-                for event in try await consumer.poll(maxMessages: 500, maxWait: .milliseconds(50)) {
-                    if case .messages(let batch) = event { messages += batch }
+        var read: [KafkaTopicPartition: Int64] = [:]
+        func poll() async throws {
+            for event in try await consumer.poll(maxMessages: 500, maxWait: .milliseconds(50)) {
+                guard case .messages(let batch) = event else { continue }
+                for message in batch {
+                    read[message.topicPartition] = max(read[message.topicPartition] ?? 0, message.offset + 1)
+                    if message.headers.first(named: Self.warmUpHeader) == nil { messages.append(message) }
                 }
+            }
+        }
+        func caughtUp() -> Bool {
+            ends.allSatisfy { partition, marks in marks.high <= marks.low || (read[partition] ?? 0) >= marks.high }
+        }
+        do {
+            while !(done(messages) && caughtUp()), ContinuousClock.now < deadline {
+                try await poll()
+            }
+            guard caughtUp() else {
+                throw IngressHarnessError(reason: "the reader did not reach the end of the raw topic in \(timeout)")
             }
             // A little longer, to see messages that should not be there.
             let settle = ContinuousClock.now.advanced(by: .milliseconds(300))
             while ContinuousClock.now < settle {
-                for event in try await consumer.poll(maxMessages: 500, maxWait: .milliseconds(50)) {
-                    if case .messages(let batch) = event { messages += batch }
-                }
+                try await poll()
             }
         } catch {
             try? await consumer.close()

@@ -43,23 +43,14 @@ final class RawConnection: @unchecked Sendable {
 
     /// Reads until the server closes the connection or `timeout` passes; returns what arrived and whether it closed.
     func readUntilClosed(timeout: Duration) -> (data: String, closed: Bool) {
-        var received: [UInt8] = []
-        let deadline = ContinuousClock.now.advanced(by: timeout)
-        var buffer = [UInt8](repeating: 0, count: 65_536)
-        while ContinuousClock.now < deadline {
-            var poller = pollfd(fd: descriptor, events: Int16(POLLIN), revents: 0)
-            let ready = poll(&poller, 1, 50)
-            if ready <= 0 { continue }
-            let count = buffer.withUnsafeMutableBytes { recv(descriptor, $0.baseAddress, $0.count, 0) }
-            if count <= 0 { return (String(decoding: received, as: UTF8.self), true) }
-            received += buffer[0..<count]
-        }
-        return (String(decoding: received, as: UTF8.self), false)
+        Self.readUntilClosed([self], timeout: timeout)[0]
     }
 
-    /// Waits until the server closed each of `connections` or `timeout` passes, watching all of them at once (one
-    /// after another, a connection the server closed after its own turn would count as open); whether each closed.
-    static func waitUntilClosed(_ connections: [RawConnection], timeout: Duration) -> [Bool] {
+    /// Reads from each of `connections` until the server closed it or `timeout` passes, watching all of them at once
+    /// (one after another, a connection the server closed after its own turn would count as open); what arrived on
+    /// each and whether it closed.
+    static func readUntilClosed(_ connections: [RawConnection], timeout: Duration) -> [(data: String, closed: Bool)] {
+        var received = [[UInt8]](repeating: [], count: connections.count)
         var closed = [Bool](repeating: false, count: connections.count)
         let deadline = ContinuousClock.now.advanced(by: timeout)
         var buffer = [UInt8](repeating: 0, count: 65_536)
@@ -69,10 +60,16 @@ final class RawConnection: @unchecked Sendable {
             guard poll(&pollers, nfds_t(pollers.count), 50) > 0 else { continue }
             for (index, poller) in zip(open, pollers) where poller.revents != 0 {
                 let count = buffer.withUnsafeMutableBytes { recv(poller.fd, $0.baseAddress, $0.count, 0) }
-                if count <= 0 { closed[index] = true }
+                if count <= 0 { closed[index] = true } else { received[index] += buffer[0..<count] }
             }
         }
-        return closed
+        return zip(received, closed).map { (data: String(decoding: $0, as: UTF8.self), closed: $1) }
+    }
+
+    /// Waits until the server closed each of `connections` or `timeout` passes, watching all of them at once; whether
+    /// each closed.
+    static func waitUntilClosed(_ connections: [RawConnection], timeout: Duration) -> [Bool] {
+        readUntilClosed(connections, timeout: timeout).map(\.closed)
     }
 
     /// Runs blocking socket work on a thread of its own.

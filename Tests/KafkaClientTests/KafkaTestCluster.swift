@@ -8,6 +8,11 @@ import NIOCore
 /// Group timings are short so rebalances and crash detection take seconds, not the production defaults' minutes.
 /// Set `ASNP_TEST_LOG=debug` to see librdkafka's and the client's logs.
 struct KafkaTestCluster {
+    /// A topic of the helpers' own, for ``warmUp(_:for:)``.
+    static let warmUpTopic = "test-warm-up"
+    /// How long ``warmUp(_:for:)`` waits for a producer to be ready before it gives up.
+    static let readinessLimit: Duration = .seconds(60)
+
     let mock: KafkaMockCluster
     let logger: Logger
 
@@ -19,6 +24,29 @@ struct KafkaTestCluster {
         mock = try KafkaMockCluster(brokers: brokers, logger: logger)
         for (topic, partitions) in topics {
             try mock.createTopic(topic, partitions: partitions, replicationFactor: brokers)
+        }
+        try mock.createTopic(Self.warmUpTopic, partitions: 1, replicationFactor: brokers)
+    }
+
+    /// Returns once `producer` has what a first send to `topics` needs: its idempotent producer id (shown by an
+    /// acknowledged message on a topic of the helpers' own, so the tests' topics hold only their messages) and the
+    /// topics' metadata. A fresh producer takes a few round trips and librdkafka's backoffs for them, which a loaded
+    /// 2-core run stretched past a 2 s delivery timeout; a short timeout under test must time what the test does.
+    /// A warm-up message that times out (the producer's own timeout) is sent again.
+    func warmUp(_ producer: KafkaProducer, for topics: [String]) async throws {
+        let deadline = ContinuousClock.now.advanced(by: Self.readinessLimit)
+        while true {
+            do throws(KafkaError) {
+                try await producer.send(
+                    KafkaProducerMessage(topic: Self.warmUpTopic, value: ByteBuffer(string: "warm-up"))
+                )
+                break
+            } catch {
+                guard error.isRetriable, ContinuousClock.now < deadline else { throw error }
+            }
+        }
+        for topic in topics {
+            _ = try await producer.partitionCount(of: topic, timeout: Self.readinessLimit)
         }
     }
 

@@ -58,6 +58,7 @@ struct ProducerFaultTests {
     func brokerRefusingPastTimeout() async throws {
         let cluster = try KafkaTestCluster(topics: ["raw": 1])
         try await cluster.withProducer(cluster.producerConfiguration(deliveryTimeout: .seconds(2))) { producer in
+            try await cluster.warmUp(producer, for: ["raw"])
             try await producer.send(KafkaProducerMessage(topic: "raw", key: "k", value: ByteBuffer(string: "stored")))
             // Retriable refusals (no in-sync replicas) for far longer than the delivery timeout.
             cluster.mock.injectErrors(Array(repeating: .notEnoughReplicas, count: 500), into: .produce)
@@ -99,18 +100,20 @@ struct ProducerFaultTests {
         let values = (0..<1_500).map { "message-\($0)" }
         let configuration = cluster.producerConfiguration(deliveryTimeout: .seconds(1))
         let delivered = try await cluster.withProducer(configuration) { producer in
-            // Connected to every leader first; the first connections can take longer than the 1 s timeout.
+            // Connected to every leader first; the first connections can take longer than the 1 s timeout, on a
+            // loaded machine several times over, so each is tried until it is acknowledged (the count of tries
+            // used to be 5).
+            try await cluster.warmUp(producer, for: ["raw"])
+            let deadline = ContinuousClock.now.advanced(by: KafkaTestCluster.readinessLimit)
             for partition in 0..<8 {
-                var attempts = 0
                 while true {
                     var message = KafkaProducerMessage(topic: "raw", key: nil, value: ByteBuffer(string: "warm-up"))
                     message.partition = Int32(partition)
-                    do {
+                    do throws(KafkaError) {
                         try await producer.send(message)
                         break
                     } catch {
-                        attempts += 1
-                        if attempts == 5 { throw error }
+                        guard error.isRetriable, ContinuousClock.now < deadline else { throw error }
                     }
                 }
             }
@@ -208,8 +211,12 @@ struct ProducerFaultTests {
                 group.addTask {
                     await producer.send(contentsOf: messages.map { $0.producerMessage(topic: "raw") })
                 }
-                // Shut down while the messages are in flight (each round trip takes 300 ms).
-                try await Task.sleep(for: .milliseconds(100))
+                // Shut down once every message is outstanding, not after a fixed 100 ms, which a loaded machine can
+                // spend before the send begins (the messages then fail as sent after the shutdown). None is
+                // acknowledged before all are handed over: the first acknowledgement of this fresh producer takes
+                // several 300 ms round trips (versions, metadata, producer id, then the produce request).
+                let outstanding = await eventually { producer.queuedMessages == messages.count }
+                #expect(outstanding, "every message was handed to librdkafka and none acknowledged yet")
                 trigger.triggerGracefulShutdown()
                 var outcomes: [Result<KafkaDeliveryReport, KafkaError>] = []
                 while let result = try await group.next() {
@@ -250,7 +257,9 @@ struct ProducerFaultTests {
                         KafkaProducerMessage(topic: "raw", key: "k", value: ByteBuffer(string: "stuck"))
                     ])[0]
                 }
-                try await Task.sleep(for: .milliseconds(200))
+                // Shut down once it is outstanding (the broker holds its answer for 10 s), not after a fixed wait.
+                let outstanding = await eventually { producer.queuedMessages == 1 }
+                #expect(outstanding, "the message was handed to librdkafka")
                 trigger.triggerGracefulShutdown()
                 var outcome: Result<KafkaDeliveryReport, KafkaError>?
                 while let result = try await group.next() {

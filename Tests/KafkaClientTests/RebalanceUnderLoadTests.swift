@@ -27,6 +27,7 @@ struct RebalanceUnderLoadTests {
         }
         let a = try member("A")
         let total = 60_000
+        let (bJoined, cJoined) = (Flag(), Flag())
 
         try await withThrowingTaskGroup(of: Void.self) { group in
             // Commits after every batch: a message skipped by a member and committed past is lost for good.
@@ -35,6 +36,13 @@ struct RebalanceUnderLoadTests {
             group.addTask {
                 _ = try await cluster.withProducer { producer in
                     for chunk in stride(from: 0, to: total, by: 500) {
+                        // The second third once B has partitions, the last once C has: the stream goes on while
+                        // they move, however long the rebalances take on a loaded machine.
+                        if chunk == total / 3 {
+                            #expect(await eventually { bJoined.isSet }, "B got partitions")
+                        } else if chunk == total / 3 * 2 {
+                            #expect(await eventually { cJoined.isSet }, "C got partitions")
+                        }
                         _ = await producer.send(
                             contentsOf: (chunk..<chunk + 500).map {
                                 KafkaProducerMessage(
@@ -47,14 +55,16 @@ struct RebalanceUnderLoadTests {
                     }
                 }
             }
-            // Partitions move mid-stream: B joins, C joins, C leaves.
+            // Partitions move mid-stream: B joins, C joins, C leaves. C joins once B has partitions, so that each
+            // move is a rebalance of its own (the mock gathers members that join while it rebalances into one).
             let b = try member("B")
             group.addTask { try await b.pollUntilCancelled() }
-            try await Task.sleep(for: .seconds(1))
+            if await eventually({ !b.consumer.assignment.isEmpty }) { bJoined.set() }
             let c = try member("C")
             group.addTask {
                 while c.deliveries.count < 2_000, !Task.isCancelled {
                     try await c.pollOnce()
+                    if !c.consumer.assignment.isEmpty { cJoined.set() }
                 }
                 try await c.consumer.close()
             }
