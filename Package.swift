@@ -92,6 +92,8 @@ let package = Package(
             name: "NotificationStore",
             dependencies: [
                 "AppStoreModels",
+                // Messages' coordinates (KafkaTopicPartitionOffset) are recorded with what was read from them.
+                "KafkaClient",
                 .product(name: "PostgresNIO", package: "postgres-nio"),
                 .product(name: "NIOSSL", package: "swift-nio-ssl"),
                 .product(name: "Crypto", package: "swift-crypto"),
@@ -101,12 +103,16 @@ let package = Package(
             ],
             swiftSettings: strictSettings
         ),
-        // What the services agree on: raw-topic headers, the partition key peek, the apps a pipeline serves.
+        // What the services and downstream teams agree on: topic names, the raw topic's messages (headers, the
+        // partition key and its in-place peek), the output events, the apps a pipeline serves.
         .target(
             name: "PipelineContract",
             dependencies: [
                 "AppStoreModels",
+                "KafkaClient",
                 .product(name: "Crypto", package: "swift-crypto"),
+                .product(name: "NIOCore", package: "swift-nio"),
+                .product(name: "NIOFoundationCompat", package: "swift-nio"),
             ],
             swiftSettings: strictSettings
         ),
@@ -115,6 +121,7 @@ let package = Package(
             name: "Ingress",
             dependencies: [
                 "PipelineContract",
+                "PipelineStatus",
                 "KafkaClient",
                 "AppStoreModels",
                 .product(name: "Hummingbird", package: "hummingbird"),
@@ -318,6 +325,8 @@ let package = Package(
             name: "NotificationStoreTests",
             dependencies: [
                 "NotificationStore",
+                "KafkaClient",
+                "PipelineContract",
                 "AppStoreModels",
                 "AppStoreVerification",
                 "AppStoreSigning",
@@ -330,6 +339,18 @@ let package = Package(
                 .product(name: "NIOCore", package: "swift-nio"),
                 .product(name: "Logging", package: "swift-log"),
                 .product(name: "ServiceLifecycle", package: "swift-service-lifecycle"),
+            ],
+            swiftSettings: strictSettings
+        ),
+        .testTarget(
+            name: "PipelineContractTests",
+            dependencies: [
+                "PipelineContract",
+                "KafkaClient",
+                "AppStoreModels",
+                "AppStoreSigning",
+                "AppStoreTestSupport",
+                .product(name: "NIOCore", package: "swift-nio"),
             ],
             swiftSettings: strictSettings
         ),

@@ -172,14 +172,7 @@ package struct HistorySync: Sendable {
                 requestID: UUID().uuidString,
                 source: .history
             )
-            messages.append(
-                KafkaProducerMessage(
-                    topic: rawTopic,
-                    key: PartitionKey.peek(body: body, version: 2).map { ByteBuffer(string: $0.value) },
-                    value: ByteBuffer(bytes: body),
-                    headers: headers.fields.map { KafkaHeader(key: $0.name, string: $0.value) }
-                )
-            )
+            messages.append(headers.message(body: ByteBuffer(bytes: body), topic: rawTopic))
         }
         let failures = await producer.send(contentsOf: messages).compactMap { result -> KafkaError? in
             if case .failure(let error) = result { return error }

@@ -1,3 +1,4 @@
+import KafkaClient
 import Logging
 import PostgresNIO
 
@@ -11,7 +12,7 @@ extension NotificationStore {
     /// The outbox rows written for batches of `source` (a raw-topic partition), oldest first, with their payloads;
     /// at most `limit`. Publish them in this order, then ``deleteOutbox(_:)`` the acknowledged ones.
     package func pendingOutbox(
-        source: KafkaPartitionReference,
+        source: KafkaTopicPartition,
         limit: Int = 1_000
     ) async throws(NotificationStoreError) -> [OutboxMessage] {
         let logger = self.logger
@@ -67,7 +68,7 @@ extension NotificationStore {
                                 reason: try cells[13].decode(String.self),
                                 body: Array(body.readableBytesView),
                                 headers: headers,
-                                source: KafkaCoordinates(
+                                source: KafkaTopicPartitionOffset(
                                     topic: try cells[16].decode(String.self),
                                     partition: try cells[17].decode(Int32.self),
                                     offset: try cells[18].decode(Int64.self)

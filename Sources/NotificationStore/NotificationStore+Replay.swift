@@ -1,3 +1,4 @@
+import KafkaClient
 import Logging
 import PostgresNIO
 
@@ -48,7 +49,7 @@ extension NotificationStore {
                         headers: (try? JSONDecoder().decode([String: String].self, from: Data(headersJSON.utf8)))
                             ?? [:],
                         receivedAt: try cells[5].decode(Date.self),
-                        source: KafkaCoordinates(
+                        source: KafkaTopicPartitionOffset(
                             topic: try cells[6].decode(String.self),
                             partition: try cells[7].decode(Int32.self),
                             offset: try cells[8].decode(Int64.self)

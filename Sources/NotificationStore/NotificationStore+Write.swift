@@ -1,3 +1,4 @@
+import KafkaClient
 import Logging
 import NIOCore
 import PostgresNIO
@@ -147,7 +148,7 @@ extension NotificationStore {
         result.duplicateNotifications = stored - result.storedNotifications.count
         rejected.sort { $0.ordinal < $1.ordinal }
         // The same Kafka record twice in the batch (a redelivery) is one rejection.
-        var sources = Set<KafkaCoordinates>()
+        var sources = Set<KafkaTopicPartitionOffset>()
         let unique = rejected.filter { sources.insert($0.source).inserted }
         try await writeRejected(unique, on: connection, logger: logger, into: &result)
         result.duplicateRejections += batch.repeatedRejections + (rejected.count - unique.count)
@@ -268,7 +269,7 @@ extension NotificationStore {
                     stream: .deadLetter,
                     messageKey: key,
                     rejectedID: rejectedID,
-                    source: KafkaPartitionReference(topic: topic, partition: partition)
+                    source: KafkaTopicPartition(topic: topic, partition: partition)
                 )
             )
         }
@@ -290,7 +291,7 @@ extension NotificationStore {
                 stream: stream,
                 messageKey: try cells[3].decode(String?.self),
                 notificationUUID: notificationUUID,
-                source: KafkaPartitionReference(
+                source: KafkaTopicPartition(
                     topic: try cells[4].decode(String.self),
                     partition: try cells[5].decode(Int32.self)
                 )

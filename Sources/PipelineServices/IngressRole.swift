@@ -1,6 +1,7 @@
 import Ingress
 import KafkaClient
 import Logging
+import PipelineContract
 import ServiceLifecycle
 
 /// `asnp ingress`: the raw topic's producer and the HTTP receiver Apple posts to.

@@ -2,6 +2,7 @@ import AppStoreVerification
 import KafkaClient
 import Logging
 import NotificationStore
+import PipelineContract
 import PipelineStatus
 import ServiceLifecycle
 import Worker

@@ -1,6 +1,7 @@
 import KafkaClient
 import Logging
 import NotificationStore
+import PipelineContract
 import Prometheus
 
 /// Publishes a raw-topic partition's outbox rows to the output topics, in row order, and deletes them once the
@@ -19,7 +20,7 @@ struct OutboxPublisher: Sendable {
 
     /// Publishes everything pending for `partition`; false when something is left (retry later).
     func publishPending(for partition: KafkaTopicPartition) async -> Bool {
-        let source = KafkaPartitionReference(topic: partition.topic, partition: partition.partition)
+        let source = KafkaTopicPartition(topic: partition.topic, partition: partition.partition)
         do {
             while true {
                 let rows = try await store.pendingOutbox(source: source, limit: chunk)
@@ -46,7 +47,7 @@ struct OutboxPublisher: Sendable {
 
     /// Sends `rows` and deletes them once every one was acknowledged; false when some were not.
     private func publish(_ rows: [OutboxMessage], for partition: KafkaTopicPartition) async throws -> Bool {
-        let messages = rows.compactMap { OutputEvent.message(for: $0, topics: topics) }
+        let messages = rows.compactMap { $0.outputEvent(topics: topics) }
         let failures = await producer.send(contentsOf: messages).compactMap { result -> KafkaError? in
             if case .failure(let error) = result { return error }
             return nil

@@ -20,7 +20,7 @@ import Foundation
 package struct RawBatchVerifier: Sendable {
     /// A verification that may succeed later; the whole batch is retried.
     package struct RetryLater: Error, Sendable, CustomStringConvertible {
-        package var message: KafkaCoordinates
+        package var message: KafkaTopicPartitionOffset
         package var error: VerificationError
         package var description: String { "verification of \(message) must be retried: \(error)" }
     }
@@ -72,7 +72,7 @@ package struct RawBatchVerifier: Sendable {
             message.headers.compactMap { header in header.stringValue.map { (header.key, $0) } },
             uniquingKeysWith: { first, _ in first }
         )
-        let coordinates = KafkaCoordinates(topic: message.topic, partition: message.partition, offset: message.offset)
+        let coordinates = KafkaTopicPartitionOffset(topic: message.topic, partition: message.partition, offset: message.offset)
         let brokerTime = message.timestamp.map { Date(timeIntervalSince1970: Double($0.millisecondsSince1970) / 1_000) }
         let body = Array(message.value.readableBytesView)
         var raw = RawNotification(
@@ -86,7 +86,7 @@ package struct RawBatchVerifier: Sendable {
         do throws(RawNotificationHeadersError) {
             headers = try RawNotificationHeaders(fields: fields)
         } catch {
-            return .success(.init(raw: raw, verdict: .rejected(status: "INVALID_HEADERS", reason: "\(error)")))
+            return .success(.init(raw: raw, verdict: .rejected(status: error.code.rawValue, reason: error.reason)))
         }
         raw.receivedAt = headers.receivedAt
         switch directory.verifier(app: headers.app, environment: headers.environment) {

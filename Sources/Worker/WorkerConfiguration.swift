@@ -1,5 +1,6 @@
 import Foundation
 import KafkaClient
+import PipelineContract
 
 /// Settings of a ``Worker``.
 package struct WorkerConfiguration: Sendable {

@@ -35,12 +35,7 @@ struct BaselineIngressServer: Service {
                 requestID: requestID,
                 source: .ingress
             )
-            let message = KafkaProducerMessage(
-                topic: rawTopic,
-                key: key.value,
-                value: body,
-                headers: headers.fields.map { KafkaHeader(key: $0.name, string: $0.value) }
-            )
+            let message = headers.message(body: body, key: key, topic: rawTopic)
             var response = Response(status: .ok)
             response.headers[HTTPField.Name("X-Request-ID")!] = requestID
             // Keeps the message alive to here, as the real ingress's produce does.

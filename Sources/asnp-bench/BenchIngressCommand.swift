@@ -90,7 +90,7 @@ struct BenchIngressCommand: AsyncParsableCommand {
 
         let mock = try KafkaMockChild(
             executable: ASNPBench.pipelineExecutable(),
-            arguments: ["--topic", "appstore.notifications.raw:\(partitions)"]
+            arguments: ["--topic", "\(PipelineTopics.raw):\(partitions)"]
         )
         defer { mock.stop() }
 

@@ -3,6 +3,7 @@ import AppStoreVerification
 import ArgumentParser
 import CommandSupport
 import Foundation
+import KafkaClient
 import Logging
 import NotificationStore
 
@@ -141,7 +142,7 @@ struct BenchStoreCommand: AsyncParsableCommand {
                 key: nil,
                 headers: ["version": "2", "environment": "sandbox"],
                 receivedAt: Date(),
-                source: KafkaCoordinates(topic: "bench.raw", partition: 0, offset: Int64(offset))
+                source: KafkaTopicPartitionOffset(topic: "bench.raw", partition: 0, offset: Int64(offset))
             )
             batch.appendVerified(notification, raw: raw)
             if batch.entries.count == batchSize {

@@ -3,15 +3,16 @@ import CommandSupport
 import Foundation
 import NIOCore
 import NIOHTTP1
+import PipelineContract
 
 /// The pipeline `asnp-bench e2e` measures, as separate processes as it is deployed: `asnp kafka-mock` (librdkafka's
 /// mock broker standing in for Kafka), `asnp ingress` and `asnp worker`s on one database, each configured through
 /// its environment. Separate processes let each one's CPU and memory be measured.
 struct EndToEndPipeline {
     static let app = "notes"
-    static let rawTopic = "appstore.notifications.raw"
-    static let decodedTopic = "appstore.notifications.decoded"
-    static let topics = [rawTopic, decodedTopic, "appstore.subscriptions.state", "appstore.notifications.dlq"]
+    static let rawTopic = PipelineTopics.raw
+    static let decodedTopic = PipelineTopics.decoded
+    static let topics = [rawTopic, decodedTopic, PipelineTopics.subscriptionState, PipelineTopics.deadLetter]
 
     let mock: KafkaMockChild
     let ingress: Process

@@ -9,7 +9,7 @@ import PipelineContract
 
 /// One `asnp worker` process fed from a mock cluster in this process, for `asnp-bench worker`.
 struct WorkerRun {
-    static let rawTopic = "appstore.notifications.raw"
+    static let rawTopic = PipelineTopics.raw
     static let group = "asnp-bench-workers"
 
     let bodies: [Data]
@@ -51,7 +51,7 @@ struct WorkerRun {
     func measure() async throws -> Result {
         let mock = try KafkaMockCluster(brokers: 1, logger: logger)
         try mock.createTopic(Self.rawTopic, partitions: partitions)
-        for output in ["appstore.notifications.decoded", "appstore.subscriptions.state", "appstore.notifications.dlq"] {
+        for output in PipelineTopics.outputs {
             try mock.createTopic(output, partitions: partitions)
         }
         let worker = try startWorker(bootstrapServers: mock.bootstrapServers)
@@ -126,12 +126,7 @@ struct WorkerRun {
             requestID: UUID().uuidString,
             source: .ingress
         )
-        return KafkaProducerMessage(
-            topic: topic,
-            key: PartitionKey.peek(body: body, version: 2)?.value ?? "unkeyed",
-            value: ByteBuffer(bytes: body),
-            headers: headers.fields.map { KafkaHeader(key: $0.name, string: $0.value) }
-        )
+        return headers.message(body: ByteBuffer(bytes: body), topic: topic)
     }
 
     private func startWorker(bootstrapServers: String) throws -> Process {

@@ -9,17 +9,11 @@ struct RawTopicReplay {
     let producer: KafkaProducer
     let topic: String
 
-    /// A raw-topic message for a body and the headers it was first consumed with; the key is the ingress's peek, so
-    /// the body lands on the partition of its subscription.
+    /// A raw-topic message for a body and the headers it was first consumed with; keyed as the ingress keys it.
     func message(body: [UInt8], headers: RawNotificationHeaders) -> KafkaProducerMessage {
         var replayed = headers
         replayed.source = .replay
-        return KafkaProducerMessage(
-            topic: topic,
-            key: PartitionKey.peek(body: Data(body), version: headers.version)?.value ?? "",
-            value: ByteBuffer(bytes: body),
-            headers: replayed.fields.map { KafkaHeader(key: $0.name, string: $0.value) }
-        )
+        return replayed.message(body: ByteBuffer(bytes: body), topic: topic)
     }
 
     /// A consumed raw-topic message again, same key and headers but the source.

@@ -116,7 +116,7 @@ struct ReplayRejectedCommand: AsyncParsableCommand {
     /// What a replay did, for its report.
     struct Summary {
         var replayed: [String: Int] = [:]
-        var version1: [KafkaCoordinates] = []
+        var version1: [KafkaTopicPartitionOffset] = []
         var withoutHeaders = 0
 
         func report(topic: String, dryRun: Bool) -> String {

@@ -7,12 +7,13 @@ import KafkaClient
 import Logging
 import NIOCore
 import NotificationStore
+import PipelineContract
 import StoreTestSupport
 
 /// What a history sync test runs against: the fake Apple endpoint, a mock cluster with the raw topic, a migrated
 /// database for the checkpoints, and a producer and store running while the test does.
 struct HistorySyncRig {
-    static let rawTopic = "appstore.notifications.raw"
+    static let rawTopic = PipelineTopics.raw
     static let bundleID = "com.example.notes"
     static let window = (
         start: Date(timeIntervalSince1970: 1_767_225_600), end: Date(timeIntervalSince1970: 1_769_904_000)

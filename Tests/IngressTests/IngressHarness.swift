@@ -12,7 +12,7 @@ import ServiceLifecycle
 
 /// A real ingress on 127.0.0.1 (port 0) producing to a librdkafka mock cluster, with a real HTTP client.
 struct IngressHarness: Sendable {
-    static let rawTopic = "appstore.notifications.raw"
+    static let rawTopic = PipelineTopics.raw
     static let partitions = 8
     static let app = PipelineApp(name: "notes", bundleID: "com.example.notes", appAppleID: 1_234_567_890)
     /// The acknowledgement timeout of the tests that do not test it: twice the production default (5 s). A full test

@@ -1,6 +1,7 @@
 import AppStoreModels
 import AppStoreTestSupport
 import Foundation
+import KafkaClient
 import NotificationStore
 import StoreTestSupport
 import Testing
@@ -150,7 +151,7 @@ struct BatchWriteTests {
         let (result, pending) = try await withStore(configuration) { store in
             let result = try await store.write(NotificationBatch(entries: entries))
             let pending = try await store.pendingOutbox(
-                source: KafkaPartitionReference(topic: StoreFixtures.topic, partition: 0),
+                source: KafkaTopicPartition(topic: StoreFixtures.topic, partition: 0),
                 limit: 10_000
             )
             return (result, pending)

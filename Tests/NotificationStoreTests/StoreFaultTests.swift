@@ -1,6 +1,7 @@
 import AppStoreModels
 import AppStoreSigning
 import Foundation
+import KafkaClient
 import NotificationStore
 import PostgresNIO
 import StoreTestSupport

@@ -3,8 +3,10 @@ import AppStoreTestSupport
 import AppStoreVerification
 import Crypto
 import Foundation
+import KafkaClient
 import Logging
 import NotificationStore
+import PipelineContract
 import StoreTestSupport
 import SwiftASN1
 import X509
@@ -41,7 +43,7 @@ struct ScenarioLine: Decodable {
 
 /// Fixture bodies verified as the worker would, turned into batch entries with Kafka coordinates.
 enum StoreFixtures {
-    static let topic = "appstore.notifications.raw"
+    static let topic = PipelineTopics.raw
 
     static let verifier: NotificationVerifier = {
         let root = try! Certificate(derEncoded: Array(Fixtures.data("test-root.der")))
@@ -75,7 +77,7 @@ enum StoreFixtures {
             key: "key-\(offset)",
             headers: ["version": "2", "environment": "sandbox"],
             receivedAt: Date(timeIntervalSince1970: 1_767_225_600 + Double(offset)),
-            source: KafkaCoordinates(topic: topic, partition: partition, offset: offset)
+            source: KafkaTopicPartitionOffset(topic: topic, partition: partition, offset: offset)
         )
         switch await verifier.verify(body: Array(body.utf8)) {
         case .verified(let notification):

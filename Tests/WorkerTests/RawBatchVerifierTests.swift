@@ -44,9 +44,9 @@ struct RawBatchVerifierTests {
             receivedAt: Date(timeIntervalSince1970: 1_790_000_000),
             requestID: "request-\(offset)",
             source: .ingress
-        ).fields.map { KafkaHeader(key: $0.name, string: $0.value) }
+        ).kafkaHeaders
         return KafkaMessage(
-            topic: "appstore.notifications.raw",
+            topic: PipelineTopics.raw,
             partition: 3,
             offset: offset,
             key: ByteBuffer(string: "key-\(offset)"),

@@ -16,7 +16,7 @@ import X509
 
 @Suite("Workers: raw topic to PostgreSQL, in order per subscription, nothing lost or applied twice")
 struct WorkerPipelineTests {
-    static let topic = "appstore.notifications.raw"
+    static let topic = PipelineTopics.raw
     static let group = "asnp-workers"
 
     struct ScenarioLine: Decodable {
@@ -43,13 +43,11 @@ struct WorkerPipelineTests {
             requestID: UUID().uuidString,
             source: .ingress
         )
-        let key = PartitionKey.peek(body: Data(body.utf8), version: version)?.value ?? "not-an-object"
-        return KafkaProducerMessage(
-            topic: topic,
-            key: key,
-            value: ByteBuffer(string: body),
-            headers: headers.fields.map { KafkaHeader(key: $0.name, string: $0.value) }
-        )
+        // Bodies that are not JSON objects share one key, so they keep their order as the others do.
+        let key =
+            PartitionKey.peek(body: Data(body.utf8), version: version)
+            ?? PartitionKey(value: "not-an-object", basis: .bodyHash)
+        return headers.message(body: ByteBuffer(string: body), key: key, topic: topic)
     }
 
     static func directory() throws -> VerifierDirectory {

@@ -1,6 +1,7 @@
 import KafkaClient
 import Logging
 import NotificationStore
+import PipelineContract
 import StoreTestSupport
 import Worker
 

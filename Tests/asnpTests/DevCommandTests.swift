@@ -5,6 +5,7 @@ import CommandSupport
 import Foundation
 import NIOCore
 import NIOHTTP1
+import PipelineContract
 import Testing
 
 @testable import asnp
@@ -83,7 +84,7 @@ struct DevCommandTests {
         while Set(eventIDs).count < expected, ContinuousClock.now < deadline {
             let decoded = try await runProgram(
                 "kcat",
-                ["-C", "-b", String(bootstrap), "-t", "appstore.notifications.decoded", "-e", "-q", "-f", "%h\n"]
+                ["-C", "-b", String(bootstrap), "-t", PipelineTopics.decoded, "-e", "-q", "-f", "%h\n"]
             )
             #expect(decoded.status == 0)
             eventIDs = String(decoding: decoded.output, as: UTF8.self).split(separator: "\n").compactMap { line in

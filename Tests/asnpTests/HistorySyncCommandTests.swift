@@ -5,6 +5,7 @@ import CommandSupport
 import Foundation
 import HistoryTestSupport
 import NotificationStore
+import PipelineContract
 import StoreTestSupport
 import Testing
 
@@ -12,7 +13,7 @@ import Testing
 
 @Suite("asnp history sync: Apple's history through the raw topic to the workers")
 struct HistorySyncCommandTests {
-    static let topic = "appstore.notifications.raw"
+    static let topic = PipelineTopics.raw
 
     @Test(
         """

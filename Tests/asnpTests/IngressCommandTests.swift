@@ -21,7 +21,7 @@ import Worker
 
 @Suite("asnp ingress as a process: configuration from the environment, SIGTERM and SIGKILL under load")
 struct IngressCommandTests {
-    static let topic = "appstore.notifications.raw"
+    static let topic = PipelineTopics.raw
 
     @Test(
         "Every body answered 200 before a SIGTERM or a SIGKILL under load is in the topic; SIGTERM exits 0",

@@ -6,6 +6,7 @@ import Foundation
 import KafkaClient
 import Logging
 import NotificationStore
+import PipelineContract
 import StoreTestSupport
 import Testing
 
@@ -68,8 +69,8 @@ struct PipelineFaultTests {
         )
 
         let cluster = try KafkaMockCluster(brokers: 3, logger: logger)
-        try cluster.createTopic("appstore.notifications.raw", partitions: 8)
-        for topic in ["appstore.notifications.decoded", "appstore.subscriptions.state", "appstore.notifications.dlq"] {
+        try cluster.createTopic(PipelineTopics.raw, partitions: 8)
+        for topic in PipelineTopics.outputs {
             try cluster.createTopic(topic, partitions: 4)
         }
         // A server of its own: this test stops it.

@@ -14,7 +14,7 @@ import Testing
 
 @Suite("asnp replay: rejected notifications and raw-topic offsets back to the workers")
 struct ReplayCommandTests {
-    static let topic = "appstore.notifications.raw"
+    static let topic = PipelineTopics.raw
 
     @Test(
         "Rejected for an unknown app, then the app is configured: replay rejected stores them, a second replay does nothing, replay offsets only adds duplicates"
@@ -23,7 +23,7 @@ struct ReplayCommandTests {
         let mock = try KafkaMockChild(
             executable: ASNPProcess.executable,
             arguments: ["--topic", "\(Self.topic):4"]
-                + ["appstore.notifications.decoded", "appstore.subscriptions.state", "appstore.notifications.dlq"]
+                + PipelineTopics.outputs
                 .flatMap { ["--topic", "\($0):2"] }
         )
         defer { mock.stop() }

@@ -32,7 +32,7 @@ struct StatusCommandTests {
         let hostile = try #require(Fixtures.v2Cases.first { $0.expectedStatus != "OK" })
         let bodies = lines.map(\.body) + [hostile.body]
         let messages = bodies.enumerated().map { index, body in
-            let raw = WorkerRun.rawMessage(body: Data(body.utf8), app: "notes", topic: "appstore.notifications.raw")
+            let raw = WorkerRun.rawMessage(body: Data(body.utf8), app: "notes", topic: PipelineTopics.raw)
             return KafkaMessage(
                 topic: raw.topic,
                 partition: 0,

@@ -24,11 +24,11 @@ struct WorkerCommandTests {
 
     @Test("The scenario produced to the raw topic ends in PostgreSQL as scenario-final.json says; SIGTERM exits 0")
     func scenario() async throws {
-        let topic = "appstore.notifications.raw"
+        let topic = PipelineTopics.raw
         let mock = try KafkaMockChild(
             executable: ASNPProcess.executable,
             arguments: ["--topic", "\(topic):4"]
-                + ["appstore.notifications.decoded", "appstore.subscriptions.state", "appstore.notifications.dlq"]
+                + PipelineTopics.outputs
                 .flatMap { ["--topic", "\($0):2"] }
         )
         defer { mock.stop() }

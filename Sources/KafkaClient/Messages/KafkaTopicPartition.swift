@@ -39,6 +39,18 @@ package struct KafkaTopicPartitionOffset: Sendable, Hashable, CustomStringConver
         self.init(KafkaTopicPartition(topic: topic, partition: partition), offset: offset)
     }
 
+    /// The topic's name.
+    package var topic: String {
+        get { topicPartition.topic }
+        set { topicPartition.topic = newValue }
+    }
+
+    /// The partition's number.
+    package var partition: Int32 {
+        get { topicPartition.partition }
+        set { topicPartition.partition = newValue }
+    }
+
     /// `topic[partition]@offset`, for example `notifications[3]@42`.
     package var description: String { "\(topicPartition)@\(offset)" }
 }

@@ -1,3 +1,5 @@
+import KafkaClient
+
 #if canImport(FoundationEssentials)
 import FoundationEssentials
 #else
@@ -21,7 +23,7 @@ package struct OutboxEntry: Sendable, Hashable {
     /// The state after the change (``OutboxStream/subscriptionState``).
     package var subscriptionState: SubscriptionState?
     /// The raw-topic partition the event came from: the worker owning it publishes the event.
-    package var source: KafkaPartitionReference
+    package var source: KafkaTopicPartition
     /// The row's `subscription_state` as PostgreSQL writes it out (``OutboxStream/subscriptionState``): the value
     /// published, byte for byte the one a read of the outbox gives.
     var subscriptionStateJSON: String?
@@ -34,7 +36,7 @@ package struct OutboxEntry: Sendable, Hashable {
         notificationUUID: UUID? = nil,
         rejectedID: Int64? = nil,
         subscriptionState: SubscriptionState? = nil,
-        source: KafkaPartitionReference
+        source: KafkaTopicPartition
     ) {
         self.id = id
         self.stream = stream
@@ -63,17 +65,4 @@ package struct OutboxStream: RawRepresentable, Sendable, Hashable, CustomStringC
     package static let subscriptionState = OutboxStream(rawValue: "subscription_state")
     /// A newly rejected body.
     package static let deadLetter = OutboxStream(rawValue: "dead_letter")
-}
-
-/// A topic partition.
-package struct KafkaPartitionReference: Sendable, Hashable, CustomStringConvertible {
-    package var topic: String
-    package var partition: Int32
-
-    package init(topic: String, partition: Int32) {
-        self.topic = topic
-        self.partition = partition
-    }
-
-    package var description: String { "\(topic)/\(partition)" }
 }

@@ -1,3 +1,5 @@
+import KafkaClient
+
 #if canImport(FoundationEssentials)
 import FoundationEssentials
 #else
@@ -37,7 +39,7 @@ package struct OutboxMessage: Sendable, Hashable {
         package var body: [UInt8]
         /// The consumed message's headers.
         package var headers: [String: String]
-        package var source: KafkaCoordinates
+        package var source: KafkaTopicPartitionOffset
     }
 
     /// The outbox row's id: publish in this order per source partition.

@@ -1,3 +1,5 @@
+import KafkaClient
+
 #if canImport(FoundationEssentials)
 import FoundationEssentials
 #else
@@ -16,7 +18,7 @@ package struct RawNotification: Sendable, Hashable {
     /// When the ingress received the body.
     package var receivedAt: Date
     /// Where in Kafka it was read from.
-    package var source: KafkaCoordinates
+    package var source: KafkaTopicPartitionOffset
 
     /// Creates a raw notification.
     package init(
@@ -24,7 +26,7 @@ package struct RawNotification: Sendable, Hashable {
         key: String? = nil,
         headers: [String: String] = [:],
         receivedAt: Date,
-        source: KafkaCoordinates
+        source: KafkaTopicPartitionOffset
     ) {
         self.body = body
         self.key = key

@@ -1,3 +1,5 @@
+import KafkaClient
+
 #if canImport(FoundationEssentials)
 import FoundationEssentials
 #else
@@ -19,7 +21,7 @@ package struct RejectedNotification: Sendable, Hashable {
     /// When the pipeline received it.
     package var receivedAt: Date
     /// Where it was consumed from.
-    package var source: KafkaCoordinates
+    package var source: KafkaTopicPartitionOffset
     /// When `asnp replay rejected` last put it back on the raw topic, if ever.
     package var replayedAt: Date?
 
@@ -31,7 +33,7 @@ package struct RejectedNotification: Sendable, Hashable {
         body: [UInt8],
         headers: [String: String],
         receivedAt: Date,
-        source: KafkaCoordinates,
+        source: KafkaTopicPartitionOffset,
         replayedAt: Date?
     ) {
         self.id = id

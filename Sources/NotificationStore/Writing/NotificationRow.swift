@@ -1,5 +1,6 @@
 import AppStoreModels
 import Crypto
+import KafkaClient
 
 #if canImport(FoundationEssentials)
 import FoundationEssentials
@@ -27,7 +28,7 @@ package struct NotificationRow: Sendable {
     package var decoded: String
     package var rawBody: String
     var receivedAt: Int64
-    var source: KafkaCoordinates
+    var source: KafkaTopicPartitionOffset
 }
 
 /// A body for `rejected_notifications`.
@@ -39,7 +40,7 @@ struct RejectedRow: Sendable {
     var headers: String
     var receivedAt: Int64
     var key: String?
-    var source: KafkaCoordinates
+    var source: KafkaTopicPartitionOffset
 }
 
 /// Why a verified notification cannot be stored as such; it is stored as rejected with this reason instead.

@@ -1,3 +1,5 @@
+import KafkaClient
+
 /// A batch turned into rows: verified notifications that can be stored, and rejected bodies (including verified
 /// notifications that cannot be stored as such).
 package struct PreparedBatch: Sendable {
@@ -11,7 +13,7 @@ package struct PreparedBatch: Sendable {
     var unstorable = 0
 
     package init(_ batch: NotificationBatch) {
-        var rejectedSources = Set<KafkaCoordinates>()
+        var rejectedSources = Set<KafkaTopicPartitionOffset>()
         for (index, entry) in batch.entries.enumerated() {
             let ordinal = Int32(index)
             switch entry.verdict {
@@ -42,7 +44,7 @@ package struct PreparedBatch: Sendable {
         }
     }
 
-    private mutating func appendRejected(_ row: RejectedRow, seen: inout Set<KafkaCoordinates>) {
+    private mutating func appendRejected(_ row: RejectedRow, seen: inout Set<KafkaTopicPartitionOffset>) {
         if seen.insert(row.source).inserted {
             rejected.append(row)
         } else {

@@ -27,7 +27,7 @@ extension PipelineSettings {
 
     /// `kafka.topics.raw`: where the ingress writes and the workers read.
     package func rawTopic() throws -> String {
-        try string("kafka.topics.raw") ?? "appstore.notifications.raw"
+        try string("kafka.topics.raw") ?? PipelineTopics.raw
     }
 
     /// `worker.*` and `kafka.topics.raw`.
