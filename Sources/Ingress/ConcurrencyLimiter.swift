@@ -3,7 +3,7 @@ import Synchronization
 /// Counts the notification requests in progress and refuses one more past the limit, so a flood is answered
 /// quickly with 503 (Apple retries) instead of queueing without bound.
 final class ConcurrencyLimiter: Sendable {
-    private let limit: Int
+    let limit: Int
     private let inFlight = Atomic<Int>(0)
 
     init(limit: Int) {

@@ -9,7 +9,7 @@ package struct IngressConfiguration: Sendable {
     /// The apps served; the route's `{app}` segment names one. With exactly one app the segment may be left out.
     package var apps: [PipelineApp]
     /// The topic raw bodies go to. Default `appstore.notifications.raw`.
-    package var rawTopic = "appstore.notifications.raw"
+    package var rawTopic = PipelineTopics.raw
     /// The largest body accepted; larger ones get 413. Default 256 KiB (Apple's bodies are a few KiB).
     package var maximumBodySize = 256 * 1024
     /// How long a request waits for the broker's acknowledgement before it gets 503 (Apple retries). Also the

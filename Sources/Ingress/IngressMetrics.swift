@@ -58,13 +58,6 @@ final class IngressMetrics: Sendable {
         ).increment()
     }
 
-    /// The metrics in Prometheus' text format.
-    func render() -> [UInt8] {
-        var bytes: [UInt8] = []
-        registry.emit(into: &bytes)
-        return bytes
-    }
-
     private func counter(label: String, dimensions: [(String, String)]) -> CoreMetrics.Counter {
         let key = label + "{" + dimensions.map { "\($0.0)=\($0.1)" }.joined(separator: ",") + "}"
         return counters.withLock { counters in

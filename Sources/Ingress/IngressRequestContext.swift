@@ -1,14 +1,24 @@
 import Hummingbird
 import NIOCore
 
-/// The request context of the ingress: Hummingbird's, plus the peer's address for the allow-list.
+#if canImport(FoundationEssentials)
+import FoundationEssentials
+#else
+import Foundation
+#endif
+
+/// The request context of the ingress: Hummingbird's, plus the peer's address for the allow-list and the id the
+/// request is known by in logs, in the raw topic's headers and in the answer (`X-Request-ID`).
 package struct IngressRequestContext: RequestContext, RemoteAddressRequestContext {
     package var coreContext: CoreRequestContextStorage
     /// The TCP peer: Apple, or a proxy in front of the ingress.
     package let remoteAddress: SocketAddress?
+    /// A fresh UUID, lowercased.
+    package let requestID: String
 
     package init(source: ApplicationRequestContextSource) {
         coreContext = CoreRequestContextStorage(source: source)
         remoteAddress = source.channel.remoteAddress
+        requestID = UUID().uuidString.lowercased()
     }
 }

@@ -4,6 +4,7 @@ import HummingbirdCore
 import KafkaClient
 import Logging
 import NIOCore
+import PipelineStatus
 import Prometheus
 import ServiceLifecycle
 
@@ -35,12 +36,6 @@ package final class IngressServer: Service, Sendable {
         try configuration.validate()
         self.configuration = configuration
         let metrics = IngressMetrics(registry: registry)
-        let receiver = NotificationReceiver(
-            configuration: configuration,
-            producer: producer,
-            metrics: metrics,
-            logger: logger
-        )
         let readiness = ReadinessProbe(
             producer: producer,
             topic: configuration.rawTopic,
@@ -48,34 +43,16 @@ package final class IngressServer: Service, Sendable {
             cacheDuration: configuration.readinessCacheDuration
         )
         let router = Router(context: IngressRequestContext.self)
-        router.add(middleware: IngressMiddleware(metrics: metrics, pathToken: configuration.pathToken))
-        let prefix = configuration.pathToken == nil ? "" : "/:token"
-        for version in [1, 2] {
-            let handler: @Sendable (Request, IngressRequestContext) async throws -> Response = { request, context in
-                try await receiver.receive(request, context: context, version: version)
-            }
-            router.post("\(prefix)/v\(version)/notifications/:environment", use: handler)
-            router.post("\(prefix)/v\(version)/notifications/:environment/:app", use: handler)
-        }
-        router.get("/health/live") { _, _ in
-            Self.text(.ok, "live\n")
-        }
-        router.get("/health/ready") { _, _ in
-            if let failure = await readiness.check() {
-                return Self.text(.serviceUnavailable, "not ready: \(failure)\n")
-            }
-            return Self.text(.ok, "ready\n")
-        }
-        router.get("/metrics") { _, _ in
-            metrics.producerQueueDepth.record(producer.queuedMessages)
-            var headers = HTTPFields()
-            headers[.contentType] = "text/plain; version=0.0.4; charset=utf-8"
-            return Response(
-                status: .ok,
-                headers: headers,
-                body: ResponseBody(byteBuffer: ByteBuffer(bytes: metrics.render()))
+        router.add(middleware: RequestMetricsMiddleware(metrics: metrics, pathToken: configuration.pathToken))
+        router.addRoutes(
+            HealthRoutes.collection(
+                context: IngressRequestContext.self,
+                registry: registry,
+                ready: { await readiness.check() },
+                beforeScrape: { metrics.producerQueueDepth.record(producer.queuedMessages) }
             )
-        }
+        )
+        router.addRoutes(Self.notificationRoutes(configuration, producer: producer, metrics: metrics, logger: logger))
 
         let idleTimeout = TimeAmount.nanoseconds(
             Int64(clamping: configuration.idleTimeout.components.seconds) * 1_000_000_000
@@ -101,9 +78,45 @@ package final class IngressServer: Service, Sendable {
         try await application.run()
     }
 
-    private static func text(_ status: HTTPResponse.Status, _ text: String) -> Response {
-        var headers = HTTPFields()
-        headers[.contentType] = "text/plain; charset=utf-8"
-        return Response(status: status, headers: headers, body: ResponseBody(byteBuffer: ByteBuffer(string: text)))
+    /// `POST /v{1,2}/notifications/{environment}[/{app}]`, behind the path token when one is set: the sender's
+    /// address first, then the token, then the concurrency limit; the receiver does the rest.
+    private static func notificationRoutes(
+        _ configuration: IngressConfiguration,
+        producer: KafkaProducer,
+        metrics: IngressMetrics,
+        logger: Logger
+    ) -> RouteCollection<IngressRequestContext> {
+        let routes = RouteCollection(context: IngressRequestContext.self)
+        if !configuration.allowedSources.isEmpty {
+            routes.add(
+                middleware: SenderAllowListMiddleware(
+                    allowedSources: configuration.allowedSources,
+                    trustedProxies: configuration.trustedProxies,
+                    logger: logger
+                )
+            )
+        }
+        if let token = configuration.pathToken {
+            routes.add(middleware: PathTokenMiddleware(token: token))
+        }
+        routes.add(
+            middleware: ConcurrencyLimitMiddleware(
+                limit: configuration.maximumConcurrentRequests,
+                metrics: metrics,
+                logger: logger
+            )
+        )
+        let targets = NotificationTargets(apps: configuration.apps)
+        let receiver = NotificationReceiver(configuration: configuration, producer: producer, metrics: metrics, logger: logger)
+        let prefix = configuration.pathToken == nil ? "" : "/:\(PathTokenMiddleware.parameter)"
+        for version in [1, 2] {
+            let handler: @Sendable (Request, IngressRequestContext) async throws -> Response = { request, context in
+                let target = try targets.target(version: version, context: context)
+                return try await receiver.receive(request, target: target, requestID: context.requestID)
+            }
+            routes.post("\(prefix)/v\(version)/notifications/:environment", use: handler)
+            routes.post("\(prefix)/v\(version)/notifications/:environment/:app", use: handler)
+        }
+        return routes
     }
 }

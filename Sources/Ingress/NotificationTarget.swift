@@ -1,0 +1,54 @@
+import AppStoreModels
+import Hummingbird
+import PipelineContract
+
+/// What a notification route names: the environment (`/production`, `/sandbox`) and the configured app (its name
+/// as the last segment, or the only app when the segment is left out).
+struct NotificationTarget: Sendable {
+    let version: Int
+    let environment: AppStoreEnvironment
+    let app: PipelineApp
+
+    /// The route's environment segment in Apple's spelling, or nil for anything else.
+    static func environment(forSegment segment: String) -> AppStoreEnvironment? {
+        switch segment {
+        case "production": .production
+        case "sandbox": .sandbox
+        default: nil
+        }
+    }
+}
+
+/// Resolves the route's environment and app; a route naming neither a valid environment nor a configured app is
+/// answered 404 with what is wrong.
+struct NotificationTargets: Sendable {
+    let apps: [PipelineApp]
+    private let appsByName: [String: PipelineApp]
+
+    init(apps: [PipelineApp]) {
+        self.apps = apps
+        self.appsByName = Dictionary(apps.map { ($0.name, $0) }, uniquingKeysWith: { first, _ in first })
+    }
+
+    func target(version: Int, context: IngressRequestContext) throws(IngressRefusal) -> NotificationTarget {
+        guard let segment = context.parameters.get("environment"),
+            let environment = NotificationTarget.environment(forSegment: segment)
+        else {
+            throw IngressRefusal(.notFound, "the environment must be production or sandbox", requestID: context.requestID)
+        }
+        if let name = context.parameters.get("app") {
+            guard let app = appsByName[name] else {
+                throw IngressRefusal(.notFound, "no app named '\(name)' is configured", requestID: context.requestID)
+            }
+            return NotificationTarget(version: version, environment: environment, app: app)
+        }
+        guard apps.count == 1 else {
+            throw IngressRefusal(
+                .notFound,
+                "several apps are configured: add the app's name to the path",
+                requestID: context.requestID
+            )
+        }
+        return NotificationTarget(version: version, environment: environment, app: apps[0])
+    }
+}
