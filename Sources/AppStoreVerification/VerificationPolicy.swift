@@ -14,10 +14,13 @@ public struct VerificationPolicy: Sendable, Hashable {
     /// - Throws: ``VerificationConfigurationError`` when the environment is production and `appAppleId` is nil.
     public init(bundleId: String, appAppleId: Int64? = nil, environment: AppStoreEnvironment) throws {
         guard !bundleId.isEmpty else {
-            throw VerificationConfigurationError("the bundle id must not be empty")
+            throw VerificationConfigurationError(code: .missingBundleID, reason: "the bundle id must not be empty")
         }
         if environment == .production, appAppleId == nil {
-            throw VerificationConfigurationError("the app Apple id is required for the Production environment")
+            throw VerificationConfigurationError(
+                code: .missingAppAppleID,
+                reason: "the app Apple id is required for the Production environment"
+            )
         }
         self.bundleId = bundleId
         self.appAppleId = appAppleId

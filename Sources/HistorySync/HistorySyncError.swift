@@ -26,17 +26,17 @@ package struct HistorySyncError: Error, Sendable, Hashable, CustomStringConverti
 
     /// What went wrong, machine-readable.
     package var code: Code
-    /// A human explanation, safe to log (the other modules' errors call this `reason`).
-    package var message: String
+    /// A human explanation, safe to log.
+    package var reason: String
     /// Apple's `errorCode`, when Apple sent one.
     package var appleErrorCode: Int?
     /// The HTTP status, when there was a response.
     package var httpStatus: Int?
 
-    /// Creates an error; keep the API key and customer data out of `message`.
-    package init(_ code: Code, _ message: String, appleErrorCode: Int? = nil, httpStatus: Int? = nil) {
+    /// Creates an error; keep the API key and customer data out of `reason`.
+    package init(_ code: Code, _ reason: String, appleErrorCode: Int? = nil, httpStatus: Int? = nil) {
         self.code = code
-        self.message = message
+        self.reason = reason
         self.appleErrorCode = appleErrorCode
         self.httpStatus = httpStatus
     }
@@ -44,9 +44,9 @@ package struct HistorySyncError: Error, Sendable, Hashable, CustomStringConverti
     /// Whether running the same sync again later can succeed (it resumes from its checkpoint).
     package var isRetriable: Bool { [.unavailable, .kafka, .store, .cancelled].contains(code) }
 
-    /// `CODE: message (HTTP status, Apple error code)`; safe to log.
+    /// `CODE: reason (HTTP status, Apple error code)`; safe to log.
     package var description: String {
-        var text = "\(code): \(message)"
+        var text = "\(code): \(reason)"
         if let httpStatus {
             text += " (HTTP \(httpStatus)" + (appleErrorCode.map { ", Apple error \($0)" } ?? "") + ")"
         }

@@ -112,7 +112,7 @@ package final class LocalPostgresServer: Sendable {
         where FileManager.default.isExecutableFile(atPath: "\(directory)/\(name)") {
             return "\(directory)/\(name)"
         }
-        throw LocalPostgresError("\(name) not found: install PostgreSQL (apt-get install postgresql)")
+        throw LocalPostgresError(.programMissing, "\(name) not found: install PostgreSQL (apt-get install postgresql)")
     }
 
     /// Runs a program to completion and returns its standard output.
@@ -144,7 +144,7 @@ package final class LocalPostgresServer: Sendable {
         var pid = pid_t()
         let spawned = posix_spawn(&pid, program, &actions, nil, argv, environ)
         guard spawned == 0 else {
-            throw LocalPostgresError("cannot start \(program): \(String(cString: strerror(spawned)))")
+            throw LocalPostgresError(.spawnFailed, "cannot start \(program): \(String(cString: strerror(spawned)))")
         }
         var status: Int32 = 0
         while waitpid(pid, &status, 0) == -1 && errno == EINTR {}
@@ -152,6 +152,7 @@ package final class LocalPostgresServer: Sendable {
         // Exited normally with status 0.
         guard status & 0x7F == 0, (status >> 8) & 0xFF == 0 else {
             throw LocalPostgresError(
+                .programFailed,
                 "\(program) \(arguments.joined(separator: " ")) failed (wait status \(status)): "
                     + ((try? String(contentsOfFile: errorPath, encoding: .utf8)) ?? "") + output
             )
@@ -178,6 +179,29 @@ private func closeInheritedDescriptors(_ actions: inout posix_spawn_file_actions
 
 /// A local PostgreSQL server could not be set up or run.
 package struct LocalPostgresError: Error, CustomStringConvertible {
-    package var description: String
-    init(_ description: String) { self.description = description }
+    /// What went wrong, as a stable identifier.
+    package enum Code: String, Hashable, Sendable, CustomStringConvertible {
+        /// The code's name, for example `PROGRAM_MISSING`.
+        package var description: String { rawValue }
+
+        /// A PostgreSQL program (initdb, pg_ctl, psql) is not installed.
+        case programMissing = "PROGRAM_MISSING"
+        /// A program could not be started.
+        case spawnFailed = "SPAWN_FAILED"
+        /// A program exited with a failure; the reason carries its output.
+        case programFailed = "PROGRAM_FAILED"
+    }
+
+    /// What went wrong, machine-readable.
+    package var code: Code
+    /// A human explanation: the program, and what it said.
+    package var reason: String
+
+    init(_ code: Code, _ reason: String) {
+        self.code = code
+        self.reason = reason
+    }
+
+    /// `CODE: reason`.
+    package var description: String { "\(code): \(reason)" }
 }

@@ -115,6 +115,17 @@ package struct RawNotificationHeaders: Sendable, Hashable {
 
 /// A consumed raw message whose headers are missing or invalid (not written by the ingress or the reconciler).
 package struct RawNotificationHeadersError: Error, Hashable, CustomStringConvertible {
+    /// What went wrong, as a stable identifier: the worker's rejection status for such a message.
+    package enum Code: String, Hashable, Sendable, CustomStringConvertible {
+        /// The code's name, `INVALID_HEADERS`.
+        package var description: String { rawValue }
+
+        /// A header is missing or has an invalid value.
+        case invalidHeaders = "INVALID_HEADERS"
+    }
+
+    /// What went wrong, machine-readable.
+    package var code: Code { .invalidHeaders }
     /// The header that is missing or invalid.
     package var header: String
     /// Its value, when present.
@@ -125,11 +136,15 @@ package struct RawNotificationHeadersError: Error, Hashable, CustomStringConvert
         self.value = value
     }
 
-    package var description: String {
+    /// A human explanation naming the header.
+    package var reason: String {
         if let value {
-            "INVALID_HEADERS: header '\(header)' has an invalid value '\(value)'"
+            "header '\(header)' has an invalid value '\(value)'"
         } else {
-            "INVALID_HEADERS: header '\(header)' is missing"
+            "header '\(header)' is missing"
         }
     }
+
+    /// `INVALID_HEADERS: reason`.
+    package var description: String { "\(code): \(reason)" }
 }

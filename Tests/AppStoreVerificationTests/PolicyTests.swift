@@ -29,12 +29,15 @@ struct PolicyTests {
 
     @Test("Production requires the app Apple id at configuration time")
     func productionNeedsAppAppleId() throws {
-        #expect(throws: VerificationConfigurationError.self) {
+        let production = #expect(throws: VerificationConfigurationError.self) {
             try VerificationPolicy(bundleId: "com.example", environment: .production)
         }
-        #expect(throws: VerificationConfigurationError.self) {
+        #expect(production?.code == .missingAppAppleID)
+        let empty = #expect(throws: VerificationConfigurationError.self) {
             try VerificationPolicy(bundleId: "", environment: .sandbox)
         }
+        #expect(empty?.code == .missingBundleID)
+        #expect(empty?.description == "MISSING_BUNDLE_ID: the bundle id must not be empty")
         #expect(
             try VerificationPolicy(bundleId: "com.example", appAppleId: 1, environment: .production).checksSignatures
         )

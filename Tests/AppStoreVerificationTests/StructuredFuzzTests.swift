@@ -159,7 +159,7 @@ enum JSONMutator {
         case 0: return NSNull()
         case 1: return Bool.random(using: &generator)
         case 2: return [Int64.max, Int64.min, 0, -1, 1 << 53, 1_767_225_600_000].randomElement(using: &generator)!
-        case 3: return [1.5, -0.0, 1e308, 5e-324, 0.1].randomElement(using: &generator)!
+        case 3: return [1.5, -0.0, 1e308, Double.leastNonzeroMagnitude, 0.1].randomElement(using: &generator)!
         case 4, 5: return strings.randomElement(using: &generator)!
         case 6 where depth < 3:
             return (0..<Int.random(in: 0...4, using: &generator)).map { _ in value(using: &generator, depth: depth + 1)

@@ -19,7 +19,7 @@ import X509
 
 @Suite("Worker processes killed with SIGKILL mid-batch")
 struct WorkerCrashTests {
-    static let topic = "appstore.notifications.raw"
+    static let topic = PipelineTopics.raw
 
     /// Tables reduced to comparable digests: notification ids, subscription states, rejections.
     static func digest(_ server: TestPostgresServer, _ database: String) async throws -> String {
@@ -77,7 +77,7 @@ struct WorkerCrashTests {
         )
         var workers = [try startWorker(), try startWorker()]
         defer { for worker in workers where worker.isRunning { worker.terminate() } }
-        try await withThrowingTaskGroup(of: Void.self) { tasks in
+        await withThrowingTaskGroup(of: Void.self) { tasks in
             tasks.addTask { try await producer.run() }
             let reports = await producer.send(contentsOf: messages)
             #expect(reports.allSatisfy { (try? $0.get()) != nil })

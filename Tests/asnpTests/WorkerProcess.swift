@@ -54,7 +54,7 @@ enum WorkerProcess {
             ),
             logger: logger
         )
-        try await withThrowingTaskGroup(of: Void.self) { tasks in
+        await withThrowingTaskGroup(of: Void.self) { tasks in
             tasks.addTask { try await producer.run() }
             let messages = bodies.map { WorkerRun.rawMessage(body: Data($0.utf8), app: "notes", topic: topic) }
             let reports = await producer.send(contentsOf: messages)

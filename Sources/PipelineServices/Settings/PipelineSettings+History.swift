@@ -53,7 +53,7 @@ extension PipelineSettings {
                 privateKeyPEM: privateKey
             )
         } catch {
-            throw SettingsError(key: prefix + ".privateKey", reason: error.message)
+            throw SettingsError(key: prefix + ".privateKey", reason: error.reason)
         }
         api.productionBaseURL = try string("history.productionUrl") ?? api.productionBaseURL
         api.sandboxBaseURL = try string("history.sandboxUrl") ?? api.sandboxBaseURL

@@ -123,9 +123,22 @@ package final class KeysRead: Sendable {
     package var all: Set<String> { keys.withLock { $0 } }
 }
 
-/// A setting that is missing or invalid; the message names the key and its environment variable.
+/// A setting that is missing or invalid; the description names the key and its environment variable.
 package struct SettingsError: Error, CustomStringConvertible {
+    /// What went wrong, as a stable identifier.
+    package enum Code: String, Hashable, Sendable, CustomStringConvertible {
+        /// The code's name, `INVALID_CONFIGURATION`.
+        package var description: String { rawValue }
+
+        /// A setting is missing or invalid.
+        case invalidConfiguration = "INVALID_CONFIGURATION"
+    }
+
+    /// What went wrong, machine-readable.
+    package var code: Code { .invalidConfiguration }
+    /// The setting's key (`kafka.bootstrapServers`), or a command-line option (`--apps`).
     package var key: String
+    /// What is wrong with it.
     package var reason: String
 
     package init(key: String, reason: String) {
@@ -133,8 +146,9 @@ package struct SettingsError: Error, CustomStringConvertible {
         self.reason = reason
     }
 
+    /// `INVALID_CONFIGURATION: key (environment KEY) reason`.
     package var description: String {
-        if key.hasPrefix("-") { return "INVALID_CONFIGURATION: \(reason)" }
-        return "INVALID_CONFIGURATION: \(key) (environment \(PipelineSettings.environmentName(of: key))) \(reason)"
+        if key.hasPrefix("-") { return "\(code): \(reason)" }
+        return "\(code): \(key) (environment \(PipelineSettings.environmentName(of: key))) \(reason)"
     }
 }
