@@ -13,13 +13,17 @@ package protocol PipelineRole {
 extension PipelineRole {
     /// Runs the services in one group until they end or a signal in `gracefulShutdownSignals` shuts them down.
     package func run(logger: Logger, gracefulShutdownSignals: [UnixSignal] = [.sigterm, .sigint]) async throws {
-        let group = ServiceGroup(
+        try await serviceGroup(logger: logger, gracefulShutdownSignals: gracefulShutdownSignals).run()
+    }
+
+    /// The group ``run(logger:gracefulShutdownSignals:)`` runs; tests keep it to shut the role down gracefully.
+    package func serviceGroup(logger: Logger, gracefulShutdownSignals: [UnixSignal] = [.sigterm, .sigint]) -> ServiceGroup {
+        ServiceGroup(
             configuration: ServiceGroupConfiguration(
                 services: services,
                 gracefulShutdownSignals: gracefulShutdownSignals,
                 logger: logger
             )
         )
-        try await group.run()
     }
 }

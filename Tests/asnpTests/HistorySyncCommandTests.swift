@@ -37,13 +37,13 @@ struct HistorySyncCommandTests {
         let server = try await TestPostgresServer.shared()
         let database = try await server.makeDatabase()
         let databaseURL = "postgres://postgres@127.0.0.1:\(server.port)/\(database.database)?sslmode=disable"
-        let worker = try WorkerProcess.start(
+        let worker = try await InProcessWorker.start(
             bootstrapServers: mock.bootstrapServers,
             databaseURL: databaseURL,
             appAppleID: nil,
             rootCertificate: root.path
         )
-        defer { if worker.isRunning { worker.terminate() } }
+        defer { worker.cancel() }
 
         // The ingress got the first 300; the other 700 never arrived.
         let delivered = try history.prefix(300).map { try NotificationSigner.envelope($0) }
@@ -98,9 +98,7 @@ struct HistorySyncCommandTests {
         #expect(try await ReplayCommandTests.wait(server, database.database, count, "1000"))
         let uuids = try await server.psql(database.database, "SELECT notification_uuid FROM notifications")
         #expect(Set(uuids.split(separator: "\n").map(String.init)) == Set(events.map(\.notificationUUID)))
-        worker.terminate()
-        await worker.exited()
-        #expect(worker.terminationStatus == 0)
+        try await worker.stop()
     }
 
     @Test("a missing API key setting stops with an error naming the key and its variable; Apple's filters are checked")

@@ -43,7 +43,7 @@ struct ReplayCommandTests {
         // Bodies for app "notes" while the workers only know "other": every one is rejected as UNKNOWN_APP.
         let bodies = Fixtures.v2Cases.filter { $0.expectedStatus == "OK" }.map(\.body)
         let uuids = Set(bodies.compactMap(Self.notificationUUID))
-        var worker = try Self.startWorker(mock: mock, databaseURL: databaseURL, apps: "other")
+        var worker = try await Self.startWorker(mock: mock, databaseURL: databaseURL, apps: "other")
         try await WorkerProcess.produce(bodies, bootstrapServers: mock.bootstrapServers, topic: Self.topic)
         #expect(
             try await Self.wait(
@@ -53,13 +53,11 @@ struct ReplayCommandTests {
                 "\(bodies.count)"
             )
         )
-        worker.terminate()
-        await worker.exited()
-        #expect(worker.terminationStatus == 0)
+        try await worker.stop()
 
         // The app is configured now; replay the rejections.
-        worker = try Self.startWorker(mock: mock, databaseURL: databaseURL, apps: "notes")
-        defer { if worker.isRunning { worker.terminate() } }
+        worker = try await Self.startWorker(mock: mock, databaseURL: databaseURL, apps: "notes")
+        defer { worker.cancel() }
         let replay = try await ASNPProcess.run([
             "replay", "rejected", "--config", configFile.path, "--status", "UNKNOWN_APP",
         ])
@@ -108,8 +106,7 @@ struct ReplayCommandTests {
         ])
         #expect(beyond.status != 0)
         #expect(beyond.standardError.contains("does not hold offset 5000"), "\(beyond.standardError)")
-        worker.terminate()
-        await worker.exited()
+        try await worker.stop()
     }
 
     /// The notificationUUID inside a V2 body's signed payload (unverified: a test's bookkeeping).
@@ -126,8 +123,8 @@ struct ReplayCommandTests {
         return decoded["notificationUUID"] as? String
     }
 
-    static func startWorker(mock: KafkaMockChild, databaseURL: String, apps: String) throws -> Process {
-        try WorkerProcess.start(bootstrapServers: mock.bootstrapServers, databaseURL: databaseURL, app: apps)
+    static func startWorker(mock: KafkaMockChild, databaseURL: String, apps: String) async throws -> InProcessWorker {
+        try await InProcessWorker.start(bootstrapServers: mock.bootstrapServers, databaseURL: databaseURL, app: apps)
     }
 
     /// Polls `sql` until it answers `expected` (60 s at most).

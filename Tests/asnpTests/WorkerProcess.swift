@@ -1,7 +1,10 @@
 import AppStoreTestSupport
+import AsyncHTTPClient
 import Foundation
 import KafkaClient
 import Logging
+import NIOCore
+import NIOHTTP1
 import Testing
 
 @testable import asnp
@@ -25,23 +28,63 @@ enum WorkerProcess {
         let worker = Process()
         worker.executableURL = ASNPProcess.executable
         worker.arguments = ["worker"] + arguments
-        var environment = ProcessInfo.processInfo.environment
-        environment["KAFKA_BOOTSTRAP_SERVERS"] = bootstrapServers
-        environment["APPS_NAMES"] = app
-        environment["APPS_\(app.uppercased())_BUNDLE_ID"] = bundleID
-        environment["APPS_\(app.uppercased())_APP_APPLE_ID"] = appAppleID.map(String.init)
-        environment["DATABASE_URL"] = databaseURL
-        environment["WORKER_ROOT_CERTIFICATES"] = rootCertificate
-        environment["WORKER_STATUS_HOST"] = "127.0.0.1"
-        environment["WORKER_STATUS_PORT"] = String(statusPort)
-        environment["WORKER_SESSION_TIMEOUT_SECONDS"] = "6"
-        environment["WORKER_HEARTBEAT_INTERVAL_SECONDS"] = "0.5"
-        environment.merge(extra) { _, new in new }
-        worker.environment = environment
+        worker.environment = ProcessInfo.processInfo.environment.merging(
+            variables(
+                bootstrapServers: bootstrapServers,
+                databaseURL: databaseURL,
+                app: app,
+                bundleID: bundleID,
+                appAppleID: appAppleID,
+                rootCertificate: rootCertificate,
+                statusPort: statusPort,
+                extra: extra
+            )
+        ) { _, new in new }
         worker.standardOutput = FileHandle.nullDevice
         worker.standardError = FileHandle.nullDevice
         try worker.run()
         return worker
+    }
+
+    /// Polls the worker's `/health/ready` until it answers 200 (true) or the process exits (false). The worker
+    /// promises no start-up time, so there is no bound here but the suite's own watchdog.
+    static func waitUntilReady(statusPort: Int, while worker: Process) async throws -> Bool {
+        while worker.isRunning {
+            let reply = try? await HTTPClient.shared.execute(
+                HTTPClientRequest(url: "http://127.0.0.1:\(statusPort)/health/ready"),
+                timeout: .seconds(5)
+            )
+            if reply?.status == .ok { return true }
+            try await Task.sleep(for: .milliseconds(200))
+        }
+        return false
+    }
+
+    /// The worker's settings as environment variables, as a container would get them.
+    static func variables(
+        bootstrapServers: String,
+        databaseURL: String,
+        app: String = "notes",
+        bundleID: String = Fixtures.bundleId,
+        appAppleID: Int64? = Fixtures.appAppleId,
+        rootCertificate: String = Fixtures.directory.appendingPathComponent("test-root.der").path,
+        statusPort: Int = 0,
+        extra: [String: String] = [:]
+    ) -> [String: String] {
+        var variables = [
+            "KAFKA_BOOTSTRAP_SERVERS": bootstrapServers,
+            "APPS_NAMES": app,
+            "APPS_\(app.uppercased())_BUNDLE_ID": bundleID,
+            "DATABASE_URL": databaseURL,
+            "WORKER_ROOT_CERTIFICATES": rootCertificate,
+            "WORKER_STATUS_HOST": "127.0.0.1",
+            "WORKER_STATUS_PORT": String(statusPort),
+            "WORKER_SESSION_TIMEOUT_SECONDS": "6",
+            "WORKER_HEARTBEAT_INTERVAL_SECONDS": "0.5",
+        ]
+        variables["APPS_\(app.uppercased())_APP_APPLE_ID"] = appAppleID.map(String.init)
+        variables.merge(extra) { _, new in new }
+        return variables
     }
 
     /// Produces V2 bodies for app "notes" to the raw topic as the ingress would, expecting every one acknowledged.

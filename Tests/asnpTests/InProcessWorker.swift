@@ -1,0 +1,57 @@
+import AppStoreTestSupport
+import Foundation
+import Logging
+import PipelineServices
+import ServiceLifecycle
+
+/// A worker built in-process by PipelineServices' `buildWorker`, from the same environment variables
+/// ``WorkerProcess`` gives `asnp worker`: for tests whose subject is what a worker does, not the process (signals and
+/// exit codes stay with ``WorkerProcess``).
+final class InProcessWorker: Sendable {
+    let role: WorkerRole
+    private let group: ServiceGroup
+    private let running: Task<Void, any Error>
+
+    /// Builds and starts a worker that migrates the schema; see ``WorkerProcess/variables(bootstrapServers:databaseURL:app:bundleID:appAppleID:rootCertificate:statusPort:extra:)``.
+    static func start(
+        bootstrapServers: String,
+        databaseURL: String,
+        app: String = "notes",
+        appAppleID: Int64? = Fixtures.appAppleId,
+        rootCertificate: String = Fixtures.directory.appendingPathComponent("test-root.der").path,
+        statusPort: Int = 0
+    ) async throws -> InProcessWorker {
+        let variables = WorkerProcess.variables(
+            bootstrapServers: bootstrapServers,
+            databaseURL: databaseURL,
+            app: app,
+            appAppleID: appAppleID,
+            rootCertificate: rootCertificate,
+            statusPort: statusPort
+        )
+        let settings = try await PipelineSettings.load(file: nil, environment: variables).workerRole()
+        var logger = Logger(label: "test.worker-role")
+        logger.logLevel =
+            ProcessInfo.processInfo.environment["ASNP_TEST_LOG"].flatMap { Logger.Level(rawValue: $0) } ?? .critical
+        return try InProcessWorker(role: buildWorker(settings, migrate: true, logger: logger), logger: logger)
+    }
+
+    private init(role: WorkerRole, logger: Logger) {
+        self.role = role
+        let group = role.serviceGroup(logger: logger, gracefulShutdownSignals: [])
+        self.group = group
+        running = Task { try await group.run() }
+    }
+
+    /// Shuts the worker down as SIGTERM would (finish the batch, flush the outputs, close the pool) and waits for
+    /// it; rethrows what ended the run if it failed.
+    func stop() async throws {
+        await group.triggerGracefulShutdown()
+        try await running.value
+    }
+
+    /// Cancels the run without waiting: the cleanup of a test that failed before ``stop()``.
+    func cancel() {
+        running.cancel()
+    }
+}

@@ -1,0 +1,92 @@
+import AppStoreTestSupport
+import AsyncHTTPClient
+import Foundation
+import KafkaClient
+import Logging
+import NIOCore
+import NIOHTTP1
+import PipelineContract
+import PipelineServices
+import ServiceLifecycle
+import Testing
+
+@Suite("The ingress role built in-process as `asnp ingress` builds it: settings from the environment, receive, stop")
+struct IngressRoleTests {
+    @Test("Bodies answered 200 are on the raw topic with their key and headers; a graceful shutdown ends the run")
+    func receiveAndStop() async throws {
+        var logger = Logger(label: "test.ingress-role")
+        logger.logLevel =
+            ProcessInfo.processInfo.environment["ASNP_TEST_LOG"].flatMap { Logger.Level(rawValue: $0) } ?? .critical
+        let mock = try KafkaMockCluster(brokers: 1, logger: logger)
+        try mock.createTopic(PipelineTopics.raw, partitions: 2)
+        let variables = [
+            "KAFKA_BOOTSTRAP_SERVERS": mock.clusterConfiguration.bootstrapServers.joined(separator: ","),
+            "APPS_NAMES": "notes",
+            "APPS_NOTES_BUNDLE_ID": Fixtures.bundleId,
+            "INGRESS_HOST": "127.0.0.1",
+            "INGRESS_PORT": "0",
+        ]
+        let settings = try await PipelineSettings.load(file: nil, environment: variables).ingressRole()
+        let (ports, listening) = AsyncStream<Int>.makeStream()
+        let role = try buildIngress(settings, logger: logger) { port in listening.yield(port) }
+        let group = role.serviceGroup(logger: logger, gracefulShutdownSignals: [])
+        let running = Task { try await group.run() }
+        defer { running.cancel() }
+        var iterator = ports.makeAsyncIterator()
+        let port = try #require(await iterator.next())
+
+        // As Apple does: a 503 (the broker not acknowledging in time, as a fresh mock cluster may not under load) is
+        // sent again; the contract under test is that a 200 means stored.
+        let bodies = Fixtures.v2Cases.filter { $0.expectedStatus == "OK" }.prefix(5).map(\.body)
+        var stored: [String: String] = [:]  // request id -> body
+        for body in bodies {
+            while true {
+                var request = HTTPClientRequest(url: "http://127.0.0.1:\(port)/v2/notifications/sandbox")
+                request.method = .POST
+                request.body = .bytes(ByteBuffer(string: body))
+                let reply = try await HTTPClient.shared.execute(request, timeout: .seconds(30))
+                _ = try await reply.body.collect(upTo: 1 << 16)
+                if reply.status == .ok {
+                    stored[try #require(reply.headers.first(name: "X-Request-ID"))] = body
+                    break
+                }
+                #expect(reply.status == .serviceUnavailable)
+                try await Task.sleep(for: .milliseconds(200))
+            }
+        }
+
+        await group.triggerGracefulShutdown()
+        try await running.value
+
+        var consumerConfiguration = KafkaConsumerConfiguration(
+            cluster: mock.clusterConfiguration,
+            groupID: "check",
+            topics: [PipelineTopics.raw]
+        )
+        consumerConfiguration.pollMaxWait = .milliseconds(50)
+        let consumer = try KafkaConsumer(configuration: consumerConfiguration, logger: logger)
+        var found: [String: KafkaMessage] = [:]
+        // Stored messages are there at once; the bound only turns a loss into a failure instead of a hang.
+        let deadline = ContinuousClock.now.advanced(by: .seconds(120))
+        while found.count < stored.count, ContinuousClock.now < deadline {
+            for event in try await consumer.poll(maxMessages: 100, maxWait: .milliseconds(100)) {
+                guard case .messages(let messages) = event else { continue }
+                for message in messages {
+                    if let id = message.headers.first(named: RawNotificationHeaders.Name.requestID) {
+                        found[id] = message
+                    }
+                }
+            }
+        }
+        try await consumer.close()
+        for (id, body) in stored {
+            let message = try #require(found[id])
+            #expect(String(buffer: message.value) == body)
+            let key = PartitionKey.peek(body: Data(body.utf8), version: 2)?.value
+            #expect(message.key.map { String(buffer: $0) } == key)
+            #expect(message.headers.first(named: RawNotificationHeaders.Name.app) == "notes")
+            #expect(message.headers.first(named: RawNotificationHeaders.Name.environment) == "Sandbox")
+            #expect(message.headers.first(named: RawNotificationHeaders.Name.source) == "ingress")
+        }
+    }
+}
