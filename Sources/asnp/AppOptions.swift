@@ -84,6 +84,7 @@ extension AppOptions {
 }
 
 extension AppStoreEnvironment: ExpressibleByArgument {
+    /// An environment named on the command line (public: the conformance of a public type is public).
     public init?(argument: String) {
         // Accept Apple's spelling in any case, so `sandbox` from a route or a shell works too.
         let known: [AppStoreEnvironment] = [.sandbox, .production, .xcode, .localTesting]

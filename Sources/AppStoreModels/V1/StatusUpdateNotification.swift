@@ -42,8 +42,9 @@ public struct StatusUpdateNotification: Sendable, Hashable, Codable {
     /// The app's receipt data (`unified_receipt`)
     public var unifiedReceipt: V1UnifiedReceipt?
 
-    /// Creates a value; fields left out are absent, as when Apple omits them.
-    public init(
+    /// Creates a value; fields left out are absent, as when Apple omits them. This package's signer builds
+    /// notifications with it; users receive values from the verifier or decode Apple's JSON.
+    package init(
         environment: String? = nil,
         notificationType: String? = nil,
         password: String? = nil,

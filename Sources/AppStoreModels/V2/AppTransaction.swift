@@ -29,8 +29,9 @@ public struct AppTransaction: Sendable, Hashable, Codable {
     /// When the App Store signed the app transaction, in milliseconds since 1970.
     public var signedDate: Int64?
 
-    /// Creates a value; fields left out are absent, as when Apple omits them.
-    public init(
+    /// Creates a value; fields left out are absent, as when Apple omits them. This package's signer builds
+    /// notifications with it; users receive values from the verifier or decode Apple's JSON.
+    package init(
         receiptType: AppStoreEnvironment? = nil,
         appAppleId: Int64? = nil,
         bundleId: String? = nil,

@@ -51,8 +51,9 @@ public struct JWSRenewalInfoDecodedPayload: Sendable, Hashable, Codable {
     /// Advanced Commerce API details, kept verbatim (a deep tree Apple extends often).
     public var advancedCommerceInfo: JSONValue?
 
-    /// Creates a value; fields left out are absent, as when Apple omits them.
-    public init(
+    /// Creates a value; fields left out are absent, as when Apple omits them. This package's signer builds
+    /// notifications with it; users receive values from the verifier or decode Apple's JSON.
+    package init(
         expirationIntent: ExpirationIntent? = nil,
         originalTransactionId: String? = nil,
         autoRenewProductId: String? = nil,

@@ -17,8 +17,9 @@ public struct NotificationData: Sendable, Hashable, Codable {
     /// The status of an auto-renewable subscription at the time of the notification.
     public var status: SubscriptionStatus?
 
-    /// Creates a value; fields left out are absent, as when Apple omits them.
-    public init(
+    /// Creates a value; fields left out are absent, as when Apple omits them. This package's signer builds
+    /// notifications with it; users receive values from the verifier or decode Apple's JSON.
+    package init(
         appAppleId: Int64? = nil,
         bundleId: String? = nil,
         bundleVersion: String? = nil,

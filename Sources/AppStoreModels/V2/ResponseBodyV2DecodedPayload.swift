@@ -21,8 +21,9 @@ public struct ResponseBodyV2DecodedPayload: Sendable, Hashable, Codable {
     /// App metadata and the signed app transaction (for example `RESCIND_CONSENT`).
     public var appData: AppData?
 
-    /// Creates a value; fields left out are absent, as when Apple omits them.
-    public init(
+    /// Creates a value; fields left out are absent, as when Apple omits them. This package's signer builds
+    /// notifications with it; users receive values from the verifier or decode Apple's JSON.
+    package init(
         notificationType: NotificationType? = nil,
         subtype: NotificationSubtype? = nil,
         notificationUUID: String? = nil,
