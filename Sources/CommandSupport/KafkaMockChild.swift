@@ -51,5 +51,7 @@ package final class KafkaMockChild {
 /// `asnp kafka-mock` exited before printing its bootstrap servers.
 package struct KafkaMockChildError: Error, CustomStringConvertible {
     package var status: Int32
-    package var description: String { "asnp kafka-mock exited before printing its bootstrap servers (status \(status))" }
+    package var description: String {
+        "asnp kafka-mock exited before printing its bootstrap servers (status \(status))"
+    }
 }

@@ -29,7 +29,12 @@ struct ConcurrencyLimitMiddleware: RouterMiddleware {
                     "ingress.limit": "\(limiter.limit)", "request.id": "\(context.requestID)",
                 ]
             )
-            throw IngressRefusal(.serviceUnavailable, "busy, retry later", requestID: context.requestID, retryAfterSeconds: 1)
+            throw IngressRefusal(
+                .serviceUnavailable,
+                "busy, retry later",
+                requestID: context.requestID,
+                retryAfterSeconds: 1
+            )
         }
         metrics.inFlightRequests.record(limiter.current)
         defer {

@@ -107,7 +107,12 @@ package final class IngressServer: Service, Sendable {
             )
         )
         let targets = NotificationTargets(apps: configuration.apps)
-        let receiver = NotificationReceiver(configuration: configuration, producer: producer, metrics: metrics, logger: logger)
+        let receiver = NotificationReceiver(
+            configuration: configuration,
+            producer: producer,
+            metrics: metrics,
+            logger: logger
+        )
         let prefix = configuration.pathToken == nil ? "" : "/:\(PathTokenMiddleware.parameter)"
         for version in [1, 2] {
             let handler: @Sendable (Request, IngressRequestContext) async throws -> Response = { request, context in

@@ -54,7 +54,11 @@ struct NotificationReceiver: Sendable {
             throw tooLarge()
         }
         let receivedAt = Date()
-        guard let key = PartitionKey.peek(body: Data(buffer: body, byteTransferStrategy: .noCopy), version: target.version)
+        guard
+            let key = PartitionKey.peek(
+                body: Data(buffer: body, byteTransferStrategy: .noCopy),
+                version: target.version
+            )
         else {
             logger.notice(
                 "Refused a body that is not a JSON object",

@@ -34,7 +34,11 @@ struct NotificationTargets: Sendable {
         guard let segment = context.parameters.get("environment"),
             let environment = NotificationTarget.environment(forSegment: segment)
         else {
-            throw IngressRefusal(.notFound, "the environment must be production or sandbox", requestID: context.requestID)
+            throw IngressRefusal(
+                .notFound,
+                "the environment must be production or sandbox",
+                requestID: context.requestID
+            )
         }
         if let name = context.parameters.get("app") {
             guard let app = appsByName[name] else {

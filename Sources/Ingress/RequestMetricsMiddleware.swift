@@ -29,7 +29,11 @@ struct RequestMetricsMiddleware: RouterMiddleware {
                 request.method != allowed
             {
                 metrics.countRequest(route: Self.unmatchedRoute, status: HTTPResponse.Status.methodNotAllowed.code)
-                throw HTTPError(.methodNotAllowed, headers: [.allow: allowed.rawValue], message: "use \(allowed.rawValue)")
+                throw HTTPError(
+                    .methodNotAllowed,
+                    headers: [.allow: allowed.rawValue],
+                    message: "use \(allowed.rawValue)"
+                )
             }
             metrics.countRequest(route: Self.route(context), status: error.status.code)
             throw error

@@ -9,7 +9,8 @@ import Foundation
 
 extension NotificationStore {
     /// A subscription's current state, or nil when no notification of it has been stored.
-    package func subscription(originalTransactionId: String) async throws(NotificationStoreError) -> SubscriptionState? {
+    package func subscription(originalTransactionId: String) async throws(NotificationStoreError) -> SubscriptionState?
+    {
         let logger = self.logger
         return try await withConnection("reading a subscription") { connection in
             let rows = try await connection.query(

@@ -17,7 +17,9 @@ extension PipelineRole {
     }
 
     /// The group ``run(logger:gracefulShutdownSignals:)`` runs; tests keep it to shut the role down gracefully.
-    package func serviceGroup(logger: Logger, gracefulShutdownSignals: [UnixSignal] = [.sigterm, .sigint]) -> ServiceGroup {
+    package func serviceGroup(logger: Logger, gracefulShutdownSignals: [UnixSignal] = [.sigterm, .sigint])
+        -> ServiceGroup
+    {
         ServiceGroup(
             configuration: ServiceGroupConfiguration(
                 services: services,

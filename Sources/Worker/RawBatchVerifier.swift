@@ -72,7 +72,11 @@ package struct RawBatchVerifier: Sendable {
             message.headers.compactMap { header in header.stringValue.map { (header.key, $0) } },
             uniquingKeysWith: { first, _ in first }
         )
-        let coordinates = KafkaTopicPartitionOffset(topic: message.topic, partition: message.partition, offset: message.offset)
+        let coordinates = KafkaTopicPartitionOffset(
+            topic: message.topic,
+            partition: message.partition,
+            offset: message.offset
+        )
         let brokerTime = message.timestamp.map { Date(timeIntervalSince1970: Double($0.millisecondsSince1970) / 1_000) }
         let body = Array(message.value.readableBytesView)
         var raw = RawNotification(

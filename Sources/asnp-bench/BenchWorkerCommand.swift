@@ -178,7 +178,6 @@ struct BenchWorkerCommand: AsyncParsableCommand {
         return url
     }
 
-
     static func note(_ text: String) {
         FileHandle.standardError.write(Data((text + "\n").utf8))
     }

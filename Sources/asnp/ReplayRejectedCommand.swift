@@ -2,9 +2,9 @@ import ArgumentParser
 import Foundation
 import KafkaClient
 import Logging
-import PipelineServices
 import NotificationStore
 import PipelineContract
+import PipelineServices
 
 /// `asnp replay rejected`: rejected notifications back onto the raw topic.
 struct ReplayRejectedCommand: AsyncParsableCommand {

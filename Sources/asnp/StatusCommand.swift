@@ -3,8 +3,8 @@ import CommandSupport
 import Foundation
 import KafkaClient
 import Logging
-import PipelineServices
 import NotificationStore
+import PipelineServices
 import Worker
 
 /// `asnp status`: what the pipeline holds and how far the workers are behind.

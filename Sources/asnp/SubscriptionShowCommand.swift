@@ -2,8 +2,8 @@ import ArgumentParser
 import CommandSupport
 import Foundation
 import Logging
-import PipelineServices
 import NotificationStore
+import PipelineServices
 
 /// `asnp subscription show`: a subscription's current state and its notification timeline.
 struct SubscriptionShowCommand: AsyncParsableCommand {

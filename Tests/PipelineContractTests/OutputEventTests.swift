@@ -24,7 +24,12 @@ struct OutputEventTests {
             bundleID: "com.example.notes",
             originalTransactionID: "2000000123"
         )
-        let message = OutputEvent.decoded(attributes, json: #"{"a":1}"#, key: "2000000123", topic: PipelineTopics.decoded)
+        let message = OutputEvent.decoded(
+            attributes,
+            json: #"{"a":1}"#,
+            key: "2000000123",
+            topic: PipelineTopics.decoded
+        )
         #expect(message.topic == "appstore.notifications.decoded")
         #expect(message.key.map { String(buffer: $0) } == "2000000123")
         #expect(String(buffer: message.value) == #"{"a":1}"#)

@@ -12,7 +12,8 @@ struct WorkerCommandTests {
     func readyThenSigterm() async throws {
         let mock = try KafkaMockChild(
             executable: ASNPProcess.executable,
-            arguments: ["--topic", "\(PipelineTopics.raw):2"] + PipelineTopics.outputs.flatMap { ["--topic", "\($0):1"] }
+            arguments: ["--topic", "\(PipelineTopics.raw):2"]
+                + PipelineTopics.outputs.flatMap { ["--topic", "\($0):1"] }
         )
         defer { mock.stop() }
         let server = try await TestPostgresServer.shared()

@@ -12,8 +12,9 @@ import PipelineContract
 import StoreTestSupport
 import Testing
 
-
-@Suite("The worker role built in-process as `asnp worker` builds it: settings from the environment, migrate, store, status")
+@Suite(
+    "The worker role built in-process as `asnp worker` builds it: settings from the environment, migrate, store, status"
+)
 struct WorkerRoleTests {
     struct ScenarioLine: Decodable {
         var key: String
@@ -21,7 +22,9 @@ struct WorkerRoleTests {
         var body: String
     }
 
-    @Test("The scenario produced to the raw topic ends in PostgreSQL as scenario-final.json says; a graceful shutdown ends the run")
+    @Test(
+        "The scenario produced to the raw topic ends in PostgreSQL as scenario-final.json says; a graceful shutdown ends the run"
+    )
     func scenario() async throws {
         let topic = PipelineTopics.raw
         let mock = try KafkaMockChild(

@@ -10,8 +10,12 @@ package struct KafkaPartitionLag: Sendable, Hashable {
     package var highWatermark: Int64
 
     /// The lag of one partition from the group's committed offset and the partition's watermarks.
-    package init(topicPartition: KafkaTopicPartition, committedOffset: Int64?, lowWatermark: Int64, highWatermark: Int64)
-    {
+    package init(
+        topicPartition: KafkaTopicPartition,
+        committedOffset: Int64?,
+        lowWatermark: Int64,
+        highWatermark: Int64
+    ) {
         self.topicPartition = topicPartition
         self.committedOffset = committedOffset
         self.lowWatermark = lowWatermark
