@@ -92,8 +92,10 @@ let package = Package(
             name: "NotificationStore",
             dependencies: [
                 "AppStoreModels",
-                // Messages' coordinates (KafkaTopicPartitionOffset) are recorded with what was read from them.
+                // Messages' coordinates (KafkaTopicPartitionOffset) are recorded with what was read from them; the
+                // outbox holds the output events' attributes (PipelineContract.OutputEvent).
                 "KafkaClient",
+                "PipelineContract",
                 .product(name: "PostgresNIO", package: "postgres-nio"),
                 .product(name: "NIOSSL", package: "swift-nio-ssl"),
                 .product(name: "Crypto", package: "swift-crypto"),

@@ -1,5 +1,6 @@
 import KafkaClient
 import Logging
+import PipelineContract
 import PostgresNIO
 
 #if canImport(FoundationEssentials)
@@ -42,13 +43,15 @@ extension NotificationStore {
                     if let uuid = try cells[4].decode(UUID?.self), let json = try cells[11].decode(String?.self) {
                         payload = .decoded(
                             OutboxMessage.DecodedEvent(
-                                notificationUUID: uuid,
-                                notificationType: try cells[5].decode(String.self),
-                                subtype: try cells[6].decode(String?.self),
-                                signedDate: try cells[7].decode(Date?.self),
-                                environment: try cells[8].decode(String?.self),
-                                bundleID: try cells[9].decode(String?.self),
-                                originalTransactionID: try cells[10].decode(String?.self),
+                                attributes: OutputEvent.DecodedAttributes(
+                                    notificationUUID: uuid,
+                                    notificationType: try cells[5].decode(String.self),
+                                    subtype: try cells[6].decode(String?.self),
+                                    signedDate: try cells[7].decode(Date?.self),
+                                    environment: try cells[8].decode(String?.self),
+                                    bundleID: try cells[9].decode(String?.self),
+                                    originalTransactionID: try cells[10].decode(String?.self)
+                                ),
                                 json: json
                             )
                         )

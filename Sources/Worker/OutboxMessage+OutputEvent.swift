@@ -8,16 +8,7 @@ extension OutboxMessage {
     func outputEvent(topics: OutputTopics) -> KafkaProducerMessage? {
         switch payload {
         case .decoded(let event):
-            let attributes = OutputEvent.DecodedAttributes(
-                notificationUUID: event.notificationUUID,
-                notificationType: event.notificationType,
-                subtype: event.subtype,
-                signedDate: event.signedDate,
-                environment: event.environment,
-                bundleID: event.bundleID,
-                originalTransactionID: event.originalTransactionID
-            )
-            return OutputEvent.decoded(attributes, json: event.json, key: key, topic: topics.decoded)
+            return OutputEvent.decoded(event.attributes, json: event.json, key: key, topic: topics.decoded)
         case .subscriptionState(let json):
             return OutputEvent.subscriptionState(json: json, key: key, topic: topics.subscriptionState)
         case .deadLetter(let letter):

@@ -1,4 +1,5 @@
 import KafkaClient
+import PipelineContract
 
 #if canImport(FoundationEssentials)
 import FoundationEssentials
@@ -22,13 +23,8 @@ package struct OutboxMessage: Sendable, Hashable {
     }
 
     package struct DecodedEvent: Sendable, Hashable {
-        package var notificationUUID: UUID
-        package var notificationType: String
-        package var subtype: String?
-        package var signedDate: Date?
-        package var environment: String?
-        package var bundleID: String?
-        package var originalTransactionID: String?
+        /// What the event's headers say (the notification's columns).
+        package var attributes: OutputEvent.DecodedAttributes
         /// The `decoded` column: the notification with its transaction and renewal info decoded.
         package var json: String
     }

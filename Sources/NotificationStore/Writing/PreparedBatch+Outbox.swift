@@ -1,3 +1,5 @@
+import PipelineContract
+
 #if canImport(FoundationEssentials)
 import FoundationEssentials
 #else
@@ -21,13 +23,15 @@ extension PreparedBatch {
                 guard let uuid = entry.notificationUUID, let row = rows[uuid] else { return nil }
                 payload = .decoded(
                     OutboxMessage.DecodedEvent(
-                        notificationUUID: uuid,
-                        notificationType: row.notificationType,
-                        subtype: row.subtype,
-                        signedDate: row.signedDate.map(Self.dateAsReadBack),
-                        environment: row.environment,
-                        bundleID: row.bundleId,
-                        originalTransactionID: row.originalTransactionId,
+                        attributes: OutputEvent.DecodedAttributes(
+                            notificationUUID: uuid,
+                            notificationType: row.notificationType,
+                            subtype: row.subtype,
+                            signedDate: row.signedDate.map(Self.dateAsReadBack),
+                            environment: row.environment,
+                            bundleID: row.bundleId,
+                            originalTransactionID: row.originalTransactionId
+                        ),
                         json: row.decoded
                     )
                 )

@@ -1,3 +1,4 @@
+import KafkaClient
 import PostgresNIO
 
 /// The UNNEST write of a batch's notifications as a named prepared statement: each connection parses it once, and
