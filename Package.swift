@@ -19,6 +19,17 @@ let package = Package(
         .library(name: "AppStoreModels", targets: ["AppStoreModels"]),
         .library(name: "AppStoreVerification", targets: ["AppStoreVerification"]),
     ],
+    traits: [
+        .trait(
+            name: "DevelopmentTools",
+            description: """
+                `asnp dev`: the whole pipeline on one machine (a local PostgreSQL, the Kafka mock) and its demo, which \
+                signs with the test PKI (AppStoreSigning). On by default; the image builds without it, so what \
+                production runs links no test PKI.
+                """
+        ),
+        .default(enabledTraits: ["DevelopmentTools"]),
+    ],
     dependencies: [
         .package(url: "https://github.com/apple/swift-argument-parser.git", from: "1.5.0"),
         .package(url: "https://github.com/apple/swift-crypto.git", "3.12.3"..<"5.0.0"),
@@ -225,14 +236,14 @@ let package = Package(
             dependencies: [
                 "AppStoreModels",
                 "AppStoreVerification",
-                "AppStoreSigning",
+                .target(name: "AppStoreSigning", condition: .when(traits: ["DevelopmentTools"])),
                 "CommandSupport",
                 "KafkaClient",
                 "NotificationStore",
                 "PipelineContract",
                 "PipelineServices",
                 "PipelineStatus",
-                "LocalPostgres",
+                .target(name: "LocalPostgres", condition: .when(traits: ["DevelopmentTools"])),
                 "HistorySync",
                 .product(name: "AsyncHTTPClient", package: "async-http-client"),
                 .product(name: "NIOHTTP1", package: "swift-nio"),

@@ -8,12 +8,21 @@ struct ASNP: AsyncParsableCommand {
     static let configuration = CommandConfiguration(
         commandName: "asnp",
         abstract: "App Store Notification Pipeline: verify, store and publish App Store Server Notifications.",
-        subcommands: [
-            VerifyCommand.self, IngressCommand.self, WorkerCommand.self, MigrateCommand.self, ReplayCommand.self,
-            StatusCommand.self, SubscriptionCommand.self, HistoryCommand.self, DevCommand.self,
-            KafkaMockCommand.self,
-        ]
+        subcommands: subcommands
     )
+
+    /// `dev` only with the DevelopmentTools trait (the default): the image builds without it.
+    private static var subcommands: [any ParsableCommand.Type] {
+        var commands: [any ParsableCommand.Type] = [
+            VerifyCommand.self, IngressCommand.self, WorkerCommand.self, MigrateCommand.self, ReplayCommand.self,
+            StatusCommand.self, SubscriptionCommand.self, HistoryCommand.self,
+        ]
+        #if DevelopmentTools
+        commands.append(DevCommand.self)
+        #endif
+        commands.append(KafkaMockCommand.self)
+        return commands
+    }
 
     /// Exit codes: 0 success, 1 a rejected input (from the command itself), 2 a usage error, 3 a failed service.
     static func main() async {

@@ -1,3 +1,5 @@
+// `asnp dev` is a development tool: built with the DevelopmentTools trait (the default), left out of the image.
+#if DevelopmentTools
 import AppStoreSigning
 import ArgumentParser
 import Foundation
@@ -232,3 +234,4 @@ private struct Announcement: Service {
         try? await gracefulShutdown()
     }
 }
+#endif

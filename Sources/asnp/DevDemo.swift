@@ -1,3 +1,5 @@
+// `asnp dev` is a development tool: built with the DevelopmentTools trait (the default), left out of the image.
+#if DevelopmentTools
 import AppStoreSigning
 import AsyncHTTPClient
 import Foundation
@@ -81,3 +83,4 @@ struct DevDemo: Service {
         FileHandle.standardOutput.write(Data((text + "\n").utf8))
     }
 }
+#endif

@@ -54,7 +54,8 @@ struct DeployFilesTests {
     func dockerfile() async throws {
         let text = try Self.text("Dockerfile")
         #expect(text.contains("RUN scripts/bootstrap"))
-        #expect(text.contains("swift build -c release --product asnp"))
+        #expect(text.contains("swift build -c release --product asnp --disable-default-traits"))
+        #expect(text.contains("COPY Package.swift Package.resolved"), "the image builds the pinned versions")
         #expect(text.contains("USER 10001"))
         #expect(text.contains("ENTRYPOINT [\"/usr/local/bin/asnp\"]"))
         let exposed = try #require(text.split(separator: "\n").first { $0.hasPrefix("EXPOSE ") })
