@@ -14,6 +14,7 @@ let package = Package(
             from: "1.38.1",
             traits: ["MallocInterposer"]
         ),
+        .package(url: "https://github.com/apple/swift-certificates.git", .upToNextMinor(from: "1.21.1")),
     ],
     targets: [
         .executableTarget(
@@ -21,8 +22,8 @@ let package = Package(
             dependencies: [
                 .product(name: "Benchmark", package: "benchmark"),
                 .product(name: "AppStoreModels", package: "AppStoreNotificationPipeline"),
-                .product(name: "AppStoreSigning", package: "AppStoreNotificationPipeline"),
                 .product(name: "AppStoreVerification", package: "AppStoreNotificationPipeline"),
+                .product(name: "X509", package: "swift-certificates"),
             ],
             path: "Benchmarks/VerifyBenchmarks",
             plugins: [

@@ -1,8 +1,8 @@
 import AppStoreModels
-import AppStoreSigning
 import AppStoreVerification
 import Benchmark
 import Foundation
+import X509
 
 #if canImport(Darwin)
 import Darwin
@@ -10,30 +10,44 @@ import Darwin
 import Glibc
 #endif
 
-/// Realistic V2 subscription notifications (3 JWS each: payload, transaction, renewal info) signed by a fresh
-/// test PKI shaped like Apple's, generated once per benchmark in its setup hook, outside the measured region.
-/// The same events as `asnp-bench verify` (`SubscriptionEvent.samples`).
+/// Realistic V2 subscription notifications (3 JWS each: payload, transaction, renewal info) signed by a test PKI
+/// shaped like Apple's, and that PKI's root: written by `./make-workload` (`asnp-bench loadgen`, the same events as
+/// `asnp-bench verify`), read once per benchmark in its setup hook, outside the measured region. The signer is not a
+/// library product of the pipeline, so this package reads what it signed.
 struct VerifyWorkload {
     static let bundleId = "com.example.bench"
 
+    /// Where `./make-workload` writes: `ASNP_VERIFY_WORKLOAD`, else `.workload` beside this package's manifest.
+    static var directory: URL {
+        if let path = ProcessInfo.processInfo.environment["ASNP_VERIFY_WORKLOAD"] {
+            return URL(fileURLWithPath: path)
+        }
+        return URL(fileURLWithPath: #filePath)
+            .deletingLastPathComponent().deletingLastPathComponent().deletingLastPathComponent()
+            .appendingPathComponent(".workload")
+    }
+
     /// The raw HTTP bodies, `{"signedPayload":"..."}`.
     let bodies: [[UInt8]]
-    /// The PKI that signed them; its root is the only trusted one.
-    let pki: TestPKI
+    /// The root that signed them; the only trusted one.
+    let root: Certificate
 
-    init(count: Int) throws {
-        pki = try TestPKI()
-        let signer = NotificationSigner(signer: try JWSSigner(pki: pki))
-        bodies = try SubscriptionEvent.samples(count: count, bundleId: Self.bundleId).map {
-            Array(try signer.body(for: $0).utf8)
+    init() throws {
+        let directory = Self.directory
+        guard let text = try? String(contentsOf: directory.appendingPathComponent("bodies.txt"), encoding: .utf8),
+            let root = try? Data(contentsOf: directory.appendingPathComponent("root.der"))
+        else {
+            fatalError("no workload in \(directory.path): run ./make-workload first")
         }
+        bodies = text.split(separator: "\n").map { Array($0.utf8) }
+        self.root = try Certificate(derEncoded: Array(root))
     }
 
     /// A verifier trusting only this workload's root; `cacheCapacity` 0 disables the verified-chain cache.
     func verifier(cacheCapacity: Int) throws -> NotificationVerifier {
         NotificationVerifier(
             configuration: .init(policy: try VerificationPolicy(bundleId: Self.bundleId, environment: .sandbox)),
-            chainVerifier: ChainVerifier(configuration: .init(trustedRoots: [pki.root], cacheCapacity: cacheCapacity))
+            chainVerifier: ChainVerifier(configuration: .init(trustedRoots: [root], cacheCapacity: cacheCapacity))
         )
     }
 }
@@ -44,16 +58,13 @@ struct VerifyState {
     let verifier: NotificationVerifier
 }
 
-/// How many distinct notifications each verify benchmark cycles through.
-let notificationCount = 500
-
 /// A body whose `signedPayload` is three segments of nothing decodable.
 let malformedBody = Array(#"{"signedPayload":"a.b.c"}"#.utf8)
 
 /// Builds the workload and checks, before anything is measured, that every body verifies: a benchmark of bodies
 /// that fail would measure the rejection path and report nonsense.
 func makeVerifyState(cacheCapacity: Int) async throws -> VerifyState {
-    let workload = try VerifyWorkload(count: notificationCount)
+    let workload = try VerifyWorkload()
     let verifier = try workload.verifier(cacheCapacity: cacheCapacity)
     for body in workload.bodies {
         let result = await verifier.verify(body: body)
@@ -91,7 +102,7 @@ func verifyOne(_ benchmark: Benchmark, _ state: VerifyState) async {
 
 /// A verifier for the rejection benchmark, checked to reject ``malformedBody`` before anything is measured.
 func makeRejectVerifier() async throws -> NotificationVerifier {
-    let verifier = try VerifyWorkload(count: 1).verifier(cacheCapacity: 64)
+    let verifier = try VerifyWorkload().verifier(cacheCapacity: 64)
     let status = await verifier.verify(body: malformedBody).status
     guard status != "OK" else { fatalError("a malformed body was accepted") }
     return verifier
