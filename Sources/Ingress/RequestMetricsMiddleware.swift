@@ -1,5 +1,4 @@
 import Hummingbird
-import Logging
 
 /// Counts every answer by matched route (Hummingbird's `endpointPath`, such as
 /// `/v2/notifications/{environment}/{app}`; `unmatched` for paths no route takes) and status, including the
