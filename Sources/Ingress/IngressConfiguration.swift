@@ -18,6 +18,10 @@ package struct IngressConfiguration: Sendable {
     /// A connection that sends nothing for this long, between requests or in the middle of one (a slow body),
     /// is closed. Default 30 s.
     package var idleTimeout: Duration = .seconds(30)
+    /// A notification's body must have arrived this long after its head, or the connection is closed and its
+    /// place among ``maximumConcurrentRequests`` freed: a sender trickling a byte now and then resets the idle timer
+    /// but not this. (A head that trickles is held to the idle timeout, which its bytes do not reset.) Default 30 s.
+    package var requestTimeout: Duration = .seconds(30)
     /// Notification requests handled at once; more get 503 at once, without reading their body. Default 1,024.
     package var maximumConcurrentRequests = 1_024
     /// Client addresses notification routes accept (CIDR); empty accepts any. Apple posts from `17.0.0.0/8`.
@@ -51,8 +55,9 @@ package struct IngressConfiguration: Sendable {
         guard (0...65_535).contains(port) else { throw invalid("port \(port) is not 0-65535") }
         guard !rawTopic.isEmpty else { throw invalid("the raw topic name is empty") }
         guard maximumBodySize > 0 else { throw invalid("maximumBodySize must be positive") }
-        guard acknowledgementTimeout > .zero, idleTimeout > .zero, readinessTimeout > .zero else {
-            throw invalid("acknowledgementTimeout, idleTimeout and readinessTimeout must be positive")
+        guard acknowledgementTimeout > .zero, idleTimeout > .zero, readinessTimeout > .zero, requestTimeout > .zero
+        else {
+            throw invalid("acknowledgementTimeout, idleTimeout, readinessTimeout and requestTimeout must be positive")
         }
         guard maximumConcurrentRequests > 0 else { throw invalid("maximumConcurrentRequests must be positive") }
         if let pathToken {

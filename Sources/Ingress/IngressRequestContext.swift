@@ -15,10 +15,13 @@ package struct IngressRequestContext: RequestContext, RemoteAddressRequestContex
     package let remoteAddress: SocketAddress?
     /// A fresh UUID, lowercased.
     package let requestID: String
+    /// The connection, for closing it when a body does not arrive in time.
+    let channel: any Channel
 
     package init(source: ApplicationRequestContextSource) {
         coreContext = CoreRequestContextStorage(source: source)
         remoteAddress = source.channel.remoteAddress
         requestID = UUID().uuidString.lowercased()
+        channel = source.channel
     }
 }

@@ -117,7 +117,12 @@ package final class IngressServer: Service, Sendable {
         for version in [1, 2] {
             let handler: @Sendable (Request, IngressRequestContext) async throws -> Response = { request, context in
                 let target = try targets.target(version: version, context: context)
-                return try await receiver.receive(request, target: target, requestID: context.requestID)
+                return try await receiver.receive(
+                    request,
+                    target: target,
+                    requestID: context.requestID,
+                    channel: context.channel
+                )
             }
             routes.post("\(prefix)/v\(version)/notifications/:environment", use: handler)
             routes.post("\(prefix)/v\(version)/notifications/:environment/:app", use: handler)

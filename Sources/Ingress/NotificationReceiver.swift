@@ -7,6 +7,7 @@ import Metrics
 import NIOCore
 import NIOFoundationCompat
 import PipelineContract
+import Synchronization
 
 #if canImport(FoundationEssentials)
 import FoundationEssentials
@@ -21,6 +22,7 @@ struct NotificationReceiver: Sendable {
     let rawTopic: String
     let maximumBodySize: Int
     let acknowledgementTimeout: Duration
+    let requestTimeout: Duration
     let producer: KafkaProducer
     let metrics: IngressMetrics
     let deadlines: ProduceDeadlines
@@ -30,13 +32,19 @@ struct NotificationReceiver: Sendable {
         self.rawTopic = configuration.rawTopic
         self.maximumBodySize = configuration.maximumBodySize
         self.acknowledgementTimeout = configuration.acknowledgementTimeout
+        self.requestTimeout = configuration.requestTimeout
         self.producer = producer
         self.metrics = metrics
         self.deadlines = ProduceDeadlines(timeout: configuration.acknowledgementTimeout)
         self.logger = logger
     }
 
-    func receive(_ request: Request, target: NotificationTarget, requestID: String) async throws -> Response {
+    func receive(
+        _ request: Request,
+        target: NotificationTarget,
+        requestID: String,
+        channel: any Channel
+    ) async throws -> Response {
         var logger = self.logger
         logger[metadataKey: "request.id"] = "\(requestID)"
 
@@ -47,11 +55,32 @@ struct NotificationReceiver: Sendable {
         if let declared = request.headers[.contentLength].flatMap(Int.init), declared > maximumBodySize {
             throw tooLarge()
         }
-        let body: ByteBuffer
+        // The body must be in by the deadline: closing the connection then ends the read below and frees this
+        // request's place, however the sender trickles. What was read of it is never stored.
+        let expired = ExpiredFlag()
+        let deadline = channel.eventLoop.scheduleTask(in: TimeAmount(requestTimeout)) {
+            expired.value.store(true, ordering: .relaxed)
+            channel.close(promise: nil)
+        }
+        let body: ByteBuffer?
         do {
+            defer { deadline.cancel() }
             body = try await request.body.collect(upTo: maximumBodySize)
         } catch is NIOTooManyBytesError {
             throw tooLarge()
+        } catch {
+            // A read the deadline ended; any other failure is the connection's.
+            guard expired.value.load(ordering: .relaxed) else { throw error }
+            body = nil
+        }
+        guard let body, !expired.value.load(ordering: .relaxed) else {
+            logger.notice(
+                "Closed a connection whose body did not arrive in time",
+                metadata: [
+                    "ingress.request_timeout": "\(requestTimeout)"
+                ]
+            )
+            throw IngressRefusal(.requestTimeout, "the body did not arrive in time", requestID: requestID)
         }
         let receivedAt = Date()
         guard
@@ -114,4 +143,9 @@ struct NotificationReceiver: Sendable {
         }
         throw IngressRefusal(.serviceUnavailable, "not stored, retry later", requestID: requestID, retryAfterSeconds: 5)
     }
+}
+
+/// Set once a request's body deadline closed its connection.
+private final class ExpiredFlag: Sendable {
+    let value = Atomic<Bool>(false)
 }

@@ -1,5 +1,6 @@
 import Foundation
 import Ingress
+import KafkaClient
 import NIOCore
 import NIOHTTP1
 import Testing
@@ -84,6 +85,63 @@ struct IngressAbuseTests {
                 RawConnection.waitUntilClosed(connections, timeout: idleTimeout * 120)
             }
             #expect(closed.filter { $0 }.count == connections.count)
+        }
+    }
+
+    @Test(
+        "Trickled bodies, a byte now and then, hold their places only until the request timeout; then they are cut off and Apple's posts get through"
+    )
+    func trickledBodies() async throws {
+        // The idle timeout alone never ends them: each byte comes well within it.
+        let requestTimeout: Duration = .seconds(2)
+        let places = 4
+        try await IngressHarness.with(configure: {
+            $0.requestTimeout = requestTimeout
+            $0.idleTimeout = .seconds(60)
+            $0.maximumConcurrentRequests = places
+        }) { ingress in
+            let port = ingress.port
+            let tricklers = try (0..<places).map { _ in try RawConnection(port: port) }
+            for connection in tricklers {
+                #expect(
+                    connection.send(
+                        "POST /v2/notifications/sandbox HTTP/1.1\r\nHost: x\r\nContent-Type: application/json\r\n"
+                            + "Content-Length: 1000\r\n\r\n{"
+                    )
+                )
+            }
+            // A byte every 200 ms would take 200 s to finish a body; sending stops once the server closed it.
+            let trickling = Task {
+                try await RawConnection.run {
+                    for _ in 0..<1_000 {
+                        guard tricklers.map({ $0.send("a") }).contains(true) else { return }
+                        Thread.sleep(forTimeInterval: 0.2)
+                    }
+                }
+            }
+            defer { trickling.cancel() }
+            // Every place is held meanwhile (the limit answers 503 at once with Retry-After: 1) ...
+            let busy = try await ingress.post("/v2/notifications/sandbox", body: Self.body)
+            #expect(busy.status == .serviceUnavailable)
+            // ... until the request timeout frees them: Apple's retry gets through. The bound is 30 request
+            // timeouts, a cap against places never freed (the tricklers would hold them for 200 s).
+            var reply = busy
+            let retryUntil = ContinuousClock.now.advanced(by: requestTimeout * 30)
+            while reply.status != .ok, ContinuousClock.now < retryUntil {
+                try await Task.sleep(for: .milliseconds(200))
+                reply = try await ingress.post("/v2/notifications/sandbox", body: Self.body)
+            }
+            #expect(reply.status == .ok)
+            // The tricklers' connections were closed by the server, and none got a 200.
+            let outcomes = try await RawConnection.run {
+                RawConnection.readUntilClosed(tricklers, timeout: requestTimeout * 30)
+            }
+            let stillOpen = outcomes.filter { !$0.closed }.count
+            #expect(stillOpen == 0, "\(stillOpen) still open")
+            #expect(outcomes.allSatisfy { !$0.data.hasPrefix("HTTP/1.1 200") })
+            // Only the complete body reached the raw topic, nothing of the trickled ones.
+            let stored = try await ingress.consume(count: 1).map { String(buffer: $0.value) }
+            #expect(stored == [Self.body])
         }
     }
 }

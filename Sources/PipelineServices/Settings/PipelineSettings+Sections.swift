@@ -71,6 +71,7 @@ extension PipelineSettings {
         configuration.acknowledgementTimeout =
             try duration("ingress.ackTimeoutSeconds") ?? configuration.acknowledgementTimeout
         configuration.idleTimeout = try duration("ingress.idleTimeoutSeconds") ?? configuration.idleTimeout
+        configuration.requestTimeout = try duration("ingress.requestTimeoutSeconds") ?? configuration.requestTimeout
         configuration.readinessTimeout =
             try duration("ingress.readinessTimeoutSeconds") ?? configuration.readinessTimeout
         configuration.maximumConcurrentRequests =
