@@ -14,9 +14,21 @@ struct ProducerFaultTests {
             configuration: cluster.consumerConfiguration(group: "read-back-\(topic)", topics: [topic]),
             logger: cluster.logger
         )
-        // Past the group join, keep polling briefly so that anything beyond `count` would show up too.
-        var events = try await consumer.collect { $0.messages.count >= count }
-        events += try await consumer.collect(timeout: .milliseconds(500)) { _ in false }
+        // To each partition's end as the topic is now (its high watermarks), not to a count: the topic also holds
+        // messages that timed out and were stored anyway, so a count can be reached before every partition is read
+        // (a loaded run then reported messages delivered and "missing"). Anything beyond would show up too.
+        let admin = try KafkaAdminClient(cluster: cluster.mock.clusterConfiguration, logger: cluster.logger)
+        let ends = try await admin.watermarks(of: topic)
+        let events = try await consumer.collect { events in
+            var read: [KafkaTopicPartition: Int64] = [:]
+            for message in events.messages {
+                read[message.topicPartition] = max(read[message.topicPartition] ?? 0, message.offset + 1)
+            }
+            let caughtUp = ends.allSatisfy { partition, marks in
+                marks.high <= marks.low || (read[partition] ?? 0) >= marks.high
+            }
+            return caughtUp && events.messages.count >= count
+        }
         try await consumer.close()
         return events.messages.map { String(buffer: $0.value) }
     }
