@@ -54,10 +54,7 @@ package final class IngressServer: Service, Sendable {
         )
         router.addRoutes(Self.notificationRoutes(configuration, producer: producer, metrics: metrics, logger: logger))
 
-        let idleTimeout = TimeAmount.nanoseconds(
-            Int64(clamping: configuration.idleTimeout.components.seconds) * 1_000_000_000
-                + configuration.idleTimeout.components.attoseconds / 1_000_000_000
-        )
+        let idleTimeout = TimeAmount(configuration.idleTimeout)
         let host = configuration.host
         let port = configuration.port
         application = Application(
