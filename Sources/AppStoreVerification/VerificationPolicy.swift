@@ -22,6 +22,24 @@ public struct VerificationPolicy: Sendable, Hashable {
                 reason: "the app Apple id is required for the Production environment"
             )
         }
+        self.init(checkedBundleId: bundleId, appAppleId: appAppleId, environment: environment)
+    }
+
+    /// A policy for V1 bodies only, which carry no app Apple id: it requires none, in any environment.
+    ///
+    /// A verifier made with it must be given V1 bodies alone (``NotificationVerifier/verify(body:version:)`` with
+    /// ``NotificationVersion/v1``): a V2 body in Production would go without the app Apple id check.
+    /// - Throws: ``VerificationConfigurationError`` when `bundleId` is empty.
+    package static func v1(bundleId: String, environment: AppStoreEnvironment) throws(VerificationConfigurationError)
+        -> VerificationPolicy
+    {
+        guard !bundleId.isEmpty else {
+            throw VerificationConfigurationError(code: .missingBundleID, reason: "the bundle id must not be empty")
+        }
+        return VerificationPolicy(checkedBundleId: bundleId, appAppleId: nil, environment: environment)
+    }
+
+    private init(checkedBundleId bundleId: String, appAppleId: Int64?, environment: AppStoreEnvironment) {
         self.bundleId = bundleId
         self.appAppleId = appAppleId
         self.environment = environment

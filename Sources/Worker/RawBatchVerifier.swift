@@ -93,11 +93,12 @@ package struct RawBatchVerifier: Sendable {
             return .success(.init(raw: raw, verdict: .rejected(status: error.code.rawValue, reason: error.reason)))
         }
         raw.receivedAt = headers.receivedAt
-        switch directory.verifier(app: headers.app, environment: headers.environment) {
+        let version = NotificationVersion(rawValue: headers.version)
+        switch directory.verifier(app: headers.app, environment: headers.environment, version: version) {
         case .failure(let unavailable):
             return .success(.init(raw: raw, verdict: .rejected(status: unavailable.status, reason: unavailable.reason)))
         case .success(let verifier):
-            switch await verifier.verify(body: body, version: NotificationVersion(rawValue: headers.version)) {
+            switch await verifier.verify(body: body, version: version) {
             case .verified(let notification):
                 return .success(.init(raw: raw, verdict: .verified(notification)))
             case .rejected(let error) where error.isRetriable:

@@ -20,47 +20,61 @@ package struct VerifierDirectory: Sendable {
         var environment: AppStoreEnvironment
     }
 
+    /// V2 (or unlabelled) bodies, checked against the app's bundle id and, in Production, its app Apple id.
     private let verifiers: [Key: Result<NotificationVerifier, Unavailable>]
+    /// V1 bodies, which carry no app Apple id: an app needs none to have its V1 bodies verified in Production.
+    private let v1Verifiers: [Key: Result<NotificationVerifier, Unavailable>]
 
     /// Verifiers for `apps` in Production and Sandbox, trusting the chain verifier's roots.
     ///
-    /// An app without an app Apple id gets no Production verifier (Apple's rules require the id there): its
-    /// Production bodies are rejected with `APP_NOT_CONFIGURED`, to be replayed once it is configured.
+    /// An app without an app Apple id gets no Production verifier for V2 bodies (Apple's rules require the id
+    /// there): its Production V2 bodies are rejected with `APP_NOT_CONFIGURED`, to be replayed once it is configured.
     package init(apps: [PipelineApp], chainVerifier: ChainVerifier, maximumBodySize: Int = 1 << 20) {
         var verifiers: [Key: Result<NotificationVerifier, Unavailable>] = [:]
+        var v1Verifiers: [Key: Result<NotificationVerifier, Unavailable>] = [:]
         for app in apps {
             for environment in [AppStoreEnvironment.production, .sandbox] {
                 let key = Key(app: app.name, environment: environment)
-                do {
-                    let policy = try VerificationPolicy(
-                        bundleId: app.bundleID,
-                        appAppleId: app.appAppleID,
-                        environment: environment
-                    )
-                    let configuration = NotificationVerifier.Configuration(
-                        policy: policy,
-                        sharedSecrets: app.sharedSecrets,
-                        maximumBodySize: maximumBodySize
-                    )
-                    verifiers[key] = .success(
-                        NotificationVerifier(configuration: configuration, chainVerifier: chainVerifier)
-                    )
-                } catch {
-                    verifiers[key] = .failure(
-                        Unavailable(
-                            status: "APP_NOT_CONFIGURED",
-                            reason: "app '\(app.name)' cannot verify \(environment) notifications: \(error)"
+                func verifier(_ policy: () throws -> VerificationPolicy) -> Result<NotificationVerifier, Unavailable> {
+                    do {
+                        let configuration = NotificationVerifier.Configuration(
+                            policy: try policy(),
+                            sharedSecrets: app.sharedSecrets,
+                            maximumBodySize: maximumBodySize
                         )
-                    )
+                        return .success(
+                            NotificationVerifier(configuration: configuration, chainVerifier: chainVerifier)
+                        )
+                    } catch {
+                        return .failure(
+                            Unavailable(
+                                status: "APP_NOT_CONFIGURED",
+                                reason: "app '\(app.name)' cannot verify \(environment) notifications: \(error)"
+                            )
+                        )
+                    }
+                }
+                verifiers[key] = verifier {
+                    try VerificationPolicy(bundleId: app.bundleID, appAppleId: app.appAppleID, environment: environment)
+                }
+                v1Verifiers[key] = verifier {
+                    try VerificationPolicy.v1(bundleId: app.bundleID, environment: environment)
                 }
             }
         }
         self.verifiers = verifiers
+        self.v1Verifiers = v1Verifiers
     }
 
-    /// The verifier for `app` in `environment`, or why there is none.
-    package func verifier(app: String, environment: AppStoreEnvironment) -> Result<NotificationVerifier, Unavailable> {
-        verifiers[Key(app: app, environment: environment)]
+    /// The verifier for `app`'s bodies of `version` in `environment`, or why there is none. A V1 verifier must be
+    /// given V1 bodies only (``NotificationVersion/v1``).
+    package func verifier(
+        app: String,
+        environment: AppStoreEnvironment,
+        version: NotificationVersion?
+    ) -> Result<NotificationVerifier, Unavailable> {
+        let key = Key(app: app, environment: environment)
+        return (version == .v1 ? v1Verifiers[key] : verifiers[key])
             ?? .failure(
                 Unavailable(
                     status: "UNKNOWN_APP",

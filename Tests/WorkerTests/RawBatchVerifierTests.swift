@@ -87,7 +87,18 @@ struct RawBatchVerifierTests {
     @Test("The route's environment and app decide the policy; unattributable messages are rejected, not dropped")
     func routing() async throws {
         let valid = try #require(Fixtures.v2Cases.first { $0.expectedStatus == "OK" }).body
-        let sandboxOnly = PipelineApp(name: "games", bundleID: Fixtures.bundleId)
+        let validV1 = try #require(Fixtures.v1Cases.first { $0.expectedStatus == "OK" }).body
+        let productionV1 = validV1.replacingOccurrences(
+            of: #"{"environment": "Sandbox""#,
+            with: #"{"environment": "PROD""#
+        )
+        #expect(productionV1 != validV1)
+        // No app Apple id: V2 cannot be verified in Production, V1 (which carries none) can.
+        let sandboxOnly = PipelineApp(
+            name: "games",
+            bundleID: Fixtures.bundleId,
+            sharedSecrets: [Fixtures.sharedSecret]
+        )
         let messages = [
             Self.message(valid, offset: 1),
             Self.message(valid, offset: 2, environment: .production),
@@ -99,6 +110,8 @@ struct RawBatchVerifierTests {
                 offset: 6,
                 headers: [KafkaHeader(key: RawNotificationHeaders.Name.version, string: "7")]
             ),
+            Self.message(productionV1, offset: 7, version: 1, environment: .production, app: "games"),
+            Self.message(validV1, offset: 8, version: 1, environment: .production, app: "games"),
         ]
         let batch = try await Self.verifier(apps: [Self.app, sandboxOnly]).batch(for: messages)
         let statuses = batch.entries.map { entry -> String in
@@ -110,6 +123,7 @@ struct RawBatchVerifierTests {
         #expect(
             statuses == [
                 "OK", "INVALID_ENVIRONMENT", "UNKNOWN_APP", "APP_NOT_CONFIGURED", "INVALID_HEADERS", "INVALID_HEADERS",
+                "OK", "INVALID_ENVIRONMENT",
             ]
         )
         if case .rejected(_, let reason) = batch.entries[4].verdict {
