@@ -44,6 +44,7 @@ struct IngressCommandTests {
             try #require(ready, "asnp ingress did not become ready")
 
             let bodies = Fixtures.v2Cases.filter { $0.expectedStatus == "OK" }.map(\.body)
+            let answered = SharedCount()
             let acknowledged = try await withThrowingTaskGroup(of: [String].self) { group in
                 for worker in 0..<6 {
                     group.addTask {
@@ -56,12 +57,14 @@ struct IngressCommandTests {
                             _ = try? await reply.body.collect(upTo: 1 << 16)
                             if reply.status == .ok, let id = reply.headers.first(name: "X-Request-ID") {
                                 acknowledged.append(id)
+                                answered.increment()
                             }
                         }
                         return acknowledged
                     }
                 }
-                try await Task.sleep(for: .milliseconds(800))
+                // Under load: once bodies are being answered (however long that takes on a loaded machine).
+                _ = await eventually { answered.value >= 50 }
                 kill(ingress.processIdentifier, signal)
                 return try await group.reduce(into: []) { $0 += $1 }
             }
