@@ -10,8 +10,13 @@ import Foundation
 #endif
 
 extension NotificationStore {
-    /// The outbox rows written for batches of `source` (a raw-topic partition), oldest first, with their payloads;
-    /// at most `limit`. Publish them in this order, then ``deleteOutbox(_:)`` the acknowledged ones.
+    /// The outbox rows written for batches of `source` (a raw-topic partition) and not set aside, oldest first,
+    /// with their payloads; at most `limit`. Publish them in this order, then ``deleteOutbox(_:)`` the acknowledged
+    /// ones.
+    ///
+    /// A `subscription_state` row comes with its subscription's current state, not the state its change left: rows
+    /// of one subscription may be published by two members in either order (a partition handed over, partitions
+    /// added), and the compacted state topic must end on the current state whichever comes last.
     package func pendingOutbox(
         source: KafkaTopicPartition,
         limit: Int = 1_000
@@ -20,14 +25,18 @@ extension NotificationStore {
         return try await withConnection("reading the outbox of \(source)") { connection in
             let rows = try await connection.query(
                 """
-                SELECT o.id, o.stream, o.message_key, o.subscription_state::text,
+                SELECT o.id, o.stream, o.message_key, to_jsonb(s)::text,
                     n.notification_uuid, n.notification_type, n.subtype, n.signed_date, n.environment, n.bundle_id,
                     n.original_transaction_id, n.decoded::text,
-                    r.status, r.reason, r.raw_body, r.headers::text, r.kafka_topic, r.kafka_partition, r.kafka_offset
+                    r.status, r.reason, r.raw_body, r.headers::text, r.kafka_topic, r.kafka_partition, r.kafka_offset,
+                    s.last_notification_uuid
                 FROM outbox o
                 LEFT JOIN notifications n ON o.stream = 'decoded' AND n.notification_uuid = o.notification_uuid
                 LEFT JOIN rejected_notifications r ON o.stream = 'dead_letter' AND r.id = o.rejected_id
+                LEFT JOIN subscriptions s
+                    ON o.stream = 'subscription_state' AND s.original_transaction_id = o.message_key
                 WHERE o.source_topic = \(source.topic) AND o.source_partition = \(Int32(source.partition))
+                    AND o.refused_at IS NULL
                 ORDER BY o.id
                 LIMIT \(limit)
                 """,
@@ -57,7 +66,9 @@ extension NotificationStore {
                         )
                     }
                 case .subscriptionState:
-                    if let json = try cells[3].decode(String?.self) { payload = .subscriptionState(json: json) }
+                    if let json = try cells[3].decode(String?.self), let version = try cells[19].decode(UUID?.self) {
+                        payload = .subscriptionState(OutboxMessage.StateEvent(json: json, version: version))
+                    }
                 case .deadLetter:
                     if let status = try cells[12].decode(String?.self),
                         let body = try cells[14].decode(ByteBuffer?.self)
@@ -95,6 +106,73 @@ extension NotificationStore {
         }
     }
 
+    /// The current state of each subscription in `keys` (original transaction ids) that has one, as a
+    /// `subscription_state` row of the outbox publishes it.
+    package func subscriptionStates(
+        _ keys: [String]
+    ) async throws(NotificationStoreError) -> [String: OutboxMessage.StateEvent] {
+        guard !keys.isEmpty else { return [:] }
+        let logger = self.logger
+        return try await withConnection("reading \(keys.count) subscription states") { connection in
+            let rows = try await connection.query(
+                """
+                SELECT s.original_transaction_id, to_jsonb(s)::text, s.last_notification_uuid
+                FROM subscriptions s WHERE s.original_transaction_id = ANY(\(keys))
+                """,
+                logger: logger
+            )
+            var states: [String: OutboxMessage.StateEvent] = [:]
+            for try await (key, json, version) in rows.decode((String, String, UUID).self) {
+                states[key] = OutboxMessage.StateEvent(json: json, version: version)
+            }
+            return states
+        }
+    }
+
+    /// Which of `partitions` of `topic` have outbox rows to publish (not set aside).
+    package func partitionsWithPendingOutbox(
+        topic: String,
+        partitions: [Int32]
+    ) async throws(NotificationStoreError) -> [Int32] {
+        guard !partitions.isEmpty else { return [] }
+        let logger = self.logger
+        return try await withConnection("looking for outbox rows of \(topic)") { connection in
+            let rows = try await connection.query(
+                """
+                SELECT p FROM unnest(\(partitions)::integer[]) AS p
+                WHERE EXISTS (
+                    SELECT 1 FROM outbox
+                    WHERE source_topic = \(topic) AND source_partition = p AND refused_at IS NULL
+                )
+                ORDER BY p
+                """,
+                logger: logger
+            )
+            var found: [Int32] = []
+            for try await partition in rows.decode(Int32.self) { found.append(partition) }
+            return found
+        }
+    }
+
+    /// Sets outbox rows aside that the broker refused for good, with why: they are no longer read by
+    /// ``pendingOutbox(source:limit:)`` until an operator clears `refused_at` (Docs/runbook.md).
+    package func setOutboxAside(_ refusals: [(id: Int64, reason: String)]) async throws(NotificationStoreError) {
+        guard !refusals.isEmpty else { return }
+        let logger = self.logger
+        let ids = refusals.map(\.id)
+        let reasons = refusals.map(\.reason)
+        _ = try await withConnection("setting \(refusals.count) refused outbox rows aside") { connection in
+            try await connection.query(
+                """
+                UPDATE outbox SET refused_at = now(), refusal = refused.reason
+                FROM unnest(\(ids)::bigint[], \(reasons)::text[]) AS refused(id, reason)
+                WHERE outbox.id = refused.id
+                """,
+                logger: logger
+            )
+        }
+    }
+
     /// Deletes published outbox rows.
     package func deleteOutbox(_ ids: [Int64]) async throws(NotificationStoreError) {
         guard !ids.isEmpty else { return }
@@ -104,14 +182,17 @@ extension NotificationStore {
         }
     }
 
-    /// How many outbox rows wait to be published, all partitions (a gauge for monitoring: a growing outbox means
-    /// the output topics do not take events).
-    package func outboxRowCount() async throws(NotificationStoreError) -> Int {
+    /// How many outbox rows wait to be published and how many are set aside, all partitions (gauges for
+    /// monitoring: a growing outbox means the output topics do not take events; set-aside rows need an operator).
+    package func outboxRowCounts() async throws(NotificationStoreError) -> (pending: Int, refused: Int) {
         let logger = self.logger
         return try await withConnection("counting outbox rows") { connection in
-            let rows = try await connection.query("SELECT count(*) FROM outbox", logger: logger)
-            for try await count in rows.decode(Int.self) { return count }
-            return 0
+            let rows = try await connection.query(
+                "SELECT count(*) FILTER (WHERE refused_at IS NULL), count(refused_at) FROM outbox",
+                logger: logger
+            )
+            for try await counts in rows.decode((Int, Int).self) { return (counts.0, counts.1) }
+            return (0, 0)
         }
     }
 }

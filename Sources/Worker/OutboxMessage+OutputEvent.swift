@@ -9,8 +9,8 @@ extension OutboxMessage {
         switch payload {
         case .decoded(let event):
             return OutputEvent.decoded(event.attributes, json: event.json, key: key, topic: topics.decoded)
-        case .subscriptionState(let json):
-            return OutputEvent.subscriptionState(json: json, key: key, topic: topics.subscriptionState)
+        case .subscriptionState(let state):
+            return OutputEvent.subscriptionState(json: state.json, key: key, topic: topics.subscriptionState)
         case .deadLetter(let letter):
             return OutputEvent.deadLetter(
                 body: letter.body,

@@ -4,11 +4,18 @@ import NotificationStore
 import PipelineContract
 import Prometheus
 
-/// Publishes a raw-topic partition's outbox rows to the output topics, in row order, and deletes them once the
-/// broker acknowledged every one.
+/// Publishes a raw-topic partition's outbox rows to the output topics, in row order, and deletes each once the
+/// broker acknowledged its event.
 ///
 /// Delivery is at least once: a crash between the acknowledgement and the delete publishes the rows again, with
-/// the same event ids, when this member or the next owner of the partition publishes its outbox.
+/// the same event ids, when this member or the next owner of the partition publishes its outbox. A row the broker
+/// refuses for good (``KafkaError/Code/refused``: too large, not authorised) is set aside in the table with the
+/// reason, counted and logged, and does not hold up the rows after it.
+///
+/// The compacted state topic ends on each subscription's current state whatever order two members publish in: a
+/// state event read from the table is the subscription's current state, and once it is acknowledged the state is
+/// read again; if it changed meanwhile (a later change whose own event may already be out), the current state is
+/// published once more.
 struct OutboxPublisher: Sendable {
     let store: NotificationStore
     let producer: KafkaProducer
@@ -17,53 +24,131 @@ struct OutboxPublisher: Sendable {
     let logger: Logger
     /// Rows read and published at a time.
     var chunk = 500
+    /// Times a state is published again because it changed while being published, before giving up for now.
+    var maximumStateRepublications = 5
 
-    /// Publishes everything pending for `partition`; false when something is left (retry later).
-    func publishPending(for partition: KafkaTopicPartition) async -> Bool {
-        let source = KafkaTopicPartition(topic: partition.topic, partition: partition.partition)
+    /// Publishes everything pending for `partition` in the table.
+    func publishPending(for partition: KafkaTopicPartition) async -> OutboxDrain.StateMachine.Outcome {
+        var throughID: Int64?
         do {
             while true {
-                let rows = try await store.pendingOutbox(source: source, limit: chunk)
-                guard !rows.isEmpty else { return true }
-                guard try await publish(rows, for: partition) else { return false }
-                if rows.count < chunk { return true }
+                let rows = try await store.pendingOutbox(source: partition, limit: chunk)
+                guard let last = rows.last else { break }
+                guard try await publish(rows, for: partition) else { return .incomplete }
+                throughID = last.id
+                if rows.count < chunk { break }
             }
+            return .complete(throughID: throughID)
         } catch {
             logFailure(error, for: partition)
-            return false
+            return .incomplete
         }
     }
 
     /// Publishes a batch's outbox rows as its write returned them, without reading the table; only when no older
-    /// row of the partition waits (they go first). False when something is left (retry later).
-    func publishWritten(_ rows: [OutboxMessage], for partition: KafkaTopicPartition) async -> Bool {
+    /// row of the partition waits (they go first).
+    func publishWritten(_ rows: [OutboxMessage], for partition: KafkaTopicPartition) async
+        -> OutboxDrain.StateMachine.Outcome
+    {
         do {
-            return try await publish(rows, for: partition)
+            return try await publish(rows, for: partition) ? .complete(throughID: rows.last?.id) : .incomplete
         } catch {
             logFailure(error, for: partition)
-            return false
+            return .incomplete
         }
     }
 
-    /// Sends `rows` and deletes them once every one was acknowledged; false when some were not.
+    /// Sends `rows`, deletes those acknowledged (and those with nothing to send), sets aside those refused for good;
+    /// false when some are left to try again.
     private func publish(_ rows: [OutboxMessage], for partition: KafkaTopicPartition) async throws -> Bool {
-        let messages = rows.compactMap { $0.outputEvent(topics: topics) }
-        let failures = await producer.send(contentsOf: messages).compactMap { result -> KafkaError? in
-            if case .failure(let error) = result { return error }
-            return nil
+        // A subscription's state rows before its last one in the chunk publish nothing the last does not.
+        var lastStateRow: [String: Int64] = [:]
+        for row in rows {
+            if case .subscriptionState = row.payload, let key = row.key { lastStateRow[key] = row.id }
         }
-        if let failure = failures.first {
+        var done: [Int64] = []
+        var sent: [(row: OutboxMessage, message: KafkaProducerMessage)] = []
+        for row in rows {
+            if case .subscriptionState = row.payload, let key = row.key, lastStateRow[key] != row.id {
+                done.append(row.id)
+            } else if let message = row.outputEvent(topics: topics) {
+                sent.append((row, message))
+            } else {
+                done.append(row.id)
+            }
+        }
+        let results = await producer.send(contentsOf: sent.map(\.message))
+        var refused: [(id: Int64, reason: String)] = []
+        var failure: KafkaError?
+        var publishedStates: [String: OutboxMessage.StateEvent] = [:]
+        var stateRows: [String: Int64] = [:]
+        for ((row, _), result) in zip(sent, results) {
+            switch result {
+            case .success:
+                if case .subscriptionState(let state) = row.payload, let key = row.key {
+                    publishedStates[key] = state
+                    stateRows[key] = row.id
+                } else {
+                    done.append(row.id)
+                }
+            case .failure(let error) where error.code == .refused:
+                refused.append((row.id, error.description))
+                metrics.countRefused(stream: row.stream, error: error)
+                logger.error(
+                    "The broker refused an output event for good; its outbox row is set aside (Docs/runbook.md)",
+                    metadata: [
+                        "kafka.partition": "\(partition)", "outbox.id": "\(row.id)", "outbox.stream": "\(row.stream)",
+                        "error": "\(error)",
+                    ]
+                )
+            case .failure(let error):
+                failure = failure ?? error
+            }
+        }
+        metrics.publishedEvents.increment(by: Int64(results.filter { (try? $0.get()) != nil }.count))
+        let converged = await republishChangedStates(publishedStates)
+        done += stateRows.filter { converged.contains($0.key) }.map(\.value)
+        try await store.setOutboxAside(refused)
+        try await store.deleteOutbox(done.sorted())
+        if let failure {
             logger.warning(
                 "Output events not acknowledged; the outbox keeps them for the next attempt",
-                metadata: [
-                    "kafka.partition": "\(partition)", "error": "\(failure)", "events": "\(failures.count)",
-                ]
+                metadata: ["kafka.partition": "\(partition)", "error": "\(failure)"]
             )
-            return false
         }
-        metrics.publishedEvents.increment(by: Int64(messages.count))
-        try await store.deleteOutbox(rows.map(\.id))
-        return true
+        return failure == nil && converged.count == publishedStates.count
+    }
+
+    /// Reads the states just published again and publishes those that changed meanwhile, until they hold still;
+    /// returns the keys whose last published state is their current one (or that have none any more). The others'
+    /// rows stay in the outbox, to be published again.
+    private func republishChangedStates(_ published: [String: OutboxMessage.StateEvent]) async -> Set<String> {
+        var published = published
+        var converged: Set<String> = []
+        for _ in 0...maximumStateRepublications where !published.isEmpty {
+            let current: [String: OutboxMessage.StateEvent]
+            do {
+                current = try await store.subscriptionStates(Array(published.keys))
+            } catch {
+                logger.warning("Could not read back published states", metadata: ["error": "\(error)"])
+                return converged
+            }
+            let changed = current.filter { published[$0.key]?.version != $0.value.version }
+            converged.formUnion(published.keys.filter { changed[$0] == nil })
+            guard !changed.isEmpty else { return converged }
+            let keys = Array(changed.keys)
+            let results = await producer.send(
+                contentsOf: keys.map {
+                    OutputEvent.subscriptionState(json: changed[$0]!.json, key: $0, topic: topics.subscriptionState)
+                }
+            )
+            published = [:]
+            for (key, result) in zip(keys, results) {
+                if case .success = result { published[key] = changed[key] }
+            }
+            metrics.publishedEvents.increment(by: Int64(published.count))
+        }
+        return converged
     }
 
     private func logFailure(_ error: any Error, for partition: KafkaTopicPartition) {

@@ -1,15 +1,20 @@
 import KafkaClient
+import NotificationStore
 import Synchronization
 
 /// What became of one partition batch.
 struct BatchOutcome: Sendable {
+    /// A batch stored in PostgreSQL.
+    struct Stored: Sendable {
+        /// Its offset committed.
+        var committed: Bool
+        /// The outbox rows its write returned; nil when the write could not return them (they are read back).
+        var outboxMessages: [OutboxMessage]?
+    }
+
     var batch: PartitionBatch
-    /// Stored; false: to be retried.
-    var stored: Bool
-    /// Its offset committed (only meaningful when stored).
-    var committed: Bool
-    /// Its outbox rows (and any left before them) were published; false: some wait in the outbox.
-    var published: Bool
+    /// Nil: not stored, to be retried.
+    var stored: Stored?
 }
 
 /// The partition batches being processed, at most one per partition so each partition stays in order, each in a

@@ -12,8 +12,10 @@ import Synchronization
 /// that transaction committed, then publishes the batch's outbox rows to the output topics.
 ///
 /// The outbox makes publishing crash-safe: rows are written in the batch's transaction and deleted only once the
-/// broker acknowledged their events. A member publishes a partition's leftover rows when it is assigned the
-/// partition, after a batch fails (its COMMIT may have gone through) and, while publishing fails, every second.
+/// broker acknowledged their events. Publishing runs beside polling (``OutboxDrain``), so the output brokers' health
+/// never holds up storing, committing or group membership; the drain publishes a partition's leftover rows when the
+/// member is assigned it, after a batch fails (its COMMIT may have gone through), whenever a periodic sweep finds
+/// some, and, while publishing fails, every retry interval.
 ///
 /// A batch that fails (database unavailable, a verification to retry, anything else) is never skipped: its partition
 /// is paused, the same messages are tried again after a growing, jittered pause, and no offset moves past them.
@@ -75,24 +77,29 @@ package final class Worker: Service, Sendable {
             $0.admin = admin
         }
         defer { status.withLock { $0 = Status() } }
+        let drain = OutboxDrain(configuration: configuration, publisher: publisher, store: store, logger: logger)
+        try await withThrowingDiscardingTaskGroup { group in
+            group.addTask { await drain.run() }
+            try await consume(consumer, drain)
+            group.cancelAll()
+        }
+    }
+
+    /// The poll loop: batches in, stored, committed, their outbox rows handed to `drain`.
+    private func consume(_ consumer: KafkaConsumer, _ drain: OutboxDrain) async throws {
         var partitions = PartitionQueues(configuration: configuration)
-        var outbox = UnpublishedPartitions()
         var tasks = PartitionTasks()
         var uncommitted = UncommittedOffsets()
-        /// Failed batches go back to their queue with a backoff; failed commits and unpublished partitions are
-        /// retried later.
+        /// Failed batches go back to their queue with a backoff (their COMMIT may have gone through: their rows
+        /// may be in the outbox); failed commits are retried later.
         func absorb(_ outcomes: [BatchOutcome]) {
             for outcome in outcomes {
-                if outcome.stored {
-                    uncommitted.record(outcome.batch.nextOffset, committed: outcome.committed)
+                if let stored = outcome.stored {
+                    uncommitted.record(outcome.batch.nextOffset, committed: stored.committed)
+                    drain.written(stored.outboxMessages, for: outcome.batch.partition)
                 } else {
                     partitions.requeue(outcome.batch)
-                }
-                // Published: nothing of the partition is left (the batch's own rows, or everything pending).
-                if outcome.published {
-                    outbox.forget([outcome.batch.partition])
-                } else {
-                    outbox.mark([outcome.batch.partition])
+                    drain.mayHaveRows([outcome.batch.partition])
                 }
             }
         }
@@ -116,7 +123,7 @@ package final class Worker: Service, Sendable {
                     case .partitionsAssigned(let assigned):
                         logger.info("Partitions assigned", metadata: ["kafka.partitions": "\(assigned.sorted())"])
                         // A previous owner may have stored batches whose events it did not publish.
-                        outbox.mark(assigned)
+                        drain.assign(assigned)
                     case .partitionsRevoked(let revocation):
                         // Their batches in progress end first (a lost partition's commit simply fails).
                         absorb(await tasks.wait(for: revocation.partitions))
@@ -130,24 +137,19 @@ package final class Worker: Service, Sendable {
                                 )
                             )
                             await uncommitted.commit(Set(revocation.partitions), with: consumer, force: true)
-                            await outbox.publish(revocation.partitions, with: publisher)
                         }
+                        // The next owner publishes what is left; its publications must not overlap ours.
+                        await drain.revoke(revocation.partitions)
                         partitions.drop(revocation.partitions)
-                        outbox.forget(revocation.partitions)
                         uncommitted.forget(revocation.partitions)
                     case .offsetGap(let gap):
                         reportLost(gap)
                     }
                 }
                 for batch in partitions.takeReady(excluding: tasks.busy) {
-                    let outboxWasEmpty = !outbox.contains(batch.partition)
-                    tasks.start(batch) { batch in await self.process(batch, consumer, outboxWasEmpty: outboxWasEmpty) }
+                    tasks.start(batch) { batch in await self.process(batch, consumer) }
                 }
                 await uncommitted.commit(consumer.assignment.subtracting(tasks.busy), with: consumer)
-                if outbox.isDue {
-                    // Busy partitions publish after their batch anyway.
-                    await outbox.publish(consumer.assignment.subtracting(tasks.busy).sorted(), with: publisher)
-                }
                 try await partitions.applyPauses(consumer)
                 metrics.pausedPartitions.set(Double(consumer.pausedPartitions.count))
             }
@@ -156,9 +158,10 @@ package final class Worker: Service, Sendable {
             absorb(await tasks.waitForAll())
             absorb(await process(partitions.take(partitions.partitions), consumer))
             await uncommitted.commit(with: consumer, force: true)
-            await outbox.publish(Array(consumer.assignment), with: publisher)
+            await drain.finish()
         } catch {
             _ = await tasks.waitForAll()
+            await drain.revoke(consumer.assignment)
             try? await consumer.close()
             throw error
         }
@@ -191,33 +194,14 @@ package final class Worker: Service, Sendable {
         }
     }
 
-    /// Verifies, stores and commits one partition's batch, then publishes the partition's outbox: the batch's rows
-    /// as the write returned them when `outboxWasEmpty` (nothing of the partition was left unpublished before),
-    /// else everything pending, read from the table in order.
-    private func process(
-        _ batch: PartitionBatch,
-        _ consumer: KafkaConsumer,
-        outboxWasEmpty: Bool = false
-    ) async -> BatchOutcome {
-        guard let stored = await store(batch, consumer) else {
-            // A failed write may have committed after all: its events wait in the outbox.
-            return BatchOutcome(batch: batch, stored: false, committed: false, published: false)
-        }
-        let published =
-            if outboxWasEmpty, let messages = stored.outboxMessages {
-                await publisher.publishWritten(messages, for: batch.partition)
-            } else {
-                await publisher.publishPending(for: batch.partition)
-            }
-        return BatchOutcome(batch: batch, stored: true, committed: stored.committed, published: published)
+    /// Verifies, stores and commits one partition's batch.
+    private func process(_ batch: PartitionBatch, _ consumer: KafkaConsumer) async -> BatchOutcome {
+        BatchOutcome(batch: batch, stored: await store(batch, consumer))
     }
 
     /// Verifies, stores and commits one partition's batch: nil when it must be tried again, else whether its offset
     /// was committed and the write's outbox messages.
-    private func store(
-        _ batch: PartitionBatch,
-        _ consumer: KafkaConsumer
-    ) async -> (committed: Bool, outboxMessages: [OutboxMessage]?)? {
+    private func store(_ batch: PartitionBatch, _ consumer: KafkaConsumer) async -> BatchOutcome.Stored? {
         var logger = logger
         logger[metadataKey: "kafka.partition"] = "\(batch.partition)"
         var stage = "verify"
@@ -250,7 +234,7 @@ package final class Worker: Service, Sendable {
         }
         do {
             try await consumer.commit([batch.nextOffset])
-            return (true, result.outboxMessages)
+            return BatchOutcome.Stored(committed: true, outboxMessages: result.outboxMessages)
         } catch {
             // Stored but not committed: the run loop commits the offset again; should the partition move first,
             // its next owner gets the batch again and finds duplicates. Never a reason to store it twice.
@@ -258,7 +242,7 @@ package final class Worker: Service, Sendable {
                 "Offset not committed; committing it again shortly",
                 metadata: ["error": "\(error)", "kafka.offset": "\(batch.nextOffset)"]
             )
-            return (false, result.outboxMessages)
+            return BatchOutcome.Stored(committed: false, outboxMessages: result.outboxMessages)
         }
     }
 
@@ -306,7 +290,9 @@ package final class Worker: Service, Sendable {
     package func sampleMetrics() async {
         let (admin, owned) = status.withLock { ($0.admin, $0.assignment) }
         do {
-            metrics.outboxRows.set(Double(try await store.outboxRowCount()))
+            let counts = try await store.outboxRowCounts()
+            metrics.outboxRows.set(Double(counts.pending))
+            metrics.refusedOutboxRows.set(Double(counts.refused))
         } catch {
             logger.debug("Could not count the outbox rows for the metrics", metadata: ["error": "\(error)"])
         }

@@ -21,6 +21,14 @@ package struct WorkerConfiguration: Sendable {
     package var maximumBackoff: Duration = .seconds(30)
     /// Where the outbox is published.
     package var outputTopics = OutputTopics()
+    /// Partitions whose outbox is published at once (each publication holds a database connection only to read and
+    /// delete, never while it waits for the broker). Default 4.
+    package var maximumConcurrentPublications = 4
+    /// The pause before a partition's failed publication is tried again. Default 1 s.
+    package var outboxRetryInterval: Duration = .seconds(1)
+    /// How often the owned partitions' outbox is looked at for rows this member did not write (a previous owner
+    /// finishing a batch after the partition moved). Default 5 s.
+    package var outboxSweepInterval: Duration = .seconds(5)
 
     /// Settings reading `consumer`'s topics with the defaults above.
     package init(consumer: KafkaConsumerConfiguration) {

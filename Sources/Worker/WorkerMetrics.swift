@@ -1,4 +1,5 @@
 import KafkaClient
+import NotificationStore
 import Prometheus
 import Synchronization
 
@@ -25,6 +26,8 @@ package final class WorkerMetrics: Sendable {
     let pausedPartitions: Gauge
     /// Rows waiting in the outbox (all partitions), sampled per scrape.
     let outboxRows: Gauge
+    /// Outbox rows set aside after the broker refused their events for good (all partitions), sampled per scrape.
+    let refusedOutboxRows: Gauge
     /// Consumer lag per partition this member owns, sampled per scrape.
     private let lagGauges = Mutex<[KafkaTopicPartition: Gauge]>([:])
 
@@ -68,6 +71,25 @@ package final class WorkerMetrics: Sendable {
         outboxRows = registry.makeGauge(
             descriptor: Self.name("outbox", "rows", "Rows waiting in the outbox, all partitions (per scrape).")
         )
+        refusedOutboxRows = registry.makeGauge(
+            descriptor: Self.name(
+                "outbox_refused",
+                "rows",
+                "Outbox rows set aside after the broker refused their events for good, all partitions (per scrape)."
+            )
+        )
+    }
+
+    /// Counts an output event the broker refused for good (its outbox row set aside), by stream and broker error.
+    func countRefused(stream: OutboxStream, error: KafkaError) {
+        registry.makeCounter(
+            descriptor: Self.name(
+                "refused_events",
+                "total",
+                "Output events the broker refused for good; their outbox rows are set aside."
+            ),
+            labels: [("stream", stream.rawValue), ("error", error.rdKafkaError ?? error.code.rawValue)]
+        ).increment()
     }
 
     /// Counts consumed messages rejected, by status.

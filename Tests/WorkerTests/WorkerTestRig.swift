@@ -10,6 +10,8 @@ import Worker
 struct WorkerTestRig {
     let logger: Logger
     let mock: KafkaMockCluster
+    /// Where the workers publish: `mock`, or a cluster of its own (to fail the output brokers alone).
+    let outputMock: KafkaMockCluster
     let server: TestPostgresServer
     let database: NotificationStoreConfiguration
     let producer: KafkaProducer
@@ -20,20 +22,29 @@ struct WorkerTestRig {
     /// - Parameters:
     ///   - server: a dedicated server for a test that stops it; the shared one otherwise.
     ///   - configure: changes the store settings after migrating (which uses the default timeouts).
+    ///   - separateOutputCluster: the workers publish to a mock cluster of their own (``outputMock``).
+    ///   - outputDeliveryTimeout, outputProperties: the workers' producer's, which is the rig's own unless one of
+    ///     these or `separateOutputCluster` is given.
+    ///   - configureWorker: changes the workers' settings.
     static func run(
         partitions: Int,
         outputPartitions: Int? = nil,
         server: TestPostgresServer? = nil,
         configure: (inout NotificationStoreConfiguration) -> Void = { _ in },
+        separateOutputCluster: Bool = false,
+        outputDeliveryTimeout: Duration? = nil,
+        outputProperties: [String: String] = [:],
+        configureWorker: @escaping @Sendable (inout WorkerConfiguration) -> Void = { _ in },
         _ body: (WorkerTestRig, _ startWorker: () throws -> Worker) async throws -> Void
     ) async throws {
         let logger = WorkerPipelineTests.logger()
         let mock = try KafkaMockCluster(brokers: 1, logger: logger)
         try mock.createTopic(WorkerPipelineTests.topic, partitions: partitions)
+        let outputMock = separateOutputCluster ? try KafkaMockCluster(brokers: 1, logger: logger) : mock
         if let outputPartitions {
             let outputs = OutputTopics()
             for topic in [outputs.decoded, outputs.subscriptionState, outputs.deadLetter] {
-                try mock.createTopic(topic, partitions: outputPartitions)
+                try outputMock.createTopic(topic, partitions: outputPartitions)
             }
         }
         let postgres: TestPostgresServer
@@ -47,10 +58,17 @@ struct WorkerTestRig {
             configuration: KafkaProducerConfiguration(cluster: mock.clusterConfiguration),
             logger: logger
         )
+        var outputConfiguration = KafkaProducerConfiguration(cluster: outputMock.clusterConfiguration)
+        outputConfiguration.deliveryTimeout = outputDeliveryTimeout ?? outputConfiguration.deliveryTimeout
+        outputConfiguration.cluster.additionalProperties.merge(outputProperties) { $1 }
+        let separateOutputProducer = separateOutputCluster || outputDeliveryTimeout != nil || !outputProperties.isEmpty
+        let outputProducer =
+            separateOutputProducer ? try KafkaProducer(configuration: outputConfiguration, logger: logger) : producer
         let store = NotificationStore(configuration: database, logger: logger)
         let rig = WorkerTestRig(
             logger: logger,
             mock: mock,
+            outputMock: outputMock,
             server: postgres,
             database: database,
             producer: producer,
@@ -59,13 +77,16 @@ struct WorkerTestRig {
         let directory = try WorkerPipelineTests.directory()
         try await withThrowingTaskGroup(of: Void.self) { tasks in
             tasks.addTask { try await producer.run() }
+            if separateOutputProducer { tasks.addTask { try await outputProducer.run() } }
             tasks.addTask { try await store.run() }
             func startWorker() -> Worker {
+                var configuration = WorkerPipelineTests.workerConfiguration(mock)
+                configureWorker(&configuration)
                 let worker = Worker(
-                    configuration: WorkerPipelineTests.workerConfiguration(mock),
+                    configuration: configuration,
                     verifiers: directory,
                     store: store,
-                    producer: producer,
+                    producer: outputProducer,
                     logger: logger
                 )
                 tasks.addTask { try await worker.run() }

@@ -5,6 +5,7 @@ import CommandSupport
 import Foundation
 import NIOCore
 import NIOHTTP1
+import NotificationStore
 import PipelineContract
 import Testing
 
@@ -50,7 +51,11 @@ struct DevCommandTests {
         defer { if dev.isRunning { dev.terminate() } }
         #expect(banner.contains("\nready\n"), "\(banner)")
         #expect(banner.contains("http://127.0.0.1:\(httpPort)/v2/notifications/sandbox"))
-        #expect(banner.contains("schema version 2 (applied 2)"))
+        #expect(
+            banner.contains(
+                "schema version \(SchemaMigration.latestVersion) (applied \(SchemaMigration.latestVersion))"
+            )
+        )
 
         // Every fixture, V2 and V1, valid or not: a body that is not a JSON object gets 400 and is not kept; every
         // other one is answered 200 and ends stored or rejected.
@@ -106,7 +111,7 @@ struct DevCommandTests {
 
         // The same data directory again: nothing to migrate, the notifications are still there.
         (dev, banner) = try await startDev()
-        #expect(banner.contains("schema version 2 (nothing to apply)"), "\(banner)")
+        #expect(banner.contains("schema version \(SchemaMigration.latestVersion) (nothing to apply)"), "\(banner)")
         let again = try await ASNPProcess.run(["status", "--config", configFile.path, "--json"])
         let counts = again.jsonLines.first?["counts"] as? [String: Any]
         #expect((counts?["notificationsByType"] as? [String: Int])?.values.reduce(0, +) == expected)

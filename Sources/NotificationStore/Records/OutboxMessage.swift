@@ -14,8 +14,9 @@ package struct OutboxMessage: Sendable, Hashable {
     package enum Payload: Sendable, Hashable {
         /// A new notification: its `decoded` JSON and the facts its event headers carry.
         case decoded(DecodedEvent)
-        /// A subscription's state after an accepted change, as JSON (`SubscriptionState`).
-        case subscriptionState(json: String)
+        /// A subscription's state (`SubscriptionState`): as the batch's change left it when the write returned it,
+        /// the row's current state when read from the outbox.
+        case subscriptionState(StateEvent)
         /// A rejected body, as stored (V1 passwords redacted), with why and where it came from.
         case deadLetter(DeadLetter)
         /// The notification or rejected row it referred to is gone (deleted by an operator): nothing to publish.
@@ -27,6 +28,18 @@ package struct OutboxMessage: Sendable, Hashable {
         package var attributes: OutputEvent.DecodedAttributes
         /// The `decoded` column: the notification with its transaction and renewal info decoded.
         package var json: String
+    }
+
+    package struct StateEvent: Sendable, Hashable {
+        /// The `subscriptions` row as JSON.
+        package var json: String
+        /// The row's `last_notification_uuid`: which change the state shows (each accepted change has its own).
+        package var version: UUID
+
+        package init(json: String, version: UUID) {
+            self.json = json
+            self.version = version
+        }
     }
 
     package struct DeadLetter: Sendable, Hashable {
@@ -44,4 +57,12 @@ package struct OutboxMessage: Sendable, Hashable {
     /// The Kafka key to publish with: the originalTransactionId, or the raw message's key for dead letters.
     package var key: String?
     package var payload: Payload
+
+    /// Creates a message.
+    package init(id: Int64, stream: OutboxStream, key: String?, payload: Payload) {
+        self.id = id
+        self.stream = stream
+        self.key = key
+        self.payload = payload
+    }
 }

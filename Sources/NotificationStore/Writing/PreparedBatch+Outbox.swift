@@ -36,8 +36,10 @@ extension PreparedBatch {
                     )
                 )
             case .subscriptionState:
-                guard let json = entry.subscriptionStateJSON else { return nil }
-                payload = .subscriptionState(json: json)
+                guard let json = entry.subscriptionStateJSON,
+                    let version = entry.subscriptionState?.lastNotificationUUID
+                else { return nil }
+                payload = .subscriptionState(OutboxMessage.StateEvent(json: json, version: version))
             default:
                 return nil
             }

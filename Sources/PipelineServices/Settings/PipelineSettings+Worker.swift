@@ -56,12 +56,18 @@ extension PipelineSettings {
             try int("worker.parallelism") ?? configuration.verificationParallelism
         configuration.maximumConcurrentBatches =
             try int("worker.maxConcurrentBatches") ?? configuration.maximumConcurrentBatches
+        configuration.maximumConcurrentPublications =
+            try int("worker.maxConcurrentPublications") ?? configuration.maximumConcurrentPublications
+        configuration.outboxSweepInterval =
+            try duration("worker.outboxSweepSeconds") ?? configuration.outboxSweepInterval
         guard configuration.maximumBatchSize > 0, configuration.verificationParallelism > 0,
-            configuration.maximumConcurrentBatches > 0
+            configuration.maximumConcurrentBatches > 0, configuration.maximumConcurrentPublications > 0,
+            configuration.outboxSweepInterval > .zero
         else {
             throw SettingsError(
                 key: "worker",
-                reason: "batchSize, parallelism and maxConcurrentBatches must be positive"
+                reason: "batchSize, parallelism, maxConcurrentBatches, maxConcurrentPublications and "
+                    + "outboxSweepSeconds must be positive"
             )
         }
         return configuration
