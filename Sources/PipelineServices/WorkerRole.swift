@@ -12,6 +12,8 @@ package struct WorkerRole: PipelineRole {
     package let store: NotificationStore
     package let producer: KafkaProducer
     package let worker: Worker
+    /// Samples the gauges that need PostgreSQL or Kafka, so that scrapes never wait on them.
+    package let metricsSampler: WorkerMetricsSampler
     package let statusServer: StatusServer
     /// Checks (or applies) the schema, then runs the worker.
     package let schemaGate: SchemaGate
@@ -19,7 +21,10 @@ package struct WorkerRole: PipelineRole {
     /// Stopped in reverse: the worker finishes its batch, then the status endpoints close, the producer flushes the
     /// output events, and the store's pool closes.
     package var services: [ServiceGroupConfiguration.ServiceConfiguration] {
-        [.init(service: store), .init(service: producer), .init(service: statusServer), .init(service: schemaGate)]
+        [
+            .init(service: store), .init(service: producer), .init(service: statusServer),
+            .init(service: metricsSampler), .init(service: schemaGate),
+        ]
     }
 }
 
@@ -41,13 +46,19 @@ package func buildWorker(_ settings: WorkerRoleSettings, migrate: Bool, logger: 
         producer: producer,
         logger: logger
     )
+    let metricsSampler = WorkerMetricsSampler(
+        configuration: settings.worker,
+        store: store,
+        metrics: worker.metrics,
+        logger: logger
+    )
     let statusServer = StatusServer(
         configuration: settings.status,
         registry: worker.metrics.registry,
         logger: logger,
         live: { worker.liveness() },
         ready: { worker.readiness() },
-        beforeScrape: { await worker.sampleMetrics() }
+        beforeScrape: { metricsSampler.recordAges() }
     )
     logger.info(
         "Starting a worker",
@@ -62,6 +73,7 @@ package func buildWorker(_ settings: WorkerRoleSettings, migrate: Bool, logger: 
         store: store,
         producer: producer,
         worker: worker,
+        metricsSampler: metricsSampler,
         statusServer: statusServer,
         schemaGate: SchemaGate(store: store, migrate: migrate, worker: worker)
     )

@@ -28,7 +28,7 @@ package final class Worker: Service, Sendable {
     private let verifier: RawBatchVerifier
     private let publisher: OutboxPublisher
     private let logger: Logger
-    /// What the worker measures; serve ``WorkerMetrics/registry`` (see ``sampleMetrics()``).
+    /// What the worker measures; serve ``WorkerMetrics/registry`` (with a ``WorkerMetricsSampler`` for its gauges).
     package let metrics: WorkerMetrics
     private let status = Mutex(Status())
 
@@ -36,9 +36,6 @@ package final class Worker: Service, Sendable {
     private struct Status {
         var running = false
         var lastTurn: ContinuousClock.Instant?
-        var assignment: Set<KafkaTopicPartition> = []
-        /// Reads the group's lag; made when the loop starts.
-        var admin: KafkaAdminClient?
     }
 
     /// - Parameter producer: produces the output topics; run it in the same `ServiceGroup`, before the worker, so it
@@ -71,11 +68,7 @@ package final class Worker: Service, Sendable {
     /// Consumes until graceful shutdown or cancellation, then leaves the group.
     package func run() async throws {
         let consumer = try KafkaConsumer(configuration: configuration.consumer, logger: logger)
-        let admin = try KafkaAdminClient(cluster: configuration.consumer.cluster, logger: logger)
-        status.withLock {
-            $0.running = true
-            $0.admin = admin
-        }
+        status.withLock { $0.running = true }
         defer { status.withLock { $0 = Status() } }
         let drain = OutboxDrain(configuration: configuration, publisher: publisher, store: store, logger: logger)
         try await withThrowingDiscardingTaskGroup { group in
@@ -105,10 +98,7 @@ package final class Worker: Service, Sendable {
         }
         do {
             while !Task.isCancelled, !Task.isShuttingDownGracefully {
-                status.withLock {
-                    $0.lastTurn = .now
-                    $0.assignment = consumer.assignment
-                }
+                status.withLock { $0.lastTurn = .now }
                 absorb(await tasks.takeFinished())
                 // While batches are in progress, poll briefly so a partition whose batch ended starts its next soon.
                 let events = try await consumer.poll(
@@ -283,32 +273,5 @@ package final class Worker: Service, Sendable {
     /// Why the worker is not ready, or nil: it is ready once it consumes (after the schema check) and until it stops.
     package func readiness() -> String? {
         status.withLock { $0.running ? nil : "not consuming (starting, or stopped)" }
-    }
-
-    /// Samples the gauges that are read rather than counted: the outbox's rows and the lag of the partitions this
-    /// member owns. Call before each scrape; a sample that fails is logged at debug and left as it was.
-    package func sampleMetrics() async {
-        let (admin, owned) = status.withLock { ($0.admin, $0.assignment) }
-        do {
-            let counts = try await store.outboxRowCounts()
-            metrics.outboxRows.set(Double(counts.pending))
-            metrics.refusedOutboxRows.set(Double(counts.refused))
-        } catch {
-            logger.debug("Could not count the outbox rows for the metrics", metadata: ["error": "\(error)"])
-        }
-        guard let admin else { return metrics.setLag([]) }
-        var lags: [KafkaPartitionLag] = []
-        do {
-            for topic in Set(owned.map(\.topic)) {
-                lags += try await admin.consumerLag(
-                    group: configuration.consumer.groupID,
-                    topic: topic,
-                    timeout: .seconds(5)
-                ).filter { owned.contains($0.topicPartition) }
-            }
-            metrics.setLag(lags)
-        } catch {
-            logger.debug("Could not read the consumer lag for the metrics", metadata: ["error": "\(error)"])
-        }
     }
 }

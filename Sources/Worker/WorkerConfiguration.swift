@@ -29,6 +29,10 @@ package struct WorkerConfiguration: Sendable {
     /// How often the owned partitions' outbox is looked at for rows this member did not write (a previous owner
     /// finishing a batch after the partition moved). Default 5 s.
     package var outboxSweepInterval: Duration = .seconds(5)
+    /// How often the gauges that need PostgreSQL or Kafka are sampled (``WorkerMetricsSampler``). Default 5 s.
+    package var metricsSampleInterval: Duration = .seconds(5)
+    /// The longest a sample waits for PostgreSQL or Kafka. Default 5 s.
+    package var metricsSampleTimeout: Duration = .seconds(5)
 
     /// Settings reading `consumer`'s topics with the defaults above.
     package init(consumer: KafkaConsumerConfiguration) {

@@ -24,12 +24,18 @@ package final class WorkerMetrics: Sendable {
     let publishedEvents: Counter
     /// Partitions paused after a failed batch, waiting out their backoff.
     let pausedPartitions: Gauge
-    /// Rows waiting in the outbox (all partitions), sampled per scrape.
+    /// Rows waiting in the outbox (all partitions), sampled in the background (``WorkerMetricsSampler``).
     let outboxRows: Gauge
-    /// Outbox rows set aside after the broker refused their events for good (all partitions), sampled per scrape.
+    /// Outbox rows set aside after the broker refused their events for good (all partitions), sampled likewise.
     let refusedOutboxRows: Gauge
-    /// Consumer lag per partition this member owns, sampled per scrape.
+    /// The group's consumer lag per raw-topic partition, sampled likewise.
     private let lagGauges = Mutex<[KafkaTopicPartition: Gauge]>([:])
+
+    /// What ``WorkerMetricsSampler`` samples, each with the age of its last success.
+    enum Sample: String, CaseIterable, Sendable {
+        case outbox
+        case consumerLag = "consumer_lag"
+    }
 
     /// Metrics in `registry` (a new one by default).
     package init(registry: PrometheusCollectorRegistry = PrometheusCollectorRegistry()) {
@@ -69,13 +75,17 @@ package final class WorkerMetrics: Sendable {
             descriptor: Self.name("paused", "partitions", "Partitions paused after a failed batch.")
         )
         outboxRows = registry.makeGauge(
-            descriptor: Self.name("outbox", "rows", "Rows waiting in the outbox, all partitions (per scrape).")
+            descriptor: Self.name(
+                "outbox",
+                "rows",
+                "Rows waiting in the outbox, all partitions (sampled in the background)."
+            )
         )
         refusedOutboxRows = registry.makeGauge(
             descriptor: Self.name(
                 "outbox_refused",
                 "rows",
-                "Outbox rows set aside after the broker refused their events for good, all partitions (per scrape)."
+                "Outbox rows set aside after the broker refused their events for good, all partitions (sampled)."
             )
         )
     }
@@ -120,11 +130,11 @@ package final class WorkerMetrics: Sendable {
         ).increment(by: gap.count)
     }
 
-    /// Sets the lag of the partitions this member owns; partitions no longer owned are dropped from the output.
+    /// Sets the group's lag per partition; partitions no longer in the topic are dropped from the output.
     func setLag(_ lags: [KafkaPartitionLag]) {
         lagGauges.withLock { gauges in
-            let owned = Set(lags.map(\.topicPartition))
-            for (partition, gauge) in gauges where !owned.contains(partition) {
+            let present = Set(lags.map(\.topicPartition))
+            for (partition, gauge) in gauges where !present.contains(partition) {
                 registry.unregisterGauge(gauge)
                 gauges[partition] = nil
             }
@@ -135,7 +145,7 @@ package final class WorkerMetrics: Sendable {
                         descriptor: Self.name(
                             "consumer_lag",
                             "messages",
-                            "Messages not yet committed, per raw-topic partition this member owns (per scrape)."
+                            "The group's messages not yet committed, per raw-topic partition (sampled in the background)."
                         ),
                         labels: [
                             ("topic", lag.topicPartition.topic), ("partition", String(lag.topicPartition.partition)),
@@ -145,6 +155,18 @@ package final class WorkerMetrics: Sendable {
                 gauge.set(Double(lag.lag))
             }
         }
+    }
+
+    /// Sets how long ago `sample` last succeeded (-1: never).
+    func setSampleAge(_ sample: Sample, seconds: Double) {
+        registry.makeGauge(
+            descriptor: Self.name(
+                "metrics_sample_age",
+                "seconds",
+                "Seconds since a background sample of database or Kafka gauges last succeeded (-1: never)."
+            ),
+            labels: [("sample", sample.rawValue)]
+        ).set(seconds)
     }
 
     private static func name(_ metric: String, _ unit: String, _ help: String) -> MetricNameDescriptor {

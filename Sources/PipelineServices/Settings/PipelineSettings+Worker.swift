@@ -60,14 +60,16 @@ extension PipelineSettings {
             try int("worker.maxConcurrentPublications") ?? configuration.maximumConcurrentPublications
         configuration.outboxSweepInterval =
             try duration("worker.outboxSweepSeconds") ?? configuration.outboxSweepInterval
+        configuration.metricsSampleInterval =
+            try duration("worker.metricsSampleSeconds") ?? configuration.metricsSampleInterval
         guard configuration.maximumBatchSize > 0, configuration.verificationParallelism > 0,
             configuration.maximumConcurrentBatches > 0, configuration.maximumConcurrentPublications > 0,
-            configuration.outboxSweepInterval > .zero
+            configuration.outboxSweepInterval > .zero, configuration.metricsSampleInterval > .zero
         else {
             throw SettingsError(
                 key: "worker",
-                reason: "batchSize, parallelism, maxConcurrentBatches, maxConcurrentPublications and "
-                    + "outboxSweepSeconds must be positive"
+                reason: "batchSize, parallelism, maxConcurrentBatches, maxConcurrentPublications, "
+                    + "outboxSweepSeconds and metricsSampleSeconds must be positive"
             )
         }
         return configuration
