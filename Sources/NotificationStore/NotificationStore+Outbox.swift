@@ -11,7 +11,7 @@ import Foundation
 
 extension NotificationStore {
     /// The outbox rows written for batches of `source` (a raw-topic partition) and not set aside, oldest first,
-    /// with their payloads; at most `limit`. Publish them in this order, then ``deleteOutbox(_:)`` the acknowledged
+    /// with their payloads; at most `limit`. Publish them in this order, then ``deleteOutbox(_:states:)`` the acknowledged
     /// ones.
     ///
     /// A `subscription_state` row comes with its subscription's current state, not the state its change left: rows
@@ -173,12 +173,43 @@ extension NotificationStore {
         }
     }
 
-    /// Deletes published outbox rows.
-    package func deleteOutbox(_ ids: [Int64]) async throws(NotificationStoreError) {
-        guard !ids.isEmpty else { return }
+    /// Deletes published outbox rows: `ids` as they are, and each `subscription_state` row in `states` only if the
+    /// state it published is still its subscription's current one (or the subscription is gone), in one statement.
+    /// Returns the state rows left because their subscription changed meanwhile: publish its current state again.
+    @discardableResult
+    package func deleteOutbox(
+        _ ids: [Int64],
+        states: [OutboxMessage.PublishedState] = []
+    ) async throws(NotificationStoreError) -> [OutboxMessage.PublishedState] {
+        guard !ids.isEmpty || !states.isEmpty else { return [] }
         let logger = self.logger
-        _ = try await withConnection("deleting \(ids.count) published outbox rows") { connection in
-            try await connection.query("DELETE FROM outbox WHERE id = ANY(\(ids))", logger: logger)
+        let stateIDs = states.map(\.id)
+        let keys = states.map(\.key)
+        let versions = states.map(\.version)
+        return try await withConnection("deleting \(ids.count + states.count) published outbox rows") { connection in
+            let rows = try await connection.query(
+                """
+                WITH published AS (
+                    SELECT * FROM unnest(\(stateIDs)::bigint[], \(keys)::text[], \(versions)::uuid[])
+                        AS published(id, key, version)
+                ), changed AS (
+                    SELECT published.* FROM published
+                    JOIN subscriptions s ON s.original_transaction_id = published.key
+                    WHERE s.last_notification_uuid <> published.version
+                ), deleted AS (
+                    DELETE FROM outbox
+                    WHERE id = ANY(\(ids)::bigint[])
+                        OR id IN (SELECT id FROM published EXCEPT SELECT id FROM changed)
+                )
+                SELECT id, key, version FROM changed
+                """,
+                logger: logger
+            )
+            var changed: [OutboxMessage.PublishedState] = []
+            for try await (id, key, version) in rows.decode((Int64, String, UUID).self) {
+                changed.append(OutboxMessage.PublishedState(id: id, key: key, version: version))
+            }
+            return changed
         }
     }
 

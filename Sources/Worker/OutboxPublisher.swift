@@ -13,9 +13,9 @@ import Prometheus
 /// reason, counted and logged, and does not hold up the rows after it.
 ///
 /// The compacted state topic ends on each subscription's current state whatever order two members publish in: a
-/// state event read from the table is the subscription's current state, and once it is acknowledged the state is
-/// read again; if it changed meanwhile (a later change whose own event may already be out), the current state is
-/// published once more.
+/// state event read from the table is the subscription's current state, and the statement that deletes an
+/// acknowledged state row keeps it instead if the subscription changed meanwhile (a later change whose own event may
+/// already be out): then the current state is published once more.
 struct OutboxPublisher: Sendable {
     let store: NotificationStore
     let producer: KafkaProducer
@@ -80,14 +80,12 @@ struct OutboxPublisher: Sendable {
         let results = await producer.send(contentsOf: sent.map(\.message))
         var refused: [(id: Int64, reason: String)] = []
         var failure: KafkaError?
-        var publishedStates: [String: OutboxMessage.StateEvent] = [:]
-        var stateRows: [String: Int64] = [:]
+        var states: [OutboxMessage.PublishedState] = []
         for ((row, _), result) in zip(sent, results) {
             switch result {
             case .success:
                 if case .subscriptionState(let state) = row.payload, let key = row.key {
-                    publishedStates[key] = state
-                    stateRows[key] = row.id
+                    states.append(OutboxMessage.PublishedState(id: row.id, key: key, version: state.version))
                 } else {
                     done.append(row.id)
                 }
@@ -106,49 +104,53 @@ struct OutboxPublisher: Sendable {
             }
         }
         metrics.publishedEvents.increment(by: Int64(results.filter { (try? $0.get()) != nil }.count))
-        let converged = await republishChangedStates(publishedStates)
-        done += stateRows.filter { converged.contains($0.key) }.map(\.value)
         try await store.setOutboxAside(refused)
-        try await store.deleteOutbox(done.sorted())
+        let changed = try await store.deleteOutbox(done, states: states)
+        let converged = try await republishChangedStates(changed)
         if let failure {
             logger.warning(
                 "Output events not acknowledged; the outbox keeps them for the next attempt",
                 metadata: ["kafka.partition": "\(partition)", "error": "\(failure)"]
             )
         }
-        return failure == nil && converged.count == publishedStates.count
+        return failure == nil && converged
     }
 
-    /// Reads the states just published again and publishes those that changed meanwhile, until they hold still;
-    /// returns the keys whose last published state is their current one (or that have none any more). The others'
-    /// rows stay in the outbox, to be published again.
-    private func republishChangedStates(_ published: [String: OutboxMessage.StateEvent]) async -> Set<String> {
-        var published = published
-        var converged: Set<String> = []
-        for _ in 0...maximumStateRepublications where !published.isEmpty {
-            let current: [String: OutboxMessage.StateEvent]
-            do {
-                current = try await store.subscriptionStates(Array(published.keys))
-            } catch {
-                logger.warning("Could not read back published states", metadata: ["error": "\(error)"])
-                return converged
-            }
-            let changed = current.filter { published[$0.key]?.version != $0.value.version }
-            converged.formUnion(published.keys.filter { changed[$0] == nil })
-            guard !changed.isEmpty else { return converged }
-            let keys = Array(changed.keys)
+    /// Publishes the current state of subscriptions that changed while their state was being published (a later
+    /// change whose own event another member may already have sent), until they hold still, deleting their rows;
+    /// false when some rows are left, to be published again.
+    private func republishChangedStates(_ changed: [OutboxMessage.PublishedState]) async throws -> Bool {
+        var changed = changed
+        for _ in 0..<maximumStateRepublications where !changed.isEmpty {
+            let current = try await store.subscriptionStates(Array(Set(changed.map(\.key))))
+            // A subscription deleted meanwhile has nothing to publish.
+            let gone = changed.filter { current[$0.key] == nil }.map(\.id)
+            let pending = changed.filter { current[$0.key] != nil }
             let results = await producer.send(
-                contentsOf: keys.map {
-                    OutputEvent.subscriptionState(json: changed[$0]!.json, key: $0, topic: topics.subscriptionState)
+                contentsOf: pending.map {
+                    OutputEvent.subscriptionState(
+                        json: current[$0.key]!.json,
+                        key: $0.key,
+                        topic: topics.subscriptionState
+                    )
                 }
             )
-            published = [:]
-            for (key, result) in zip(keys, results) {
-                if case .success = result { published[key] = changed[key] }
+            var republished: [OutboxMessage.PublishedState] = []
+            for (row, result) in zip(pending, results) {
+                if case .success = result {
+                    republished.append(
+                        OutboxMessage.PublishedState(id: row.id, key: row.key, version: current[row.key]!.version)
+                    )
+                }
             }
-            metrics.publishedEvents.increment(by: Int64(published.count))
+            metrics.publishedEvents.increment(by: Int64(republished.count))
+            guard republished.count == pending.count else {
+                try await store.deleteOutbox(gone)
+                return false
+            }
+            changed = try await store.deleteOutbox(gone, states: republished)
         }
-        return converged
+        return changed.isEmpty
     }
 
     private func logFailure(_ error: any Error, for partition: KafkaTopicPartition) {

@@ -22,7 +22,7 @@ package struct BatchWriteResult: Sendable, Hashable {
     /// The outbox rows written, in id order: what the worker publishes after the commit.
     package var outbox: [OutboxEntry] = []
     /// The messages of ``outbox``, made from the batch in memory rather than read back from the table: publish
-    /// them in this order, then ``NotificationStore/deleteOutbox(_:)`` their ids. Nil when some of them must be read
+    /// them in this order, then ``NotificationStore/deleteOutbox(_:states:)`` their ids. Nil when some of them must be read
     /// with ``NotificationStore/pendingOutbox(source:limit:)`` (the batch stored dead letters, or was written row
     /// by row).
     package var outboxMessages: [OutboxMessage]?

@@ -8,7 +8,7 @@ import Foundation
 #endif
 
 /// An outbox row with what it publishes: read by ``NotificationStore/pendingOutbox(source:limit:)``, deleted by
-/// ``NotificationStore/deleteOutbox(_:)`` once the broker acknowledged it.
+/// ``NotificationStore/deleteOutbox(_:states:)`` once the broker acknowledged it.
 package struct OutboxMessage: Sendable, Hashable {
     /// What a row publishes, by stream.
     package enum Payload: Sendable, Hashable {
@@ -38,6 +38,20 @@ package struct OutboxMessage: Sendable, Hashable {
 
         package init(json: String, version: UUID) {
             self.json = json
+            self.version = version
+        }
+    }
+
+    /// A `subscription_state` row whose event went out, with the state it carried (see
+    /// ``NotificationStore/deleteOutbox(_:states:)``).
+    package struct PublishedState: Sendable, Hashable {
+        package var id: Int64
+        package var key: String
+        package var version: UUID
+
+        package init(id: Int64, key: String, version: UUID) {
+            self.id = id
+            self.key = key
             self.version = version
         }
     }
