@@ -1,5 +1,7 @@
+import AppStoreModels
 import CoreMetrics
 import Metrics
+import PipelineContract
 import Prometheus
 import Synchronization
 
@@ -54,6 +56,17 @@ final class IngressMetrics: Sendable {
             label: "asnp_ingress_produce_failures_total",
             dimensions: [
                 ("code", code)
+            ]
+        ).increment()
+    }
+
+    /// Counts a notification refused because the configuration cannot verify it (``NotificationTarget/unverifiableReason``).
+    func countUnverifiable(_ target: NotificationTarget) {
+        counter(
+            label: "asnp_ingress_unverifiable_total",
+            dimensions: [
+                ("app", target.app.name), ("environment", target.environment.rawValue),
+                ("version", "\(target.version)"),
             ]
         ).increment()
     }

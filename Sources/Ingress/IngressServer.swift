@@ -1,3 +1,4 @@
+import AppStoreModels
 import CoreMetrics
 import Hummingbird
 import HummingbirdCore
@@ -104,6 +105,18 @@ package final class IngressServer: Service, Sendable {
             )
         )
         let targets = NotificationTargets(apps: configuration.apps)
+        for app in configuration.apps {
+            for version in [1, 2] {
+                for environment in [AppStoreEnvironment.production, .sandbox] {
+                    let target = NotificationTarget(version: version, environment: environment, app: app)
+                    guard let reason = target.unverifiableReason else { continue }
+                    logger.warning(
+                        "V\(version) \(environment) notifications for this app are refused with 503 until configured",
+                        metadata: ["reason": "\(reason)"]
+                    )
+                }
+            }
+        }
         let receiver = NotificationReceiver(
             configuration: configuration,
             producer: producer,
@@ -114,6 +127,10 @@ package final class IngressServer: Service, Sendable {
         for version in [1, 2] {
             let handler: @Sendable (Request, IngressRequestContext) async throws -> Response = { request, context in
                 let target = try targets.target(version: version, context: context)
+                if let reason = target.unverifiableReason {
+                    metrics.countUnverifiable(target)
+                    throw IngressRefusal(.serviceUnavailable, reason, requestID: context.requestID)
+                }
                 return try await receiver.receive(
                     request,
                     target: target,

@@ -9,6 +9,20 @@ struct NotificationTarget: Sendable {
     let environment: AppStoreEnvironment
     let app: PipelineApp
 
+    /// Why the pipeline's configuration cannot verify a notification for this target, or nil: a Production V2 body
+    /// needs the app's Apple id, a V1 body a shared secret. Such a body is refused (503, so Apple retries while an
+    /// operator fixes the settings) rather than answered 200 and then stored as rejected for good.
+    var unverifiableReason: String? {
+        if version == 2, environment == .production, app.appAppleID == nil {
+            return "app '\(app.name)' has no appAppleId, which Production notifications need "
+                + "(apps.\(app.name).appAppleId)"
+        }
+        if version == 1, app.sharedSecrets.isEmpty {
+            return "app '\(app.name)' has no shared secret to verify V1 notifications (apps.\(app.name).sharedSecrets)"
+        }
+        return nil
+    }
+
     /// The route's environment segment in Apple's spelling, or nil for anything else.
     static func environment(forSegment segment: String) -> AppStoreEnvironment? {
         switch segment {

@@ -48,7 +48,7 @@ package struct VerifierDirectory: Sendable {
                     } catch {
                         return .failure(
                             Unavailable(
-                                status: "APP_NOT_CONFIGURED",
+                                status: Self.appNotConfigured,
                                 reason: "app '\(app.name)' cannot verify \(environment) notifications: \(error)"
                             )
                         )
@@ -57,9 +57,15 @@ package struct VerifierDirectory: Sendable {
                 verifiers[key] = verifier {
                     try VerificationPolicy(bundleId: app.bundleID, appAppleId: app.appAppleID, environment: environment)
                 }
-                v1Verifiers[key] = verifier {
-                    try VerificationPolicy.v1(bundleId: app.bundleID, environment: environment)
-                }
+                v1Verifiers[key] =
+                    app.sharedSecrets.isEmpty
+                    ? .failure(
+                        Unavailable(
+                            status: Self.appNotConfigured,
+                            reason: "app '\(app.name)' has no shared secret to verify V1 notifications"
+                        )
+                    )
+                    : verifier { try VerificationPolicy.v1(bundleId: app.bundleID, environment: environment) }
             }
         }
         self.verifiers = verifiers
@@ -77,17 +83,27 @@ package struct VerifierDirectory: Sendable {
         return (version == .v1 ? v1Verifiers[key] : verifiers[key])
             ?? .failure(
                 Unavailable(
-                    status: "UNKNOWN_APP",
+                    status: Self.unknownApp,
                     reason: "no app '\(app)' with environment \(environment) is configured in this worker"
                 )
             )
     }
 
-    /// The apps and environments that cannot be verified, for a warning at startup.
+    /// The apps, environments and versions that cannot be verified, for a warning at startup.
     package var unavailable: [Unavailable] {
-        verifiers.values.compactMap { result in
-            if case .failure(let unavailable) = result { return unavailable }
-            return nil
-        }.sorted { $0.reason < $1.reason }
+        Set(
+            (Array(verifiers.values) + Array(v1Verifiers.values)).compactMap { result in
+                if case .failure(let unavailable) = result { return unavailable }
+                return nil
+            }
+        ).sorted { $0.reason < $1.reason }
     }
+
+    /// A message for an app this worker does not know.
+    static let unknownApp = "UNKNOWN_APP"
+    /// A message this worker's settings for its app cannot verify (no app Apple id, no shared secret).
+    static let appNotConfigured = "APP_NOT_CONFIGURED"
+    /// The rejection statuses that are this worker's configuration, not the notification: fix the settings, then
+    /// replay them (`asnp replay rejected --status ...`).
+    package static let configurationStatuses: Set<String> = [unknownApp, appNotConfigured]
 }

@@ -102,10 +102,19 @@ package final class WorkerMetrics: Sendable {
         ).increment()
     }
 
-    /// Counts consumed messages rejected, by status.
+    /// Counts consumed messages rejected, by status; those rejected for the worker's configuration also apart.
     func countRejected(status: String, count: Int) {
         registry.makeCounter(
             descriptor: Self.name("rejected", "total", "Consumed messages stored as rejected, by status."),
+            labels: [("status", status)]
+        ).increment(by: Int64(count))
+        guard VerifierDirectory.configurationStatuses.contains(status) else { return }
+        registry.makeCounter(
+            descriptor: Self.name(
+                "configuration_rejections",
+                "total",
+                "Messages rejected because this worker's settings cannot verify them; fix them, then replay."
+            ),
             labels: [("status", status)]
         ).increment(by: Int64(count))
     }

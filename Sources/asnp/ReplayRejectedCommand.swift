@@ -15,9 +15,11 @@ struct ReplayRejectedCommand: AsyncParsableCommand {
             Reads rejected_notifications (database.url), produces each V2 body with the headers it came with to \
             kafka.topics.raw (asnp-source: replay), and marks the row replayed once the broker acknowledged it. \
             Without a filter, every row not yet replayed. V1 bodies are stored with the shared secret redacted, so \
-            they cannot pass verification again from the table: the command lists their raw-topic coordinates for \
-            `asnp replay offsets`. Rows without raw-topic headers (INVALID_HEADERS) are skipped: nothing tells \
-            which app they were for. Prints what it did; exit 0 unless producing or the database failed.
+            they cannot pass verification again from the table: they are read back from the raw topic at the \
+            coordinates they were consumed from, while it still holds them (those it no longer holds are listed: \
+            Apple's history has no V1 notifications). Rows without raw-topic headers (INVALID_HEADERS) are \
+            skipped: nothing tells which app they were for. Prints what it did; exit 0 unless producing, reading \
+            the raw topic or the database failed.
             """
     )
 
@@ -60,6 +62,7 @@ struct ReplayRejectedCommand: AsyncParsableCommand {
         let database = try settings.database()
 
         var summary = Summary()
+        let reader = try KafkaPartitionReader(cluster: cluster, logger: logger)
         try await RawTopicReplay.with(cluster: cluster, topic: rawTopic, logger: logger) { replay in
             try await NotificationStore.withRunning(configuration: database, logger: logger) { store in
                 try await store.checkSchema()
@@ -68,7 +71,7 @@ struct ReplayRejectedCommand: AsyncParsableCommand {
                     let rows = try await store.rejectedNotifications(filter, afterID: lastID, limit: 500)
                     guard let last = rows.last else { break }
                     lastID = last.id
-                    try await replayPage(rows, with: replay, store: store, summary: &summary)
+                    try await replayPage(rows, with: replay, reader: reader, store: store, summary: &summary)
                 }
             }
         }
@@ -78,6 +81,7 @@ struct ReplayRejectedCommand: AsyncParsableCommand {
     private func replayPage(
         _ rows: [RejectedNotification],
         with replay: RawTopicReplay,
+        reader: KafkaPartitionReader,
         store: NotificationStore,
         summary: inout Summary
     ) async throws {
@@ -88,7 +92,12 @@ struct ReplayRejectedCommand: AsyncParsableCommand {
                 continue
             }
             guard headers.version == 2 else {
-                summary.version1.append(row.source)
+                // The stored V1 body has its password redacted: the raw topic has it as Apple sent it.
+                if let original = try await Self.consumedMessage(at: row.source, reader: reader) {
+                    replayable.append((row, replay.message(copying: original)))
+                } else {
+                    summary.version1Gone.append(row.source)
+                }
                 continue
             }
             replayable.append((row, replay.message(body: row.body, headers: headers)))
@@ -106,6 +115,22 @@ struct ReplayRejectedCommand: AsyncParsableCommand {
         }
     }
 
+    /// The raw-topic message at `source`, or nil when the partition no longer holds it (retention).
+    private static func consumedMessage(
+        at source: KafkaTopicPartitionOffset,
+        reader: KafkaPartitionReader
+    ) async throws -> KafkaMessage? {
+        var found: KafkaMessage?
+        do {
+            try await reader.read(source.topicPartition, offsets: source.offset..<(source.offset + 1)) { messages in
+                found = messages.first { $0.offset == source.offset }
+            }
+        } catch let error as KafkaError where error.code == .refused {
+            return nil
+        }
+        return found
+    }
+
     private static func date(_ text: String, option: String) throws -> Date {
         guard let date = try? Date(text, strategy: .iso8601) else {
             throw ValidationError("\(option) takes an ISO 8601 time such as 2026-11-20T00:00:00Z, not '\(text)'")
@@ -116,7 +141,8 @@ struct ReplayRejectedCommand: AsyncParsableCommand {
     /// What a replay did, for its report.
     struct Summary {
         var replayed: [String: Int] = [:]
-        var version1: [KafkaTopicPartitionOffset] = []
+        /// V1 rows whose body the raw topic no longer holds.
+        var version1Gone: [KafkaTopicPartitionOffset] = []
         var withoutHeaders = 0
 
         func report(topic: String, dryRun: Bool) -> String {
@@ -126,14 +152,12 @@ struct ReplayRejectedCommand: AsyncParsableCommand {
                 "\(dryRun ? "would replay" : "replayed") \(total) rejected notification(s) to \(topic)"
                     + (statuses.isEmpty ? "" : ": \(statuses)")
             ]
-            if !version1.isEmpty {
-                let examples = version1.prefix(5).map {
-                    "asnp replay offsets --topic \($0.topic) --partition \($0.partition) --from \($0.offset) --to \($0.offset + 1)"
-                }
+            if !version1Gone.isEmpty {
+                let examples = version1Gone.prefix(5).map { "\($0.topicPartition) offset \($0.offset)" }
                 lines.append(
-                    "skipped \(version1.count) V1 notification(s): stored with the shared secret redacted; replay "
-                        + "them from the raw topic while it still holds them, e.g.\n  "
-                        + examples.joined(separator: "\n  ")
+                    "skipped \(version1Gone.count) V1 notification(s) the raw topic no longer holds (stored with the "
+                        + "shared secret redacted, and not in Apple's history): "
+                        + examples.joined(separator: ", ") + (version1Gone.count > 5 ? ", ..." : "")
                 )
             }
             if withoutHeaders > 0 {

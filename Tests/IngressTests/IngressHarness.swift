@@ -14,7 +14,12 @@ import ServiceLifecycle
 struct IngressHarness: Sendable {
     static let rawTopic = PipelineTopics.raw
     static let partitions = 8
-    static let app = PipelineApp(name: "notes", bundleID: "com.example.notes", appAppleID: 1_234_567_890)
+    static let app = PipelineApp(
+        name: "notes",
+        bundleID: "com.example.notes",
+        appAppleID: 1_234_567_890,
+        sharedSecrets: ["v1-secret"]
+    )
     /// The acknowledgement timeout of the tests that do not test it: twice the production default (5 s). A full test
     /// run on 2 cores keeps dozens of mock clusters, producers and servers busy at once, and has delayed answers by
     /// seconds. Tests of the timeout itself set their own, shorter one.

@@ -213,4 +213,43 @@ struct IngressRoutingTests {
             #expect(messages.map { $0.headerFields[RawNotificationHeaders.Name.app] } == ["games"])
         }
     }
+
+    @Test(
+        """
+        A notification the configuration cannot verify (Production V2 without an app Apple id, V1 without a shared \
+        secret) is refused with 503 and the reason, so Apple retries it, and counted; nothing is produced
+        """
+    )
+    func unverifiable() async throws {
+        let valid = try #require(Fixtures.v2Cases.first { $0.expectedStatus == "OK" }).body
+        let validV1 = try #require(Fixtures.v1Cases.first { $0.expectedStatus == "OK" }).body
+        try await IngressHarness.with(configure: {
+            $0.apps.append(PipelineApp(name: "games", bundleID: "com.example.games"))
+        }) { ingress in
+            let production = try await ingress.post("/v2/notifications/production/games", body: valid)
+            #expect(production.status == .serviceUnavailable)
+            #expect(production.body.contains("appAppleId"), "\(production.body)")
+            let v1 = try await ingress.post("/v1/notifications/sandbox/games", body: validV1)
+            #expect(v1.status == .serviceUnavailable)
+            #expect(v1.body.contains("shared secret"), "\(v1.body)")
+            // What it can verify is taken as usual: V2 Sandbox needs no app Apple id.
+            let sandbox = try await ingress.post("/v2/notifications/sandbox/games", body: valid)
+            #expect(sandbox.status == .ok)
+            let messages = try await ingress.consume(count: 1)
+            #expect(messages.count == 1)
+            #expect(messages.first?.headerFields[RawNotificationHeaders.Name.environment] == "Sandbox")
+            let metrics = try await ingress.send(.GET, "/metrics")
+            #expect(
+                metrics.body.contains(
+                    #"asnp_ingress_unverifiable_total{app="games",environment="Production",version="2"} 1"#
+                ),
+                "\(metrics.body)"
+            )
+            #expect(
+                metrics.body.contains(
+                    #"asnp_ingress_unverifiable_total{app="games",environment="Sandbox",version="1"} 1"#
+                )
+            )
+        }
+    }
 }

@@ -112,8 +112,10 @@ struct RawBatchVerifierTests {
             ),
             Self.message(productionV1, offset: 7, version: 1, environment: .production, app: "games"),
             Self.message(validV1, offset: 8, version: 1, environment: .production, app: "games"),
+            Self.message(validV1, offset: 9, version: 1, app: "tools"),
         ]
-        let batch = try await Self.verifier(apps: [Self.app, sandboxOnly]).batch(for: messages)
+        let withoutSecrets = PipelineApp(name: "tools", bundleID: Fixtures.bundleId, appAppleID: Fixtures.appAppleId)
+        let batch = try await Self.verifier(apps: [Self.app, sandboxOnly, withoutSecrets]).batch(for: messages)
         let statuses = batch.entries.map { entry -> String in
             switch entry.verdict {
             case .verified: "OK"
@@ -123,7 +125,7 @@ struct RawBatchVerifierTests {
         #expect(
             statuses == [
                 "OK", "INVALID_ENVIRONMENT", "UNKNOWN_APP", "APP_NOT_CONFIGURED", "INVALID_HEADERS", "INVALID_HEADERS",
-                "OK", "INVALID_ENVIRONMENT",
+                "OK", "INVALID_ENVIRONMENT", "APP_NOT_CONFIGURED",
             ]
         )
         if case .rejected(_, let reason) = batch.entries[4].verdict {

@@ -17,7 +17,7 @@ struct ReplayCommandTests {
     static let topic = PipelineTopics.raw
 
     @Test(
-        "Rejected for an unknown app, then the app is configured: replay rejected stores them, a second replay does nothing, replay offsets only adds duplicates"
+        "Rejected for an unknown app, then the app is configured: replay rejected stores them (V1 read back from the raw topic), a second replay does nothing, replay offsets only adds duplicates"
     )
     func replayAfterFix() async throws {
         let mock = try KafkaMockChild(
@@ -41,10 +41,20 @@ struct ReplayCommandTests {
         ).write(to: configFile)
 
         // Bodies for app "notes" while the workers only know "other": every one is rejected as UNKNOWN_APP.
-        let bodies = Fixtures.v2Cases.filter { $0.expectedStatus == "OK" }.map(\.body)
-        let uuids = Set(bodies.compactMap(Self.notificationUUID))
+        let v2Bodies = Fixtures.v2Cases.filter { $0.expectedStatus == "OK" }.map(\.body)
+        // V1 bodies are stored with their password redacted: only the raw topic can give them back.
+        let v1Bodies = Fixtures.v1Cases.filter { $0.expectedStatus == "OK" }.map(\.body)
+        let bodies = v2Bodies + v1Bodies
+        let uuids = Set(v2Bodies.compactMap(Self.notificationUUID))
+        let notifications = uuids.count + v1Bodies.count
         var worker = try await Self.startWorker(mock: mock, databaseURL: databaseURL, apps: "other")
-        try await WorkerProcess.produce(bodies, bootstrapServers: mock.bootstrapServers, topic: Self.topic)
+        try await WorkerProcess.produce(v2Bodies, bootstrapServers: mock.bootstrapServers, topic: Self.topic)
+        try await WorkerProcess.produce(
+            v1Bodies,
+            version: 1,
+            bootstrapServers: mock.bootstrapServers,
+            topic: Self.topic
+        )
         #expect(
             try await Self.wait(
                 server,
@@ -63,7 +73,10 @@ struct ReplayCommandTests {
         ])
         #expect(replay.status == 0, "\(replay.standardError)")
         #expect(replay.standardOutput.contains("replayed \(bodies.count) rejected notification(s)"))
-        #expect(try await Self.wait(server, database.database, "SELECT count(*) FROM notifications", "\(uuids.count)"))
+        #expect(
+            try await Self.wait(server, database.database, "SELECT count(*) FROM notifications", "\(notifications)")
+        )
+        #expect(!replay.standardOutput.contains("V1"), "\(replay.standardOutput)")
         let marked = try await server.psql(
             database.database,
             "SELECT count(*) FROM rejected_notifications WHERE replayed_at IS NOT NULL"
@@ -98,7 +111,7 @@ struct ReplayCommandTests {
             database.database,
             "SELECT (SELECT count(*) FROM notifications) || '/' || (SELECT count(*) FROM rejected_notifications)"
         )
-        #expect(counts == "\(uuids.count)/\(bodies.count)")
+        #expect(counts == "\(notifications)/\(bodies.count)")
 
         // A range the partition does not hold is an error, not a silent no-op.
         let beyond = try await ASNPProcess.run([

@@ -1,3 +1,4 @@
+import AppStoreModels
 import AppStoreTestSupport
 import AsyncHTTPClient
 import Foundation
@@ -5,6 +6,7 @@ import KafkaClient
 import Logging
 import NIOCore
 import NIOHTTP1
+import PipelineContract
 import Testing
 
 @testable import asnp
@@ -75,6 +77,7 @@ enum WorkerProcess {
             "KAFKA_BOOTSTRAP_SERVERS": bootstrapServers,
             "APPS_NAMES": app,
             "APPS_\(app.uppercased())_BUNDLE_ID": bundleID,
+            "APPS_\(app.uppercased())_SHARED_SECRETS": Fixtures.sharedSecret,
             "DATABASE_URL": databaseURL,
             "WORKER_ROOT_CERTIFICATES": rootCertificate,
             "WORKER_STATUS_HOST": "127.0.0.1",
@@ -87,8 +90,9 @@ enum WorkerProcess {
         return variables
     }
 
-    /// Produces V2 bodies for app "notes" to the raw topic as the ingress would, expecting every one acknowledged.
-    static func produce(_ bodies: [String], bootstrapServers: String, topic: String) async throws {
+    /// Produces bodies of `version` for app "notes" (Sandbox) to the raw topic as the ingress would, expecting every
+    /// one acknowledged.
+    static func produce(_ bodies: [String], version: Int = 2, bootstrapServers: String, topic: String) async throws {
         var logger = Logger(label: "test.raw-topic")
         logger.logLevel = .critical
         let producer = try KafkaProducer(
@@ -99,7 +103,15 @@ enum WorkerProcess {
         )
         await withThrowingTaskGroup(of: Void.self) { tasks in
             tasks.addTask { try await producer.run() }
-            let messages = bodies.map { WorkerRun.rawMessage(body: Data($0.utf8), app: "notes", topic: topic) }
+            let headers = RawNotificationHeaders(
+                version: version,
+                environment: .sandbox,
+                app: "notes",
+                receivedAt: Date(),
+                requestID: UUID().uuidString,
+                source: .ingress
+            )
+            let messages = bodies.map { headers.message(body: ByteBuffer(string: $0), topic: topic) }
             let reports = await producer.send(contentsOf: messages)
             #expect(reports.allSatisfy { (try? $0.get()) != nil })
             tasks.cancelAll()
