@@ -56,6 +56,7 @@ extension OutboxDrain {
         let maximumConcurrentPublications: Int
         private var partitions: [KafkaTopicPartition: Partition] = [:]
         private var nextSweep: ContinuousClock.Instant
+        private var sweeps = 0
 
         init(
             retryInterval: Duration,
@@ -181,12 +182,21 @@ extension OutboxDrain {
             partitions[partition] = state
         }
 
-        /// The owned partitions to look for rows in the table now, if a sweep is due (the next is scheduled).
+        /// The owned partitions to look for rows in the table now, if a sweep is due (the next is scheduled): those
+        /// with nothing to publish that this member knows of, whose rows in the table can only be someone else's
+        /// (or a batch's that is about to be handed over: one extra read); every ``fullSweepEvery``-th sweep, all of
+        /// them, so that a partition that is never idle is looked at too. (Sweeping busy partitions every time would
+        /// turn their publications from the rows in memory into reads of the table, which cost far more.)
         mutating func sweepIfDue(now: ContinuousClock.Instant) -> Set<KafkaTopicPartition>? {
             guard now >= nextSweep else { return nil }
             nextSweep = now.advanced(by: sweepInterval)
-            return owned
+            sweeps += 1
+            if sweeps.isMultiple(of: Self.fullSweepEvery) { return owned }
+            return Set(partitions.filter { !$0.value.hasWork && !$0.value.publishing }.keys)
         }
+
+        /// Every how many sweeps all owned partitions are looked at, not only the idle ones.
+        static let fullSweepEvery = 12
 
         /// Publish everything now, without waiting out retries (graceful shutdown: one last attempt).
         mutating func skipRetryWaits() {

@@ -135,15 +135,23 @@ struct OutboxDrainStateMachineTests {
         #expect(machine.publishing == [Self.p2, Self.p1])
     }
 
-    @Test("A sweep is due every sweep interval, over the owned partitions")
+    @Test("A sweep is due every sweep interval, over the idle owned partitions, and over all of them now and then")
     func sweeps() {
         var machine = Self.machine()
         machine.assign([Self.p0, Self.p1], now: Self.at(0))
         #expect(machine.sweepIfDue(now: Self.at(4.9)) == nil)
-        #expect(machine.sweepIfDue(now: Self.at(5)) == [Self.p0, Self.p1])
+        #expect(machine.sweepIfDue(now: Self.at(5)) == [], "both still have their first table read to make")
         #expect(machine.sweepIfDue(now: Self.at(6)) == nil)
-        #expect(machine.nextDeadline(now: Self.at(9.5)) == Self.at(10))
+        #expect(machine.nextDeadline(now: Self.at(9.5)) == Self.at(10), "the next sweep")
         #expect(machine.nextDeadline(now: Self.at(6)) == Self.at(7), "never later than a retry interval")
+        for (partition, _) in machine.nextPublications(now: Self.at(6)) {
+            machine.finished(partition, .complete(throughID: nil), now: Self.at(6))
+        }
+        machine.written(Self.rows(1...1), for: Self.p1, now: Self.at(6))
+        #expect(machine.sweepIfDue(now: Self.at(10)) == [Self.p0], "p1 has rows of its own to publish")
+        var full: Set<KafkaTopicPartition>?
+        for sweep in 3...Machine.fullSweepEvery { full = machine.sweepIfDue(now: Self.at(Double(sweep) * 5)) }
+        #expect(full == [Self.p0, Self.p1], "every so often, busy ones too")
     }
 
     @Test("Shutting down: one last attempt without waiting out the retry")
