@@ -99,6 +99,7 @@ struct WorkerOutputTests {
                 Self.decodedIDs($0).isSuperset(of: expected)
             }
             #expect(Self.decodedIDs(published).isSuperset(of: expected))
+            try await rig.expectOutputsReconciled("after a previous owner's late batch")
         }
     }
 
@@ -149,6 +150,7 @@ struct WorkerOutputTests {
             ) { Self.decodedIDs($0).count >= unique && ((try? Self.lastStates($0)) ?? [:]) == stored }
             #expect(Self.decodedIDs(published) == Set(lines.map { $0.uuid.lowercased() }))
             #expect(try Self.lastStates(published) == stored)
+            try await rig.expectOutputsReconciled("after the output brokers' outage")
         }
     }
 

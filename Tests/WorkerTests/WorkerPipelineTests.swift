@@ -275,6 +275,7 @@ struct WorkerPipelineTests {
             for (key, type) in final {
                 #expect(lastState[key]?.contains("\"last_notification_type\": \"\(type)\"") == true, "\(key)")
             }
+            try await rig.expectOutputsReconciled("the scenario")
         }
 
         let server = try #require(finalServer)
@@ -333,6 +334,7 @@ struct WorkerPipelineTests {
 
             let unique = Set(lines.map(\.uuid)).count
             #expect(try await rig.waitForRows(notifications: unique, rejected: 0) == "\(unique)/0")
+            try await rig.expectOutputsReconciled("after a database outage")
         }
         let (subscriptions, expected) = try await Self.subscriptions(server, database, accepted: lines.map(\.body))
         #expect(subscriptions == expected)
@@ -355,6 +357,7 @@ struct WorkerPipelineTests {
             _ = await rig.producer.send(contentsOf: lines.map { Self.rawMessage($0.body) })
             let unique = Set(lines.map(\.uuid)).count
             #expect(try await rig.waitForRows(notifications: unique, rejected: 0) == "\(unique)/0")
+            try await rig.expectOutputsReconciled("after fetch faults")
         }
         let (subscriptions, expected) = try await Self.subscriptions(
             try #require(finalServer),
@@ -386,6 +389,7 @@ struct WorkerPipelineTests {
                 return lag == 0
             }
             #expect(lag == 0, "refused commits are made again")
+            try await rig.expectOutputsReconciled("after refused commits")
         }
     }
 
@@ -509,6 +513,7 @@ struct WorkerPipelineTests {
             // Once the lock goes, the stuck partition catches up.
             let unique = Set(lines.map(\.uuid)).count
             #expect(try await rig.waitForRows(notifications: unique, rejected: 0) == "\(unique)/0")
+            try await rig.expectOutputsReconciled("after a stuck partition")
         }
         let (subscriptions, expected) = try await Self.subscriptions(
             try #require(server),
@@ -536,6 +541,7 @@ struct WorkerPipelineTests {
 
             let unique = Set(lines.map(\.uuid)).count
             #expect(try await rig.waitForRows(notifications: unique, rejected: 0) == "\(unique)/0")
+            try await rig.expectOutputsReconciled("after scaling out")
         }
         let (subscriptions, expected) = try await Self.subscriptions(
             try #require(server),

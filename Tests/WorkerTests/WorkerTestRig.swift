@@ -3,6 +3,7 @@ import Logging
 import NotificationStore
 import PipelineContract
 import StoreTestSupport
+import Testing
 import Worker
 
 /// What a worker test runs against: a mock cluster with the raw topic (and the output topics), a migrated database,
@@ -95,6 +96,19 @@ struct WorkerTestRig {
             try await body(rig, startWorker)
             tasks.cancelAll()
         }
+    }
+
+    /// Checks the output topics against the tables with kcat, once the outbox is empty (``OutputReconciliation``),
+    /// and expects no problem.
+    func expectOutputsReconciled(_ comment: String = "", sourceLocation: SourceLocation = #_sourceLocation)
+        async throws
+    {
+        let server = server
+        let database = database.database
+        let outputs = try await OutputReconciliation.check(
+            bootstrapServers: outputMock.clusterConfiguration.bootstrapServers.joined(separator: ",")
+        ) { try await server.psql(database, $0) }
+        #expect(outputs.problems.isEmpty, "\(comment) \(outputs.problems)", sourceLocation: sourceLocation)
     }
 
     /// `notifications` and `rejected_notifications` row counts as `n/r`, once they are as expected (or after 60 s).

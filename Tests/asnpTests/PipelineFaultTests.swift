@@ -182,6 +182,10 @@ struct PipelineFaultTests {
         #expect(reconciliation.problems.isEmpty, "\(reconciliation.problems)")
         #expect(reconciliation.stored == workload.notifications)
         #expect(reconciliation.rejectedDeliveries >= workload.hostile)
+        let outputs = try await OutputReconciliation.check(
+            bootstrapServers: cluster.clusterConfiguration.bootstrapServers.joined(separator: ",")
+        ) { try await server.psql(database.database, $0) }
+        #expect(outputs.problems.isEmpty, "\(fault): \(outputs.problems)")
 
         for process in workers + [ingress] {
             process.terminate()

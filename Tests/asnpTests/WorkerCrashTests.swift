@@ -99,6 +99,10 @@ struct WorkerCrashTests {
         }
         #expect(kills == 2, "the workers finished before they could be killed")
         #expect(count == messages.count)
+        let outputs = try await OutputReconciliation.check(bootstrapServers: mock.bootstrapServers) {
+            try await server.psql(database.database, $0)
+        }
+        #expect(outputs.problems.isEmpty, "after two SIGKILLs: \(outputs.problems)")
         for worker in workers {
             worker.terminate()
             await worker.exited()

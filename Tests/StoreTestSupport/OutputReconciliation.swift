@@ -1,0 +1,148 @@
+import Foundation
+import LocalPostgres
+
+/// The output side of a fault test's check, read back with an independent client (kcat) once the outbox is empty:
+///
+/// - the decoded topic holds exactly one distinct `ce_id` per stored notification (redeliveries may repeat one);
+/// - the state topic's last value per key is that subscription's row (`last_notification_uuid`);
+/// - the dead-letter topic holds one distinct source coordinate (`asnp-source-*` headers) per rejected row.
+package struct OutputReconciliation: Sendable {
+    /// What does not add up; empty when everything does.
+    package private(set) var problems: [String] = []
+    /// Events read per topic.
+    package private(set) var decodedEvents = 0
+    package private(set) var stateEvents = 0
+    package private(set) var deadLetters = 0
+
+    package static let decodedTopic = "appstore.notifications.decoded"
+    package static let stateTopic = "appstore.subscriptions.state"
+    package static let deadLetterTopic = "appstore.notifications.dlq"
+
+    /// Waits (up to `timeout`) for the outbox to be empty, then reads the three output topics of the cluster at
+    /// `bootstrapServers` to their ends and compares them with the tables `query` reads.
+    package static func check(
+        bootstrapServers: String,
+        timeout: Duration = .seconds(120),
+        query: @Sendable (String) async throws -> String
+    ) async throws -> OutputReconciliation {
+        var result = OutputReconciliation()
+        let deadline = ContinuousClock.now.advanced(by: timeout)
+        var outbox = ""
+        while ContinuousClock.now < deadline {
+            outbox = (try? await query("SELECT count(*) FROM outbox WHERE refused_at IS NULL")) ?? "unreachable"
+            if outbox == "0" { break }
+            try await Task.sleep(for: .milliseconds(200))
+        }
+        if outbox != "0" { result.problems.append("the outbox still holds \(outbox) rows to publish") }
+
+        let decoded = try await read(decodedTopic, bootstrapServers: bootstrapServers)
+        result.decodedEvents = decoded.count
+        let ids = Set(decoded.compactMap { $0.headers["ce_id"] })
+        let stored = Set(
+            try await query("SELECT notification_uuid FROM notifications").split(separator: "\n").map(String.init)
+        )
+        if ids != stored {
+            result.problems.append(
+                "decoded topic: \(ids.subtracting(stored).count) ce_id(s) not stored, "
+                    + "\(stored.subtracting(ids).count) stored notification(s) without an event "
+                    + "(\(decoded.count) events, \(stored.count) notifications)"
+            )
+        }
+
+        let states = try await read(stateTopic, bootstrapServers: bootstrapServers)
+        result.stateEvents = states.count
+        var last: [String: String] = [:]
+        for event in states {
+            guard let key = event.key else { continue }
+            let value = try? JSONSerialization.jsonObject(with: Data(event.payload.utf8)) as? [String: Any]
+            last[key] = value?["last_notification_uuid"] as? String ?? "unreadable"
+        }
+        var rows: [String: String] = [:]
+        for line in try await query(
+            "SELECT original_transaction_id || ' ' || last_notification_uuid FROM subscriptions"
+        )
+        .split(separator: "\n") {
+            let parts = line.split(separator: " ")
+            if parts.count == 2 { rows[String(parts[0])] = String(parts[1]) }
+        }
+        if last != rows {
+            let wrong = Set(last.keys).union(rows.keys).filter { last[$0] != rows[$0] }
+            result.problems.append(
+                "state topic: the last event of \(wrong.count) subscription(s) is not its row, e.g. "
+                    + wrong.sorted().prefix(3).map { "\($0) has \(last[$0] ?? "none"), row \(rows[$0] ?? "none")" }
+                    .joined(separator: "; ")
+            )
+        }
+
+        let letters = try await read(deadLetterTopic, bootstrapServers: bootstrapServers)
+        result.deadLetters = letters.count
+        let sources = Set(
+            letters.map {
+                [
+                    $0.headers["asnp-source-topic"], $0.headers["asnp-source-partition"],
+                    $0.headers["asnp-source-offset"],
+                ]
+                .map { $0 ?? "?" }.joined(separator: "/")
+            }
+        )
+        let rejected = Set(
+            try await query(
+                "SELECT kafka_topic || '/' || kafka_partition || '/' || kafka_offset FROM rejected_notifications"
+            ).split(separator: "\n").map(String.init)
+        )
+        if sources != rejected {
+            result.problems.append(
+                "dead-letter topic: \(sources.subtracting(rejected).count) letter(s) for no rejected row, "
+                    + "\(rejected.subtracting(sources).count) rejected row(s) without a letter"
+            )
+        }
+        return result
+    }
+
+    /// Reconciles with database `database` of the PostgreSQL server at 127.0.0.1:`port`.
+    package static func check(
+        bootstrapServers: String,
+        port: Int,
+        database: String
+    ) async throws -> OutputReconciliation {
+        let server = LocalPostgresServer(directory: "", port: port)
+        return try await check(bootstrapServers: bootstrapServers) { sql in
+            try await LocalPostgresServer.offPool { try server.psql(database, sql) }
+        }
+    }
+
+    struct Event {
+        var key: String?
+        var payload: String
+        var headers: [String: String]
+    }
+
+    /// Every message of `topic` from the start to its end, as kcat prints it (`-J`).
+    static func read(_ topic: String, bootstrapServers: String) async throws -> [Event] {
+        let output = try await LocalPostgresServer.offPool {
+            try Self.kcat(["-C", "-b", bootstrapServers, "-t", topic, "-o", "beginning", "-e", "-J", "-q"])
+        }
+        return output.split(separator: "\n").compactMap { line in
+            guard let object = try? JSONSerialization.jsonObject(with: Data(line.utf8)) as? [String: Any] else {
+                return nil
+            }
+            var headers: [String: String] = [:]
+            let list = object["headers"] as? [String] ?? []
+            for index in stride(from: 0, to: list.count - 1, by: 2) { headers[list[index]] = list[index + 1] }
+            return Event(key: object["key"] as? String, payload: object["payload"] as? String ?? "", headers: headers)
+        }
+    }
+
+    private static func kcat(_ arguments: [String]) throws -> String {
+        let process = Process()
+        process.executableURL = URL(fileURLWithPath: "/usr/bin/kcat")
+        process.arguments = arguments
+        let output = Pipe()
+        process.standardOutput = output
+        process.standardError = FileHandle.nullDevice
+        try process.run()
+        let data = output.fileHandleForReading.readDataToEndOfFile()
+        process.waitUntilExit()
+        return String(decoding: data, as: UTF8.self)
+    }
+}
