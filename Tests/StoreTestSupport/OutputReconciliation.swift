@@ -119,8 +119,12 @@ package struct OutputReconciliation: Sendable {
 
     /// Every message of `topic` from the start to its end, as kcat prints it (`-J`).
     static func read(_ topic: String, bootstrapServers: String) async throws -> [Event] {
+        // posix_spawn, not Foundation's Process: its run() was seen to crash the test process on an EINTR.
         let output = try await LocalPostgresServer.offPool {
-            try Self.kcat(["-C", "-b", bootstrapServers, "-t", topic, "-o", "beginning", "-e", "-J", "-q"])
+            try LocalPostgresServer.run(
+                "/usr/bin/kcat",
+                ["-C", "-b", bootstrapServers, "-t", topic, "-o", "beginning", "-e", "-J", "-q"]
+            )
         }
         return output.split(separator: "\n").compactMap { line in
             guard let object = try? JSONSerialization.jsonObject(with: Data(line.utf8)) as? [String: Any] else {
@@ -131,18 +135,5 @@ package struct OutputReconciliation: Sendable {
             for index in stride(from: 0, to: list.count - 1, by: 2) { headers[list[index]] = list[index + 1] }
             return Event(key: object["key"] as? String, payload: object["payload"] as? String ?? "", headers: headers)
         }
-    }
-
-    private static func kcat(_ arguments: [String]) throws -> String {
-        let process = Process()
-        process.executableURL = URL(fileURLWithPath: "/usr/bin/kcat")
-        process.arguments = arguments
-        let output = Pipe()
-        process.standardOutput = output
-        process.standardError = FileHandle.nullDevice
-        try process.run()
-        let data = output.fileHandleForReading.readDataToEndOfFile()
-        process.waitUntilExit()
-        return String(decoding: data, as: UTF8.self)
     }
 }
