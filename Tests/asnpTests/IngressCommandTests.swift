@@ -40,7 +40,7 @@ struct IngressCommandTests {
         let client = HTTPClient(eventLoopGroupProvider: .singleton, configuration: configuration)
         do {
             let base = "http://127.0.0.1:\(port)"
-            let ready = try await IngressProcess.waitUntilReady(port: port, client: client)
+            let ready = try await IngressProcess.waitUntilReady(port: port, client: client, while: ingress)
             try #require(ready, "asnp ingress did not become ready")
 
             let bodies = Fixtures.v2Cases.filter { $0.expectedStatus == "OK" }.map(\.body)

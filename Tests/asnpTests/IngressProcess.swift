@@ -31,8 +31,15 @@ enum IngressProcess {
         return ingress
     }
 
-    /// Polls `/health/ready` for up to 20 s; whether it answered 200.
-    static func waitUntilReady(port: Int, client: HTTPClient) async throws -> Bool {
-        try await EndToEndPipeline.waitUntilReady(port: port, client: client, within: .seconds(20))
+    /// Polls `/health/ready` until it answers 200 (true) or the process exits (false). The ingress promises no
+    /// start-up time (it is ready once its producer reaches a broker with the raw topic), and a loaded run took more
+    /// than the 20 s this used to allow; so no bound here but the suite's own watchdog, as for the worker.
+    static func waitUntilReady(port: Int, client: HTTPClient, while ingress: Process) async throws -> Bool {
+        while ingress.isRunning {
+            if try await EndToEndPipeline.waitUntilReady(port: port, client: client, within: .seconds(2)) {
+                return true
+            }
+        }
+        return false
     }
 }

@@ -99,7 +99,7 @@ struct PipelineFaultTests {
         defer { for process in workers + [ingress] where process.isRunning { process.terminate() } }
 
         let client = HTTPClient(eventLoopGroupProvider: .singleton)
-        let ready = try await IngressProcess.waitUntilReady(port: port, client: client)
+        let ready = try await IngressProcess.waitUntilReady(port: port, client: client, while: ingress)
         try await client.shutdown()
         try #require(ready, "asnp ingress did not become ready")
 
