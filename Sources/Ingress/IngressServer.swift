@@ -105,14 +105,16 @@ package final class IngressServer: Service, Sendable {
             )
         )
         let targets = NotificationTargets(apps: configuration.apps)
+        // One warning per reason: a V1 reason holds for both environments.
+        var warned: Set<String> = []
         for app in configuration.apps {
             for version in [1, 2] {
                 for environment in [AppStoreEnvironment.production, .sandbox] {
                     let target = NotificationTarget(version: version, environment: environment, app: app)
-                    guard let reason = target.unverifiableReason else { continue }
+                    guard let reason = target.unverifiableReason, warned.insert(reason).inserted else { continue }
                     logger.warning(
-                        "V\(version) \(environment) notifications for this app are refused with 503 until configured",
-                        metadata: ["reason": "\(reason)"]
+                        "Such notifications are refused with 503 until the app is configured",
+                        metadata: ["reason": "\(reason)", "version": "\(version)"]
                     )
                 }
             }
