@@ -1,75 +1,64 @@
 import KafkaClient
-import NotificationStore
 import Synchronization
 
-/// What became of one partition batch.
-struct BatchOutcome: Sendable {
-    /// A batch stored in PostgreSQL.
-    struct Stored: Sendable {
-        /// Its offset committed.
-        var committed: Bool
-        /// The outbox rows its write returned; nil when the write could not return them (they are read back).
-        var outboxMessages: [OutboxMessage]?
-    }
-
-    var batch: PartitionBatch
-    /// Nil: not stored, to be retried.
-    var stored: Stored?
-}
-
-/// The partition batches being processed, at most one per partition so each partition stays in order, each in a
-/// task of its own so partitions never wait for one another.
+/// The tasks of the partition batches in flight, one per partition (``Worker/StateMachine`` starts at most one), so
+/// partitions never wait for one another.
 struct PartitionTasks {
-    private var tasks: [KafkaTopicPartition: Task<BatchOutcome, Never>] = [:]
-    private let finished = FinishedPartitions()
+    private var tasks: [KafkaTopicPartition: (id: Int, task: Task<BatchOutcome, Never>)] = [:]
+    private var nextID = 0
+    private let finished = FinishedTasks()
 
-    /// Partitions with a batch in progress.
-    var busy: Set<KafkaTopicPartition> { Set(tasks.keys) }
-
-    var isEmpty: Bool { tasks.isEmpty }
-
-    /// Starts `work` on `batch`; its partition must not be busy.
+    /// Starts `work` on `batch`; its partition must have no task.
     mutating func start(_ batch: PartitionBatch, _ work: @escaping @Sendable (PartitionBatch) async -> BatchOutcome) {
         let finished = finished
-        tasks[batch.partition] = Task {
-            let outcome = await work(batch)
-            finished.add(batch.partition)
-            return outcome
-        }
+        let id = nextID
+        nextID += 1
+        tasks[batch.partition] = (
+            id,
+            Task {
+                let outcome = await work(batch)
+                finished.add(id)
+                return outcome
+            }
+        )
     }
 
     /// The outcomes of the batches that ended since the last call; does not wait for the others.
     mutating func takeFinished() async -> [BatchOutcome] {
-        await wait(for: finished.take())
-    }
-
-    /// Waits for the batches of `partitions` in progress.
-    mutating func wait(for partitions: some Sequence<KafkaTopicPartition>) async -> [BatchOutcome] {
+        let ended = finished.take()
+        // A task already waited for by ``wait(for:)`` is gone, or replaced by a newer one of its partition.
+        let partitions = tasks.filter { ended.contains($0.value.id) }.keys
         var outcomes: [BatchOutcome] = []
         for partition in partitions {
-            if let task = tasks.removeValue(forKey: partition) { outcomes.append(await task.value) }
+            if let outcome = await wait(for: partition) { outcomes.append(outcome) }
         }
         return outcomes
     }
 
-    /// Waits for every batch in progress.
-    mutating func waitForAll() async -> [BatchOutcome] {
-        await wait(for: Array(tasks.keys))
+    /// Waits for the batch of `partition` in flight, if any.
+    mutating func wait(for partition: KafkaTopicPartition) async -> BatchOutcome? {
+        guard let (_, task) = tasks.removeValue(forKey: partition) else { return nil }
+        return await task.value
+    }
+
+    /// Waits for every batch in flight, discarding the outcomes (the run loop is failing).
+    mutating func waitForAll() async {
+        for partition in tasks.keys { _ = await wait(for: partition) }
     }
 }
 
-/// Partitions whose task ended, reported from the tasks.
-private final class FinishedPartitions: Sendable {
-    private let partitions = Mutex<Set<KafkaTopicPartition>>([])
+/// The ids of tasks that ended, reported from the tasks.
+private final class FinishedTasks: Sendable {
+    private let ids = Mutex<Set<Int>>([])
 
-    func add(_ partition: KafkaTopicPartition) {
-        partitions.withLock { _ = $0.insert(partition) }
+    func add(_ id: Int) {
+        ids.withLock { _ = $0.insert(id) }
     }
 
-    func take() -> Set<KafkaTopicPartition> {
-        partitions.withLock { partitions in
-            defer { partitions = [] }
-            return partitions
+    func take() -> Set<Int> {
+        ids.withLock { ids in
+            defer { ids = [] }
+            return ids
         }
     }
 }

@@ -78,79 +78,93 @@ package final class Worker: Service, Sendable {
         }
     }
 
-    /// The poll loop: batches in, stored, committed, their outbox rows handed to `drain`.
+    /// The poll loop: batches in, stored, committed, their outbox rows handed to `drain`. What to do when is the
+    /// ``StateMachine``'s; this loop polls, performs its actions and tells it how they ended.
     private func consume(_ consumer: KafkaConsumer, _ drain: OutboxDrain) async throws {
-        var partitions = PartitionQueues(configuration: configuration)
+        var machine = StateMachine(configuration: configuration, now: .now)
         var tasks = PartitionTasks()
-        var uncommitted = UncommittedOffsets()
-        /// Failed batches go back to their queue with a backoff (their COMMIT may have gone through: their rows
-        /// may be in the outbox); failed commits are retried later.
-        func absorb(_ outcomes: [BatchOutcome]) {
-            for outcome in outcomes {
-                if let stored = outcome.stored {
-                    uncommitted.record(outcome.batch.nextOffset, committed: stored.committed)
-                    drain.written(stored.outboxMessages, for: outcome.batch.partition)
-                } else {
-                    partitions.requeue(outcome.batch)
-                    drain.mayHaveRows([outcome.batch.partition])
+        /// Performs `actions`, and those that their results lead to.
+        func perform(_ actions: [StateMachine.Action]) async throws(KafkaError) {
+            var pending = actions[...]
+            while let action = pending.popFirst() {
+                switch action {
+                case .startBatch(let batch):
+                    tasks.start(batch) { batch in await self.process(batch, consumer) }
+                case .commit(let offsets):
+                    var committed = true
+                    do {
+                        try await consumer.commit(offsets)
+                    } catch {
+                        committed = false
+                        logger.debug("Offsets not committed again", metadata: ["error": "\(error)"])
+                    }
+                    pending += machine.commitEnded(offsets, committed: committed, now: .now)
+                case .pause(let partitions):
+                    try await consumer.pause(partitions)
+                case .resume(let partitions):
+                    try await consumer.resume(partitions)
+                case .assignOutputs(let partitions):
+                    drain.assign(partitions)
+                case .publishWritten(let rows, let partition):
+                    drain.written(rows, for: partition)
+                case .publishFromTable(let partitions):
+                    drain.mayHaveRows(partitions)
+                case .handOver(let partitions):
+                    // The next owner publishes what is left; its publications must not overlap ours.
+                    await drain.revoke(partitions)
                 }
+            }
+        }
+        /// Waits for the batches of the partitions being given up, and performs what follows, until they are.
+        func settleEndings() async throws(KafkaError) {
+            while let partition = machine.endingInFlight.first {
+                guard let outcome = await tasks.wait(for: partition) else {
+                    preconditionFailure("the state machine has a batch of \(partition) in flight without a task")
+                }
+                try await perform(machine.batchEnded(outcome, now: .now))
             }
         }
         do {
             while !Task.isCancelled, !Task.isShuttingDownGracefully {
                 status.withLock { $0.lastTurn = .now }
-                absorb(await tasks.takeFinished())
-                // While batches are in progress, poll briefly so a partition whose batch ended starts its next soon.
+                for outcome in await tasks.takeFinished() {
+                    try await perform(machine.batchEnded(outcome, now: .now))
+                }
+                // While batches are in flight, poll briefly so a partition whose batch ended starts its next soon.
                 let events = try await consumer.poll(
                     maxMessages: configuration.maximumBatchSize,
-                    maxWait: tasks.isEmpty
+                    maxWait: machine.inFlight.isEmpty
                         ? configuration.maximumWait : min(configuration.maximumWait, .milliseconds(10))
                 )
                 for event in events {
                     switch event {
                     case .messages(let messages):
-                        partitions.append(messages)
+                        machine.received(messages, now: .now)
                     case .partitionsAssigned(let assigned):
                         logger.info("Partitions assigned", metadata: ["kafka.partitions": "\(assigned.sorted())"])
-                        // A previous owner may have stored batches whose events it did not publish.
-                        drain.assign(assigned)
+                        try await perform(machine.assigned(assigned, now: .now))
                     case .partitionsRevoked(let revocation):
-                        // Their batches in progress end first (a lost partition's commit simply fails).
-                        absorb(await tasks.wait(for: revocation.partitions))
-                        // Lost partitions already belong to another member: their work is abandoned uncommitted.
-                        // Revoked ones are finished now, before the next poll hands them over.
-                        if !revocation.isLost {
-                            absorb(
-                                await process(
-                                    partitions.take(revocation.partitions),
-                                    consumer
-                                )
-                            )
-                            await uncommitted.commit(Set(revocation.partitions), with: consumer, force: true)
-                        }
-                        // The next owner publishes what is left; its publications must not overlap ours.
-                        await drain.revoke(revocation.partitions)
-                        partitions.drop(revocation.partitions)
-                        uncommitted.forget(revocation.partitions)
+                        // Settled before the next poll hands them over: revoked partitions leave with everything
+                        // in hand stored and committed; lost ones already belong to another member, and their work
+                        // is abandoned uncommitted once their batches in flight ended.
+                        try await perform(
+                            machine.revoke(revocation.partitions, isLost: revocation.isLost, now: .now)
+                        )
+                        try await settleEndings()
                     case .offsetGap(let gap):
                         reportLost(gap)
                     }
                 }
-                for batch in partitions.takeReady(excluding: tasks.busy) {
-                    tasks.start(batch) { batch in await self.process(batch, consumer) }
-                }
-                await uncommitted.commit(consumer.assignment.subtracting(tasks.busy), with: consumer)
-                try await partitions.applyPauses(consumer)
+                try await perform(machine.tick(now: .now))
                 metrics.pausedPartitions.set(Double(consumer.pausedPartitions.count))
             }
-            // Graceful shutdown: the batches in progress end, one last try at what is in hand; the rest is
-            // redelivered to the next owner.
-            absorb(await tasks.waitForAll())
-            absorb(await process(partitions.take(partitions.partitions), consumer))
-            await uncommitted.commit(with: consumer, force: true)
+            // Graceful shutdown: the batches in flight end, one last try at what is in hand; the rest is redelivered
+            // to the next owner.
+            try await perform(machine.shutDown(now: .now))
+            try await settleEndings()
             await drain.finish()
         } catch {
-            _ = await tasks.waitForAll()
+            await tasks.waitForAll()
             await drain.revoke(consumer.assignment)
             try? await consumer.close()
             throw error
@@ -172,16 +186,6 @@ package final class Worker: Service, Sendable {
                 "kafka.logStartOffset": "\(gap.logStartOffset.map(String.init) ?? "unknown")",
             ]
         )
-    }
-
-    /// Processes the partitions' batches at once and waits for all of them.
-    private func process(_ batches: [PartitionBatch], _ consumer: KafkaConsumer) async -> [BatchOutcome] {
-        await withTaskGroup(of: BatchOutcome.self) { group in
-            for batch in batches {
-                group.addTask { await self.process(batch, consumer) }
-            }
-            return await group.reduce(into: []) { $0.append($1) }
-        }
     }
 
     /// Verifies, stores and commits one partition's batch.

@@ -1,0 +1,29 @@
+import KafkaClient
+import NotificationStore
+
+/// One partition's messages taken together, in offset order, and how often they failed.
+struct PartitionBatch: Sendable {
+    var partition: KafkaTopicPartition
+    var messages: [KafkaMessage]
+    var attempts = 0
+
+    /// The offset to commit once the batch is stored: after its last message.
+    var nextOffset: KafkaTopicPartitionOffset {
+        KafkaTopicPartitionOffset(partition, offset: (messages.last?.offset ?? -1) + 1)
+    }
+}
+
+/// What became of one partition batch.
+struct BatchOutcome: Sendable {
+    /// A batch stored in PostgreSQL.
+    struct Stored: Sendable {
+        /// Its offset committed.
+        var committed: Bool
+        /// The outbox rows its write returned; nil when the write could not return them (they are read back).
+        var outboxMessages: [OutboxMessage]?
+    }
+
+    var batch: PartitionBatch
+    /// Nil: not stored, to be retried.
+    var stored: Stored?
+}

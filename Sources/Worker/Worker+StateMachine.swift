@@ -1,0 +1,327 @@
+import KafkaClient
+import NotificationStore
+
+extension Worker {
+    /// The life of each partition this member owns, on the batch side: messages queued, a batch in flight, stored,
+    /// its offset committed or to be committed again, its outbox rows handed to the drain; revoked or lost at any of
+    /// those, or finished at shutdown. Pure — no Kafka, database or clock of its own (every call is told `now`) — so
+    /// every transition and interleaving can be tested; ``Worker`` performs the ``Action``s it returns and reports
+    /// back how they ended.
+    ///
+    /// Each partition stays in order because it never has two batches in flight, a failed batch goes back in front
+    /// of what arrived after it, and an offset is committed only for a batch that was stored. Partitions never wait
+    /// for one another beyond ``WorkerConfiguration/maximumConcurrentBatches``.
+    struct StateMachine {
+        /// What the worker is to do.
+        enum Action {
+            /// Verify, store and commit the batch in a task of its own; report its end to ``batchEnded(_:now:)``.
+            case startBatch(PartitionBatch)
+            /// Commit these offsets of stored batches (again); report to ``commitEnded(_:committed:now:)``.
+            case commit([KafkaTopicPartitionOffset])
+            /// Stop fetching these partitions: they are backing off, or hold their share of messages in memory.
+            case pause([KafkaTopicPartition])
+            /// Fetch these partitions again.
+            case resume([KafkaTopicPartition])
+            /// Newly owned partitions: the outbox drain takes them over (a previous owner may have left rows).
+            case assignOutputs([KafkaTopicPartition])
+            /// A stored batch's outbox rows for the drain to publish (nil: the write did not return them, read the
+            /// table).
+            case publishWritten([OutboxMessage]?, KafkaTopicPartition)
+            /// Rows of these partitions may be in the outbox table: a failed batch's COMMIT may have gone through.
+            case publishFromTable([KafkaTopicPartition])
+            /// These partitions are given up, their batches ended and offsets committed (or lost): the drain lets
+            /// them go once their running publications end, and the next poll hands them over.
+            case handOver([KafkaTopicPartition])
+        }
+
+        /// How a partition's ownership ends.
+        private struct Ending {
+            /// Lost: another member owns it already, so nothing more is stored or committed.
+            var isLost: Bool
+            /// Revoked (its outputs are handed over) rather than finished at shutdown (the drain publishes last).
+            var handsOver: Bool
+            var lastBatchStarted = false
+            var commitStarted = false
+            var committing = false
+        }
+
+        private struct Partition {
+            /// Messages not yet in a batch, in offset order.
+            var queued: [KafkaMessage] = []
+            /// When the oldest queued message arrived (the longest-waiting partition goes first).
+            var queuedSince: ContinuousClock.Instant
+            /// Failed attempts at the queue's first messages.
+            var attempts = 0
+            /// After a failed batch: not before then.
+            var retryAt: ContinuousClock.Instant?
+            var inFlight = false
+            /// The offset of a stored batch whose commit failed, to commit again.
+            var uncommitted: Int64?
+            /// Paused on the consumer.
+            var paused = false
+            /// Set once the partition is being revoked, lost, or finished at shutdown.
+            var ending: Ending?
+
+            var isConsuming: Bool { ending == nil }
+        }
+
+        /// Refused commits are tried again after this long.
+        static let commitRetryInterval: Duration = .milliseconds(500)
+
+        private let maximumBatchSize: Int
+        private let maximumConcurrentBatches: Int
+        private let initialBackoff: Duration
+        private let maximumBackoff: Duration
+        /// A factor in `0.75...1.25` for each backoff, so members do not retry in step.
+        private let jitter: @Sendable (ClosedRange<Double>) -> Double
+        private var partitions: [KafkaTopicPartition: Partition] = [:]
+        private var nextCommitAttempt: ContinuousClock.Instant
+
+        init(
+            configuration: WorkerConfiguration,
+            now: ContinuousClock.Instant,
+            jitter: @escaping @Sendable (ClosedRange<Double>) -> Double = { Double.random(in: $0) }
+        ) {
+            self.maximumBatchSize = max(1, configuration.maximumBatchSize)
+            self.maximumConcurrentBatches = max(1, configuration.maximumConcurrentBatches)
+            self.initialBackoff = configuration.initialBackoff
+            self.maximumBackoff = configuration.maximumBackoff
+            self.jitter = jitter
+            self.nextCommitAttempt = now
+        }
+
+        // MARK: - Reading
+
+        /// The partitions owned (being given up included).
+        var owned: Set<KafkaTopicPartition> { Set(partitions.keys) }
+
+        /// Partitions with a batch in flight.
+        var inFlight: Set<KafkaTopicPartition> { Set(partitions.filter(\.value.inFlight).keys) }
+
+        /// Partitions being given up (or finished) whose batch in flight must end before they can be: wait for these
+        /// and report them to ``batchEnded(_:now:)``.
+        var endingInFlight: [KafkaTopicPartition] {
+            partitions.filter { $0.value.ending != nil && $0.value.inFlight }.keys.sorted()
+        }
+
+        /// Partitions paused on the consumer.
+        var paused: Set<KafkaTopicPartition> { Set(partitions.filter(\.value.paused).keys) }
+
+        /// Offsets of stored batches still to commit.
+        var uncommitted: [KafkaTopicPartition: Int64] { partitions.compactMapValues(\.uncommitted) }
+
+        /// Messages queued for `partition`.
+        func queued(_ partition: KafkaTopicPartition) -> [KafkaMessage] { partitions[partition]?.queued ?? [] }
+
+        // MARK: - Events
+
+        /// Partitions now owned.
+        mutating func assigned(_ assigned: some Sequence<KafkaTopicPartition>, now: ContinuousClock.Instant) -> [Action]
+        {
+            var new: [KafkaTopicPartition] = []
+            for partition in assigned where partitions[partition] == nil {
+                partitions[partition] = Partition(queuedSince: now)
+                new.append(partition)
+            }
+            return new.isEmpty ? [] : [.assignOutputs(new.sorted())]
+        }
+
+        /// Messages polled. Those of a partition not owned, or being given up, are ignored: the consumer hands out
+        /// only messages of partitions it announced, and a revocation is settled before the next poll.
+        mutating func received(_ messages: [KafkaMessage], now: ContinuousClock.Instant) {
+            for message in messages {
+                let partition = message.topicPartition
+                guard var state = partitions[partition], state.isConsuming else { continue }
+                if state.queued.isEmpty { state.queuedSince = now }
+                // Detached from the poll's shared buffer: partitions move at different speeds, and a few messages of
+                // many polls would otherwise keep every one of those polls' bytes in memory.
+                state.queued.append(message.detached())
+                partitions[partition] = state
+            }
+        }
+
+        /// What to do now: start the batches that may start, commit again what is due, pause and resume.
+        mutating func tick(now: ContinuousClock.Instant) -> [Action] {
+            var actions = startBatches(now: now).map(Action.startBatch)
+            if now >= nextCommitAttempt {
+                // A partition with a batch in flight commits a later offset with it.
+                let due = partitions.compactMap { partition, state in
+                    state.isConsuming && !state.inFlight
+                        ? state.uncommitted.map { KafkaTopicPartitionOffset(partition, offset: $0) } : nil
+                }
+                if !due.isEmpty {
+                    nextCommitAttempt = now.advanced(by: Self.commitRetryInterval)
+                    actions.append(.commit(due.sorted { $0.topicPartition < $1.topicPartition }))
+                }
+            }
+            actions += applyPauses()
+            return actions
+        }
+
+        /// A batch ended, stored (and committed, or not) or not.
+        mutating func batchEnded(_ outcome: BatchOutcome, now: ContinuousClock.Instant) -> [Action] {
+            let partition = outcome.batch.partition
+            guard var state = partitions[partition], state.inFlight else { return [] }
+            state.inFlight = false
+            // A lost or revoked partition's rows wait in the table for its next owner, which reads it on assignment.
+            let publishes = state.ending?.handsOver != true
+            var actions: [Action] = []
+            if let stored = outcome.stored {
+                let offset = outcome.batch.nextOffset.offset
+                if stored.committed {
+                    if let pending = state.uncommitted, pending <= offset { state.uncommitted = nil }
+                } else {
+                    state.uncommitted = max(state.uncommitted ?? offset, offset)
+                }
+                if publishes { actions.append(.publishWritten(stored.outboxMessages, partition)) }
+            } else {
+                // Tried again after a backoff, in front of whatever arrived since.
+                if state.queued.isEmpty { state.queuedSince = now }
+                state.queued = outcome.batch.messages + state.queued
+                state.attempts = outcome.batch.attempts + 1
+                state.retryAt = now.advanced(by: backoff(attempts: state.attempts))
+                if publishes { actions.append(.publishFromTable([partition])) }
+            }
+            partitions[partition] = state
+            return actions + advanceEndings(now: now)
+        }
+
+        /// A ``Action/commit(_:)`` ended.
+        mutating func commitEnded(
+            _ offsets: [KafkaTopicPartitionOffset],
+            committed: Bool,
+            now: ContinuousClock.Instant
+        ) -> [Action] {
+            if !committed { nextCommitAttempt = now.advanced(by: Self.commitRetryInterval) }
+            for offset in offsets {
+                guard var state = partitions[offset.topicPartition] else { continue }
+                if committed, let pending = state.uncommitted, pending <= offset.offset { state.uncommitted = nil }
+                state.ending?.committing = false
+                partitions[offset.topicPartition] = state
+            }
+            return advanceEndings(now: now)
+        }
+
+        /// Partitions revoked (given up in a rebalance) or lost (another member owns them already). Revoked ones
+        /// have their batch in flight end, everything queued stored in one last batch and their offsets committed
+        /// before they are handed over; lost ones only have their batch in flight end. Wait for
+        /// ``endingInFlight`` until it is empty: every partition is then handed over.
+        mutating func revoke(
+            _ revoked: some Sequence<KafkaTopicPartition>,
+            isLost: Bool,
+            now: ContinuousClock.Instant
+        ) -> [Action] {
+            for partition in revoked where partitions[partition]?.isConsuming == true {
+                partitions[partition]?.ending = Ending(isLost: isLost, handsOver: true)
+            }
+            return advanceEndings(now: now)
+        }
+
+        /// Graceful shutdown: every partition is finished as a revoked one is, but its outputs stay with the drain
+        /// for a last publication. Done when ``owned`` is empty.
+        mutating func shutDown(now: ContinuousClock.Instant) -> [Action] {
+            for partition in partitions.keys where partitions[partition]?.isConsuming == true {
+                partitions[partition]?.ending = Ending(isLost: false, handsOver: false)
+            }
+            return advanceEndings(now: now)
+        }
+
+        // MARK: - Transitions
+
+        /// A batch (at most ``maximumBatchSize`` messages, the oldest) of each partition that is consuming, not in
+        /// flight and not waiting out a backoff, while fewer than ``maximumConcurrentBatches`` are in flight; the
+        /// partitions that waited longest first.
+        private mutating func startBatches(now: ContinuousClock.Instant) -> [PartitionBatch] {
+            let free = maximumConcurrentBatches - partitions.values.filter(\.inFlight).count
+            guard free > 0 else { return [] }
+            let ready = partitions.filter { _, state in
+                state.isConsuming && !state.inFlight && !state.queued.isEmpty
+                    && (state.retryAt.map { $0 <= now } ?? true)
+            }
+            let chosen = ready.sorted { ($0.value.queuedSince, $0.key) < ($1.value.queuedSince, $1.key) }.prefix(free)
+            return chosen.map { partition, _ in takeBatch(partition, limit: maximumBatchSize, now: now) }
+        }
+
+        /// Takes a batch of `partition`'s queue, whatever its backoff; the rest stays queued as if it just arrived.
+        private mutating func takeBatch(
+            _ partition: KafkaTopicPartition,
+            limit: Int,
+            now: ContinuousClock.Instant
+        ) -> PartitionBatch {
+            var state = partitions[partition]!
+            let count = min(state.queued.count, limit)
+            let batch = PartitionBatch(
+                partition: partition,
+                messages: Array(state.queued.prefix(count)),
+                attempts: state.attempts
+            )
+            state.queued.removeFirst(count)
+            state.queuedSince = now
+            state.attempts = 0
+            state.retryAt = nil
+            state.inFlight = true
+            partitions[partition] = state
+            return batch
+        }
+
+        /// Moves each ending partition on as far as it can go now: after its batch in flight, one last batch of
+        /// everything queued, then a commit of what is uncommitted, then it is let go (lost ones are let go at once).
+        private mutating func advanceEndings(now: ContinuousClock.Instant) -> [Action] {
+            var batches: [PartitionBatch] = []
+            var commits: [KafkaTopicPartitionOffset] = []
+            var handedOver: [KafkaTopicPartition] = []
+            for partition in partitions.keys.sorted() {
+                guard var state = partitions[partition], var ending = state.ending, !state.inFlight else { continue }
+                if !ending.isLost, !ending.lastBatchStarted {
+                    ending.lastBatchStarted = true
+                    state.ending = ending
+                    partitions[partition] = state
+                    if !state.queued.isEmpty {
+                        batches.append(takeBatch(partition, limit: .max, now: now))
+                        continue
+                    }
+                }
+                if !ending.isLost, !ending.commitStarted, let offset = state.uncommitted {
+                    ending.commitStarted = true
+                    ending.committing = true
+                    partitions[partition]?.ending = ending
+                    commits.append(KafkaTopicPartitionOffset(partition, offset: offset))
+                    continue
+                }
+                guard !ending.committing else { continue }
+                partitions[partition] = nil
+                if ending.handsOver { handedOver.append(partition) }
+            }
+            var actions = batches.map(Action.startBatch)
+            if !commits.isEmpty { actions.append(.commit(commits)) }
+            if !handedOver.isEmpty { actions.append(.handOver(handedOver)) }
+            return actions
+        }
+
+        /// Pauses consuming partitions that are waiting out a backoff or hold their share of messages in memory (two
+        /// polls' worth over all owned partitions), resumes the rest: memory stays bounded however many partitions a
+        /// member owns and however slow one of them is. A partition being given up is left as it is.
+        private mutating func applyPauses() -> [Action] {
+            let consuming = partitions.filter(\.value.isConsuming)
+            let limit = max(16, 2 * maximumBatchSize / max(1, consuming.count))
+            var toPause: [KafkaTopicPartition] = []
+            var toResume: [KafkaTopicPartition] = []
+            for (partition, state) in consuming {
+                let waiting = state.retryAt != nil || state.queued.count >= limit
+                if waiting, !state.paused { toPause.append(partition) }
+                if !waiting, state.paused { toResume.append(partition) }
+                if waiting != state.paused { partitions[partition]?.paused = waiting }
+            }
+            var actions: [Action] = []
+            if !toPause.isEmpty { actions.append(.pause(toPause.sorted())) }
+            if !toResume.isEmpty { actions.append(.resume(toResume.sorted())) }
+            return actions
+        }
+
+        /// Exponential in the attempts, capped, with jitter.
+        private func backoff(attempts: Int) -> Duration {
+            let base = initialBackoff * (1 << min(attempts - 1, 16))
+            return min(base, maximumBackoff) * jitter(0.75...1.25)
+        }
+    }
+}

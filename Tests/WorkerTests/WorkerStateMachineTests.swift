@@ -1,0 +1,463 @@
+import KafkaClient
+import NIOCore
+import NotificationStore
+import Testing
+
+@testable import Worker
+
+@Suite(
+    "The worker's partition state machine: in order, one batch per partition, nothing skipped, nothing committed early"
+)
+struct WorkerStateMachineTests {
+    typealias Machine = Worker.StateMachine
+    typealias Action = Machine.Action
+
+    static let p0 = KafkaTopicPartition(topic: "raw", partition: 0)
+    static let p1 = KafkaTopicPartition(topic: "raw", partition: 1)
+    static let p2 = KafkaTopicPartition(topic: "raw", partition: 2)
+    static let start = ContinuousClock.now
+
+    static func at(_ seconds: Double) -> ContinuousClock.Instant { start.advanced(by: .seconds(seconds)) }
+
+    static func machine(
+        batchSize: Int = 1_000,
+        concurrency: Int = 8,
+        initialBackoff: Duration = .seconds(1),
+        maximumBackoff: Duration = .seconds(4)
+    ) -> Machine {
+        var configuration = WorkerConfiguration(
+            consumer: KafkaConsumerConfiguration(cluster: .init(bootstrapServers: []), groupID: "g", topics: ["raw"])
+        )
+        configuration.maximumBatchSize = batchSize
+        configuration.maximumConcurrentBatches = concurrency
+        configuration.initialBackoff = initialBackoff
+        configuration.maximumBackoff = maximumBackoff
+        // No jitter: backoffs are exact.
+        return Machine(configuration: configuration, now: start, jitter: { _ in 1 })
+    }
+
+    static func messages(_ partition: KafkaTopicPartition, _ offsets: ClosedRange<Int64>) -> [KafkaMessage] {
+        offsets.map { offset in
+            KafkaMessage(
+                topic: partition.topic,
+                partition: partition.partition,
+                offset: offset,
+                key: nil,
+                value: ByteBuffer(string: "\(offset)"),
+                headers: [],
+                timestamp: nil
+            )
+        }
+    }
+
+    static func rows(_ ids: ClosedRange<Int64>) -> [OutboxMessage] {
+        ids.map { OutboxMessage(id: $0, stream: .decoded, key: "k", payload: .missing) }
+    }
+
+    static func stored(_ batch: PartitionBatch, committed: Bool = true, rows: [OutboxMessage]? = []) -> BatchOutcome {
+        BatchOutcome(batch: batch, stored: .init(committed: committed, outboxMessages: rows))
+    }
+
+    static func failed(_ batch: PartitionBatch) -> BatchOutcome { BatchOutcome(batch: batch, stored: nil) }
+
+    /// The batches among `actions`.
+    static func batches(_ actions: [Action]) -> [PartitionBatch] {
+        actions.compactMap { if case .startBatch(let batch) = $0 { batch } else { nil } }
+    }
+
+    /// The actions other than batches, described, for comparison.
+    static func others(_ actions: [Action]) -> [String] {
+        actions.compactMap { action in
+            switch action {
+            case .startBatch: nil
+            case .commit(let offsets): "commit \(offsets.map { "\($0.topicPartition.partition)@\($0.offset)" })"
+            case .pause(let partitions): "pause \(partitions.map(\.partition))"
+            case .resume(let partitions): "resume \(partitions.map(\.partition))"
+            case .assignOutputs(let partitions): "assignOutputs \(partitions.map(\.partition))"
+            case .publishWritten(let rows, let partition):
+                "publishWritten \(rows.map { "\($0.map(\.id))" } ?? "nil") \(partition.partition)"
+            case .publishFromTable(let partitions): "publishFromTable \(partitions.map(\.partition))"
+            case .handOver(let partitions): "handOver \(partitions.map(\.partition))"
+            }
+        }
+    }
+
+    static func offsets(_ batch: PartitionBatch) -> [Int64] { batch.messages.map(\.offset) }
+
+    @Test("Assigned partitions go to the drain; a partition's messages form one batch, and its next waits for it")
+    func assignmentAndBatches() throws {
+        var machine = Self.machine()
+        #expect(Self.others(machine.assigned([Self.p1, Self.p0], now: Self.at(0))) == ["assignOutputs [0, 1]"])
+        #expect(machine.assigned([Self.p0], now: Self.at(0)).isEmpty, "already owned")
+        machine.received(Self.messages(Self.p0, 0...4), now: Self.at(0))
+        let first = try #require(Self.batches(machine.tick(now: Self.at(0))).first)
+        #expect(Self.offsets(first) == [0, 1, 2, 3, 4] && first.attempts == 0)
+        machine.received(Self.messages(Self.p0, 5...6), now: Self.at(0.1))
+        #expect(Self.batches(machine.tick(now: Self.at(0.1))).isEmpty, "one batch per partition in flight")
+        let ended = machine.batchEnded(Self.stored(first, rows: Self.rows(1...2)), now: Self.at(0.2))
+        #expect(Self.others(ended) == ["publishWritten [1, 2] 0"])
+        #expect(Self.batches(machine.tick(now: Self.at(0.2))).map(Self.offsets) == [[5, 6]])
+        #expect(machine.uncommitted.isEmpty)
+    }
+
+    @Test("Batches hold at most the batch size; at most the configured batches at once, the longest-waiting first")
+    func batchSizeAndFairness() {
+        var machine = Self.machine(batchSize: 3, concurrency: 2)
+        _ = machine.assigned([Self.p0, Self.p1, Self.p2], now: Self.at(0))
+        machine.received(Self.messages(Self.p0, 0...4), now: Self.at(0))
+        machine.received(Self.messages(Self.p1, 0...0), now: Self.at(1))
+        machine.received(Self.messages(Self.p2, 0...0), now: Self.at(2))
+        let first = Self.batches(machine.tick(now: Self.at(3)))
+        #expect(first.map(\.partition) == [Self.p0, Self.p1])
+        #expect(Self.offsets(first[0]) == [0, 1, 2])
+        _ = machine.batchEnded(Self.stored(first[0]), now: Self.at(4))
+        // p2 has waited since 2, p0's rest since its batch was taken at 3.
+        #expect(Self.batches(machine.tick(now: Self.at(4))).map(\.partition) == [Self.p2])
+        _ = machine.batchEnded(Self.stored(first[1]), now: Self.at(5))
+        #expect(Self.batches(machine.tick(now: Self.at(5))).map(Self.offsets) == [[3, 4]])
+    }
+
+    @Test("A failed batch: paused, tried again after its backoff with what arrived since, backoffs doubling to the cap")
+    func failedBatchBacksOff() throws {
+        var machine = Self.machine(initialBackoff: .seconds(1), maximumBackoff: .seconds(3))
+        _ = machine.assigned([Self.p0], now: Self.at(0))
+        machine.received(Self.messages(Self.p0, 0...1), now: Self.at(0))
+        var batch = try #require(Self.batches(machine.tick(now: Self.at(0))).first)
+        machine.received(Self.messages(Self.p0, 2...2), now: Self.at(0.1))
+        var clock = 0.5
+        for (attempt, backoff) in [(1, 1.0), (2, 2.0), (3, 3.0), (4, 3.0)] {
+            // Its COMMIT may have gone through: the drain reads the table.
+            #expect(
+                Self.others(machine.batchEnded(Self.failed(batch), now: Self.at(clock))) == ["publishFromTable [0]"]
+            )
+            #expect(Self.others(machine.tick(now: Self.at(clock))) == ["pause [0]"])
+            #expect(Self.batches(machine.tick(now: Self.at(clock + backoff - 0.01))).isEmpty, "attempt \(attempt)")
+            let retry = machine.tick(now: Self.at(clock + backoff))
+            batch = try #require(Self.batches(retry).first)
+            #expect(Self.others(retry) == ["resume [0]"])
+            #expect(batch.attempts == attempt)
+            #expect(Self.offsets(batch) == [0, 1, 2], "the failed messages, then those that arrived since")
+            clock += backoff + 0.5
+        }
+        _ = machine.batchEnded(Self.stored(batch), now: Self.at(clock))
+        machine.received(Self.messages(Self.p0, 3...3), now: Self.at(clock))
+        let next = try #require(Self.batches(machine.tick(now: Self.at(clock))).first)
+        #expect(next.attempts == 0, "a stored batch starts the count again")
+    }
+
+    @Test("A refused commit is made again every half second, not while a batch is in flight, and not after a later one")
+    func commitsRetried() throws {
+        var machine = Self.machine()
+        _ = machine.assigned([Self.p0], now: Self.at(0))
+        machine.received(Self.messages(Self.p0, 0...9), now: Self.at(0))
+        let first = try #require(Self.batches(machine.tick(now: Self.at(0))).first)
+        _ = machine.batchEnded(Self.stored(first, committed: false), now: Self.at(0.1))
+        #expect(machine.uncommitted == [Self.p0: 10])
+        let commit = machine.tick(now: Self.at(0.1))
+        #expect(Self.others(commit) == ["commit [\"0@10\"]"])
+        _ = machine.commitEnded([KafkaTopicPartitionOffset(Self.p0, offset: 10)], committed: false, now: Self.at(0.2))
+        #expect(Self.others(machine.tick(now: Self.at(0.6))).isEmpty, "within the retry interval")
+        #expect(Self.others(machine.tick(now: Self.at(0.7))) == ["commit [\"0@10\"]"])
+        _ = machine.commitEnded([KafkaTopicPartitionOffset(Self.p0, offset: 10)], committed: true, now: Self.at(0.8))
+        #expect(machine.uncommitted.isEmpty)
+
+        // Refused again, then a batch in flight: it commits a later offset itself, which supersedes the pending one.
+        machine.received(Self.messages(Self.p0, 10...14), now: Self.at(2))
+        let second = try #require(Self.batches(machine.tick(now: Self.at(2))).first)
+        _ = machine.batchEnded(Self.stored(second, committed: false), now: Self.at(2.1))
+        machine.received(Self.messages(Self.p0, 15...15), now: Self.at(2.1))
+        let third = machine.tick(now: Self.at(2.1))
+        #expect(Self.batches(third).count == 1)
+        #expect(Self.others(third).isEmpty, "no commit of the partition while its next batch is in flight")
+        _ = machine.batchEnded(Self.stored(Self.batches(third)[0], committed: true), now: Self.at(2.2))
+        #expect(machine.uncommitted.isEmpty)
+        #expect(Self.others(machine.tick(now: Self.at(3))).isEmpty)
+    }
+
+    @Test("A partition holding more than its share of messages is paused, and resumed once its batches caught up")
+    func memoryBound() throws {
+        // Share: max(16, 2 × 10 / 1 partition) = 20 messages.
+        var machine = Self.machine(batchSize: 10)
+        _ = machine.assigned([Self.p0], now: Self.at(0))
+        machine.received(Self.messages(Self.p0, 0...9), now: Self.at(0))
+        let first = try #require(Self.batches(machine.tick(now: Self.at(0))).first)
+        machine.received(Self.messages(Self.p0, 10...28), now: Self.at(0.1))
+        #expect(Self.others(machine.tick(now: Self.at(0.1))).isEmpty, "19 messages")
+        machine.received(Self.messages(Self.p0, 29...29), now: Self.at(0.1))
+        #expect(Self.others(machine.tick(now: Self.at(0.1))) == ["pause [0]"])
+        #expect(machine.paused == [Self.p0])
+        _ = machine.batchEnded(Self.stored(first), now: Self.at(0.2))
+        let next = machine.tick(now: Self.at(0.2))
+        #expect(Self.batches(next).map(Self.offsets) == [Array(10...19)])
+        #expect(Self.others(next) == ["resume [0]"])
+        #expect(machine.paused.isEmpty)
+    }
+
+    @Test(
+        "Revoked: the batch in flight ends, the rest is stored in one last batch, offsets committed, then handed over"
+    )
+    func revocation() throws {
+        var machine = Self.machine(batchSize: 2, concurrency: 1)
+        _ = machine.assigned([Self.p0, Self.p1], now: Self.at(0))
+        machine.received(Self.messages(Self.p0, 0...4), now: Self.at(0))
+        machine.received(Self.messages(Self.p1, 0...0), now: Self.at(0.1))
+        let inFlight = try #require(Self.batches(machine.tick(now: Self.at(0))).first)
+        #expect(machine.revoke([Self.p0], isLost: false, now: Self.at(1)).isEmpty)
+        #expect(machine.endingInFlight == [Self.p0])
+        machine.received(Self.messages(Self.p0, 5...5), now: Self.at(1))
+        // Its rows stay in the table for the next owner, which reads it on assignment; the last batch takes
+        // everything queued, beyond the batch size and the concurrency limit.
+        let ended = machine.batchEnded(Self.stored(inFlight, rows: Self.rows(1...1)), now: Self.at(2))
+        #expect(Self.others(ended).isEmpty)
+        let last = try #require(Self.batches(ended).first)
+        #expect(Self.offsets(last) == [2, 3, 4], "the message polled after the revocation is not taken")
+        #expect(machine.endingInFlight == [Self.p0])
+        let committing = machine.batchEnded(Self.stored(last, committed: false), now: Self.at(3))
+        #expect(Self.others(committing) == ["commit [\"0@5\"]"])
+        // Handed over whether the commit held or not: the next owner finds duplicates at worst.
+        let handedOver = machine.commitEnded(
+            [KafkaTopicPartitionOffset(Self.p0, offset: 5)],
+            committed: false,
+            now: Self.at(3.1)
+        )
+        #expect(Self.others(handedOver) == ["handOver [0]"])
+        #expect(machine.owned == [Self.p1])
+        #expect(machine.endingInFlight.isEmpty)
+        #expect(Self.batches(machine.tick(now: Self.at(4))).map(\.partition) == [Self.p1])
+    }
+
+    @Test("Revoked while waiting out a backoff: one last attempt at once; if it fails, handed over uncommitted")
+    func revocationDuringBackoff() throws {
+        var machine = Self.machine()
+        _ = machine.assigned([Self.p0], now: Self.at(0))
+        machine.received(Self.messages(Self.p0, 0...1), now: Self.at(0))
+        let batch = try #require(Self.batches(machine.tick(now: Self.at(0))).first)
+        _ = machine.batchEnded(Self.failed(batch), now: Self.at(0.1))
+        _ = machine.tick(now: Self.at(0.1))
+        let last = try #require(Self.batches(machine.revoke([Self.p0], isLost: false, now: Self.at(0.2))).first)
+        #expect(Self.offsets(last) == [0, 1] && last.attempts == 1)
+        let ended = machine.batchEnded(Self.failed(last), now: Self.at(0.3))
+        #expect(Self.others(ended) == ["handOver [0]"], "no publication from the table: the next owner reads it")
+        #expect(machine.owned.isEmpty && machine.paused.isEmpty)
+    }
+
+    @Test("Lost: the batch in flight ends; nothing more is stored, committed or published; handed over at once")
+    func lost() throws {
+        var machine = Self.machine(batchSize: 2)
+        _ = machine.assigned([Self.p0, Self.p1], now: Self.at(0))
+        machine.received(Self.messages(Self.p0, 0...3), now: Self.at(0))
+        let batch = try #require(Self.batches(machine.tick(now: Self.at(0))).first)
+        #expect(Self.others(machine.revoke([Self.p1], isLost: true, now: Self.at(0.5))) == ["handOver [1]"])
+        #expect(machine.revoke([Self.p0], isLost: true, now: Self.at(1)).isEmpty)
+        let ended = machine.batchEnded(Self.stored(batch, committed: false, rows: Self.rows(1...1)), now: Self.at(2))
+        #expect(Self.others(ended) == ["handOver [0]"])
+        #expect(machine.owned.isEmpty && machine.uncommitted.isEmpty)
+        #expect(machine.batchEnded(Self.stored(batch), now: Self.at(3)).isEmpty, "an outcome nobody waits for")
+    }
+
+    @Test("Shutdown: batches in flight end, one last batch of what is queued, outputs stay with the drain")
+    func shutdown() throws {
+        var machine = Self.machine(batchSize: 1, concurrency: 1)
+        _ = machine.assigned([Self.p0, Self.p1], now: Self.at(0))
+        machine.received(Self.messages(Self.p0, 0...0), now: Self.at(0))
+        let inFlight = try #require(Self.batches(machine.tick(now: Self.at(0))).first)
+        machine.received(Self.messages(Self.p1, 0...2), now: Self.at(0.1))
+        let finishing = machine.shutDown(now: Self.at(1))
+        #expect(Self.batches(finishing).map(Self.offsets) == [[0, 1, 2]], "p1's last batch, beyond the limits")
+        #expect(machine.endingInFlight == [Self.p0, Self.p1])
+        let p0Ended = machine.batchEnded(Self.stored(inFlight, rows: Self.rows(1...1)), now: Self.at(2))
+        #expect(Self.others(p0Ended) == ["publishWritten [1] 0"])
+        let p1Ended = machine.batchEnded(
+            Self.stored(Self.batches(finishing)[0], committed: false, rows: nil),
+            now: Self.at(2)
+        )
+        #expect(Self.others(p1Ended) == ["publishWritten nil 1", "commit [\"1@3\"]"])
+        #expect(Self.others(machine.commitEnded([.init(Self.p1, offset: 3)], committed: true, now: Self.at(3))).isEmpty)
+        #expect(machine.owned.isEmpty)
+    }
+
+    @Test("Messages of a partition not owned are ignored")
+    func notOwned() {
+        var machine = Self.machine()
+        machine.received(Self.messages(Self.p2, 0...3), now: Self.at(0))
+        #expect(machine.tick(now: Self.at(0)).isEmpty)
+        #expect(machine.owned.isEmpty)
+    }
+
+    /// One simulated partition of the raw topic and what the group and the database know of it.
+    struct SimulatedPartition {
+        /// Messages in the log: offsets 0..<end.
+        var end: Int64 = 0
+        /// The next offset the consumer hands out (while owned).
+        var position: Int64 = 0
+        /// The group's committed offset.
+        var committed: Int64 = 0
+        /// Offsets stored in the database.
+        var stored: Set<Int64> = []
+        /// The offset the next batch must start at.
+        var nextBatch: Int64 = 0
+        var batchInFlight: PartitionBatch?
+        var owned = false
+        var paused = false
+        /// Being given up: no publication of its rows by this member.
+        var revoking = false
+    }
+
+    @Test("Random interleavings of polls, batch outcomes, refused commits, revocations and losses: in order, no gap")
+    func randomInterleavings() throws {
+        var generator = SeededGenerator(seed: 0xBA7C4)
+        let partitions = [Self.p0, Self.p1, Self.p2]
+        for round in 0..<300 {
+            var machine = Self.machine(
+                batchSize: Int.random(in: 1...4, using: &generator),
+                concurrency: Int.random(in: 1...3, using: &generator),
+                initialBackoff: .milliseconds(100),
+                maximumBackoff: .milliseconds(400)
+            )
+            var simulated = Dictionary(uniqueKeysWithValues: partitions.map { ($0, SimulatedPartition()) })
+            var clock = 0.0
+            var failures = true
+
+            func perform(_ actions: [Action]) {
+                var pending = actions[...]
+                while let action = pending.popFirst() {
+                    switch action {
+                    case .startBatch(let batch):
+                        var state = simulated[batch.partition]!
+                        #expect(state.owned, "round \(round): a batch of a partition not owned")
+                        #expect(state.batchInFlight == nil, "round \(round): two batches of \(batch.partition)")
+                        #expect(
+                            Self.offsets(batch)
+                                == Array(state.nextBatch..<(state.nextBatch + Int64(batch.messages.count))),
+                            "round \(round): \(batch.partition) batch \(Self.offsets(batch)), expected from \(state.nextBatch)"
+                        )
+                        state.batchInFlight = batch
+                        simulated[batch.partition] = state
+                    case .commit(let offsets):
+                        let committed = !failures || Bool.random(using: &generator)
+                        for offset in offsets {
+                            let state = simulated[offset.topicPartition]!
+                            #expect(
+                                (0..<offset.offset).allSatisfy(state.stored.contains),
+                                "round \(round): committing \(offset) past what is stored"
+                            )
+                            #expect(offset.offset >= state.committed, "round \(round): \(offset) moves the group back")
+                            if committed { simulated[offset.topicPartition]!.committed = offset.offset }
+                        }
+                        pending += machine.commitEnded(offsets, committed: committed, now: Self.at(clock))
+                    case .pause(let paused):
+                        for partition in paused {
+                            #expect(simulated[partition]!.owned && !simulated[partition]!.paused)
+                            simulated[partition]!.paused = true
+                        }
+                    case .resume(let resumed):
+                        for partition in resumed {
+                            #expect(simulated[partition]!.paused)
+                            simulated[partition]!.paused = false
+                        }
+                    case .assignOutputs(let assigned):
+                        #expect(assigned.allSatisfy { simulated[$0]!.owned })
+                    case .publishWritten(_, let partition):
+                        #expect(
+                            !simulated[partition]!.revoking,
+                            "round \(round): \(partition) published while given up"
+                        )
+                    case .publishFromTable(let marked):
+                        #expect(
+                            !marked.contains { simulated[$0]!.revoking },
+                            "round \(round): published while given up"
+                        )
+                    case .handOver(let handedOver):
+                        for partition in handedOver {
+                            #expect(simulated[partition]!.batchInFlight == nil, "round \(round): handed over in flight")
+                            simulated[partition]!.owned = false
+                            simulated[partition]!.paused = false
+                            simulated[partition]!.revoking = false
+                        }
+                    }
+                }
+            }
+
+            func finishBatch(_ partition: KafkaTopicPartition) {
+                guard let batch = simulated[partition]!.batchInFlight else { return }
+                simulated[partition]!.batchInFlight = nil
+                let outcome: BatchOutcome
+                if failures, Int.random(in: 0..<4, using: &generator) == 0 {
+                    outcome = Self.failed(batch)
+                } else {
+                    // The batch commits its offset itself after storing.
+                    let committed = !failures || Int.random(in: 0..<5, using: &generator) > 0
+                    simulated[partition]!.stored.formUnion(Self.offsets(batch))
+                    simulated[partition]!.nextBatch = batch.nextOffset.offset
+                    if committed { simulated[partition]!.committed = batch.nextOffset.offset }
+                    outcome = Self.stored(batch, committed: committed)
+                }
+                perform(machine.batchEnded(outcome, now: Self.at(clock)))
+            }
+
+            func assign(_ partition: KafkaTopicPartition) {
+                // A new owner reads from the committed offset.
+                simulated[partition]!.owned = true
+                simulated[partition]!.position = simulated[partition]!.committed
+                simulated[partition]!.nextBatch = simulated[partition]!.committed
+                perform(machine.assigned([partition], now: Self.at(clock)))
+            }
+
+            func poll() {
+                for partition in partitions {
+                    let state = simulated[partition]!
+                    guard state.owned, !state.paused, state.position < state.end else { continue }
+                    let count = Int64.random(in: 1...(state.end - state.position), using: &generator)
+                    let offsets = state.position...(state.position + count - 1)
+                    machine.received(Self.messages(partition, offsets), now: Self.at(clock))
+                    simulated[partition]!.position += count
+                }
+            }
+
+            for partition in partitions { assign(partition) }
+            for _ in 0..<80 {
+                clock += Double.random(in: 0...0.2, using: &generator)
+                let partition = partitions.randomElement(using: &generator)!
+                switch Int.random(in: 0..<10, using: &generator) {
+                case 0...2:
+                    simulated[partition]!.end += Int64.random(in: 1...5, using: &generator)
+                case 3...5:
+                    finishBatch(partition)
+                case 6:
+                    // Revoked or lost, then (a later rebalance) owned again.
+                    guard simulated[partition]!.owned else {
+                        assign(partition)
+                        break
+                    }
+                    let isLost = Bool.random(using: &generator)
+                    simulated[partition]!.revoking = true
+                    perform(machine.revoke([partition], isLost: isLost, now: Self.at(clock)))
+                    while let ending = machine.endingInFlight.first { finishBatch(ending) }
+                    #expect(!simulated[partition]!.owned, "round \(round): revoked \(partition) not handed over")
+                    #expect(!machine.owned.contains(partition))
+                default:
+                    if !simulated[partition]!.owned { assign(partition) }
+                }
+                poll()
+                perform(machine.tick(now: Self.at(clock)))
+                #expect(machine.inFlight.count <= 3)
+            }
+            // Settle without failures: every message is stored and committed.
+            failures = false
+            for partition in partitions where !simulated[partition]!.owned { assign(partition) }
+            for _ in 0..<200 {
+                clock += 0.5
+                for partition in partitions { finishBatch(partition) }
+                poll()
+                perform(machine.tick(now: Self.at(clock)))
+            }
+            for partition in partitions {
+                let state = simulated[partition]!
+                #expect(state.stored == Set(0..<state.end), "round \(round): \(partition) not all stored")
+                #expect(state.committed == state.end, "round \(round): \(partition) committed \(state.committed)")
+                #expect(!state.paused)
+            }
+            #expect(machine.uncommitted.isEmpty)
+        }
+    }
+}
