@@ -72,6 +72,21 @@ struct LoadWorkload {
 }
 
 extension LoadWorkload {
+    /// The `notificationUUID` of a V2 body, read from its signed payload without verifying it (the bench's own
+    /// bodies, matched against what the workers stored); nil for anything else.
+    static func notificationUUID(of body: String) -> String? {
+        guard
+            let object = try? JSONSerialization.jsonObject(with: Data(body.utf8)) as? [String: Any],
+            let jws = object["signedPayload"] as? String
+        else { return nil }
+        let segments = jws.split(separator: ".", omittingEmptySubsequences: false)
+        guard segments.count == 3,
+            let payload = Array(segments[1].utf8).withUnsafeBufferPointer({ Base64URL.decode($0) }),
+            let claims = try? JSONSerialization.jsonObject(with: Data(payload)) as? [String: Any]
+        else { return nil }
+        return claims["notificationUUID"] as? String
+    }
+
     /// Whether `body` is a V2 notification (else V1, posted to the V1 route).
     static func isV2(_ body: String) -> Bool {
         body.hasPrefix(#"{"signedPayload""#)
