@@ -98,6 +98,9 @@ extension Worker {
         /// Partitions with a batch in flight.
         var inFlight: Set<KafkaTopicPartition> { Set(partitions.filter(\.value.inFlight).keys) }
 
+        /// Whether any batch is in flight.
+        var hasBatchInFlight: Bool { partitions.values.contains(where: \.inFlight) }
+
         /// Partitions being given up (or finished) whose batch in flight must end before they can be: wait for these
         /// and report them to ``batchEnded(_:now:)``.
         var endingInFlight: [KafkaTopicPartition] {
@@ -109,9 +112,6 @@ extension Worker {
 
         /// Offsets of stored batches still to commit.
         var uncommitted: [KafkaTopicPartition: Int64] { partitions.compactMapValues(\.uncommitted) }
-
-        /// Messages queued for `partition`.
-        func queued(_ partition: KafkaTopicPartition) -> [KafkaMessage] { partitions[partition]?.queued ?? [] }
 
         // MARK: - Events
 
@@ -131,12 +131,12 @@ extension Worker {
         mutating func received(_ messages: [KafkaMessage], now: ContinuousClock.Instant) {
             for message in messages {
                 let partition = message.topicPartition
-                guard var state = partitions[partition], state.isConsuming else { continue }
-                if state.queued.isEmpty { state.queuedSince = now }
+                // Changed in place: a copy of the partition's state would copy its queue for every message.
+                guard partitions[partition]?.isConsuming == true else { continue }
+                if partitions[partition]!.queued.isEmpty { partitions[partition]!.queuedSince = now }
                 // Detached from the poll's shared buffer: partitions move at different speeds, and a few messages of
                 // many polls would otherwise keep every one of those polls' bytes in memory.
-                state.queued.append(message.detached())
-                partitions[partition] = state
+                partitions[partition]!.queued.append(message.detached())
             }
         }
 
@@ -161,7 +161,9 @@ extension Worker {
         /// A batch ended, stored (and committed, or not) or not.
         mutating func batchEnded(_ outcome: BatchOutcome, now: ContinuousClock.Instant) -> [Action] {
             let partition = outcome.batch.partition
-            guard var state = partitions[partition], state.inFlight else { return [] }
+            guard partitions[partition]?.inFlight == true, var state = partitions.removeValue(forKey: partition) else {
+                return []
+            }
             state.inFlight = false
             // A lost or revoked partition's rows wait in the table for its next owner, which reads it on assignment.
             let publishes = state.ending?.handsOver != true
@@ -248,7 +250,8 @@ extension Worker {
             limit: Int,
             now: ContinuousClock.Instant
         ) -> PartitionBatch {
-            var state = partitions[partition]!
+            // Taken out while changed, so its queue is not copied.
+            var state = partitions.removeValue(forKey: partition)!
             let count = min(state.queued.count, limit)
             let batch = PartitionBatch(
                 partition: partition,

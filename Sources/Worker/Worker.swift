@@ -20,8 +20,9 @@ import Synchronization
 /// A batch that fails (database unavailable, a verification to retry, anything else) is never skipped: its partition
 /// is paused, the same messages are tried again after a growing, jittered pause, and no offset moves past them.
 /// Other partitions go on. On a revocation the member finishes (or, for lost partitions, abandons) their pending
-/// work before it polls again, so the partitions move with everything committed. Run it as a `Service`; on graceful
-/// shutdown it finishes the batch in hand and leaves the group.
+/// work before it polls again, so the partitions move with everything committed. What to do when is decided by
+/// ``StateMachine``, which the poll loop feeds with events and whose actions it performs. Run it as a `Service`; on
+/// graceful shutdown it finishes the batch in hand and leaves the group.
 package final class Worker: Service, Sendable {
     package let configuration: WorkerConfiguration
     private let store: NotificationStore
@@ -133,8 +134,8 @@ package final class Worker: Service, Sendable {
                 // While batches are in flight, poll briefly so a partition whose batch ended starts its next soon.
                 let events = try await consumer.poll(
                     maxMessages: configuration.maximumBatchSize,
-                    maxWait: machine.inFlight.isEmpty
-                        ? configuration.maximumWait : min(configuration.maximumWait, .milliseconds(10))
+                    maxWait: machine.hasBatchInFlight
+                        ? min(configuration.maximumWait, .milliseconds(10)) : configuration.maximumWait
                 )
                 for event in events {
                     switch event {
