@@ -54,6 +54,10 @@ extension OutboxDrain {
         let retryInterval: Duration
         let sweepInterval: Duration
         let maximumConcurrentPublications: Int
+        /// The most written rows held over all partitions; past it, the partition whose rows arrive has them dropped
+        /// and its table read instead, so publications that hang on unresponsive brokers do not let memory grow with
+        /// everything stored meanwhile.
+        let maximumHeldRows: Int
         private var partitions: [KafkaTopicPartition: Partition] = [:]
         private var nextSweep: ContinuousClock.Instant
         private var sweeps = 0
@@ -62,11 +66,13 @@ extension OutboxDrain {
             retryInterval: Duration,
             sweepInterval: Duration,
             maximumConcurrentPublications: Int,
+            maximumHeldRows: Int = 20_000,
             now: ContinuousClock.Instant
         ) {
             self.retryInterval = retryInterval
             self.sweepInterval = sweepInterval
             self.maximumConcurrentPublications = max(1, maximumConcurrentPublications)
+            self.maximumHeldRows = max(1, maximumHeldRows)
             self.nextSweep = now.advanced(by: sweepInterval)
         }
 
@@ -106,6 +112,12 @@ extension OutboxDrain {
             guard !rows.isEmpty, var state = partitions[partition] else { return }
             // A table read yet to start will read them; one running may or may not, so they are kept until it ends.
             if !state.inTable || state.publishing { state.written += rows }
+            let heldElsewhere = partitions.reduce(0) { $0 + ($1.key == partition ? 0 : $1.value.written.count) }
+            if heldElsewhere + state.written.count > maximumHeldRows {
+                // They are in the table, in order with everything before them.
+                state.written = []
+                state.markTable()
+            }
             if state.waitingSince == nil { state.waitingSince = now }
             partitions[partition] = state
         }

@@ -13,11 +13,12 @@ struct OutboxDrainStateMachineTests {
     static let p2 = KafkaTopicPartition(topic: "raw", partition: 2)
     static let start = ContinuousClock.now
 
-    static func machine(concurrency: Int = 4) -> Machine {
+    static func machine(concurrency: Int = 4, maximumHeldRows: Int = 20_000) -> Machine {
         Machine(
             retryInterval: .seconds(1),
             sweepInterval: .seconds(5),
             maximumConcurrentPublications: concurrency,
+            maximumHeldRows: maximumHeldRows,
             now: start
         )
     }
@@ -106,6 +107,29 @@ struct OutboxDrainStateMachineTests {
         #expect(machine.nextPublications(now: Self.at(1.4)).map(\.1) == [.written(Self.rows(2...2))])
     }
 
+    @Test("Rows written while publications hang are held up to a limit over all partitions; past it, the table")
+    func heldRowsBounded() {
+        var machine = Self.machine(concurrency: 1, maximumHeldRows: 5)
+        machine.assign([Self.p0, Self.p1], now: Self.at(0))
+        for (partition, at) in [(Self.p0, 0.0), (Self.p1, 0.1)] {
+            _ = machine.nextPublications(now: Self.at(at))
+            machine.finished(partition, .complete(throughID: nil), now: Self.at(at))
+        }
+        machine.written(Self.rows(1...2), for: Self.p0, now: Self.at(1))
+        // p0's publication hangs (unresponsive brokers); the one place is taken, so p1 waits with its rows.
+        #expect(machine.nextPublications(now: Self.at(1)).map(\.1) == [.written(Self.rows(1...2))])
+        machine.written(Self.rows(3...4), for: Self.p1, now: Self.at(1.1))
+        machine.written(Self.rows(5...6), for: Self.p0, now: Self.at(1.2))
+        // 2 + 2 held: within the limit. Two more for p1 would make 6: p1 drops its own and reads the table.
+        machine.written(Self.rows(7...8), for: Self.p1, now: Self.at(1.3))
+        machine.finished(Self.p0, .complete(throughID: 2), now: Self.at(11))
+        let next = machine.nextPublications(now: Self.at(11))
+        #expect(next.map(\.0) == [Self.p1], "p1 waited longest")
+        #expect(next.map(\.1) == [.table])
+        machine.finished(Self.p1, .complete(throughID: 8), now: Self.at(11.1))
+        #expect(machine.nextPublications(now: Self.at(11.1)).map(\.1) == [.written(Self.rows(5...6))])
+    }
+
     @Test("Revoked: its running publication is reported, its outcome ignored; assigned again, the table comes first")
     func revocation() {
         var machine = Self.machine()
@@ -177,7 +201,8 @@ struct OutboxDrainStateMachineTests {
     func randomInterleavings() {
         var generator = SeededGenerator(seed: 0x5EED)
         for _ in 0..<500 {
-            var machine = Self.machine(concurrency: 2)
+            // A small limit on held rows, so that dropping them for a table read is part of the interleavings.
+            var machine = Self.machine(concurrency: 2, maximumHeldRows: 6)
             let partitions = [Self.p0, Self.p1, Self.p2]
             var simulated = Dictionary(uniqueKeysWithValues: partitions.map { ($0, SimulatedPartition()) })
             var nextID: Int64 = 1
