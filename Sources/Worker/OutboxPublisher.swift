@@ -101,6 +101,7 @@ struct OutboxPublisher: Sendable {
                 )
             case .failure(let error):
                 failure = failure ?? error
+                metrics.countUnacknowledged(stream: row.stream, error: error)
             }
         }
         metrics.publishedEvents.increment(by: Int64(results.filter { (try? $0.get()) != nil }.count))
@@ -137,10 +138,13 @@ struct OutboxPublisher: Sendable {
             )
             var republished: [OutboxMessage.PublishedState] = []
             for (row, result) in zip(pending, results) {
-                if case .success = result {
+                switch result {
+                case .success:
                     republished.append(
                         OutboxMessage.PublishedState(id: row.id, key: row.key, version: current[row.key]!.version)
                     )
+                case .failure(let error):
+                    metrics.countUnacknowledged(stream: .subscriptionState, error: error)
                 }
             }
             metrics.publishedEvents.increment(by: Int64(republished.count))

@@ -102,6 +102,19 @@ package final class WorkerMetrics: Sendable {
         ).increment()
     }
 
+    /// Counts output events sent and not acknowledged (kept in the outbox and sent again: a consumer may then see
+    /// one twice, if the broker stored it before the acknowledgement was lost), by stream and error.
+    func countUnacknowledged(stream: OutboxStream, error: KafkaError) {
+        registry.makeCounter(
+            descriptor: Self.name(
+                "unacknowledged_events",
+                "total",
+                "Output events sent and not acknowledged; their outbox rows are kept and sent again."
+            ),
+            labels: [("stream", stream.rawValue), ("error", error.rdKafkaError ?? error.code.rawValue)]
+        ).increment()
+    }
+
     /// Counts consumed messages rejected, by status; those rejected for the worker's configuration also apart.
     func countRejected(status: String, count: Int) {
         registry.makeCounter(
