@@ -95,7 +95,7 @@ struct BenchEndToEndCommand: AsyncParsableCommand {
         // the whole machine to itself, the work no pipeline can skip.
         BenchWorkerCommand.note("baseline: asnp verify --jsonl on \(Self.baselineCount) of the notifications...")
         let baselineInput = directory.appendingPathComponent("baseline.jsonl")
-        try VerifyWorkload.jsonLines(workload.bodies.prefix(Self.baselineCount)).write(to: baselineInput)
+        try VerifyWorkload.writeJSONLines(workload.bodies.prefix(Self.baselineCount), to: baselineInput)
         let baseline = try BenchWorkerCommand.timeVerification(input: baselineInput, root: rootFile, bundleId: bundleId)
         let verificationRate = Double(min(Self.baselineCount, workload.bodies.count)) / baseline.seconds
 
@@ -305,6 +305,16 @@ struct BenchEndToEndCommand: AsyncParsableCommand {
             )
         }
         print("decoded events published: \(events), for \(last) notifications stored")
+        // Events sent again after an unacknowledged send (at least once): the likely source of any repeats above.
+        let unacknowledged = try await pipeline.workerMetric("asnp_worker_unacknowledged_events_total")
+        print(
+            "output events not acknowledged, kept and sent again: "
+                + (unacknowledged.isEmpty
+                    ? "none"
+                    : unacknowledged.sorted { $0.key < $1.key }.map { "\(Int($0.value)) \($0.key)" }.joined(
+                        separator: ", "
+                    ))
+        )
         guard lost.isEmpty else {
             throw ValidationError(
                 "\(lost.count) notifications answered 200 were not stored, e.g. \(lost.sorted().prefix(3))"

@@ -124,7 +124,7 @@ struct BenchVerifyCommand: AsyncParsableCommand {
             arguments += ["--root", path.path]
         }
         let input = directory.appendingPathComponent("bodies.jsonl")
-        try workload.jsonLines().write(to: input)
+        try workload.writeJSONLines(to: input)
         arguments += [
             "--bundle-id", VerifyWorkload.bundleId, "--environment", "Sandbox", "--input", input.path,
             "--seconds", String(seconds), "--json",

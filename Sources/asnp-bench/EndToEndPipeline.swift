@@ -17,6 +17,8 @@ struct EndToEndPipeline {
     let mock: KafkaMockChild
     let ingress: Process
     let workers: [Process]
+    /// The workers' status servers (`/metrics`) on 127.0.0.1.
+    let workerStatusPorts: [Int]
     /// Where the ingress takes V2 notifications.
     let url: String
 
@@ -50,7 +52,9 @@ struct EndToEndPipeline {
             executable: ASNPBench.pipelineExecutable(),
             arguments: topics.flatMap { ["--topic", "\($0):\(partitions)"] } + ["--log-level", "error"]
         )
-        let port = Int.random(in: 20_000...40_000)
+        // Below Linux's ephemeral ports (32768 and up), so no outgoing connection holds one.
+        let ports = Array((20_000...32_000).shuffled().prefix(1 + workerCount))
+        let port = ports[0]
         let common = [
             "KAFKA_BOOTSTRAP_SERVERS": mock.bootstrapServers, "APPS_NAMES": app,
             "APPS_\(app.uppercased())_BUNDLE_ID": bundleId,
@@ -59,12 +63,12 @@ struct EndToEndPipeline {
             ["ingress", "--log-level", "error"],
             environment: common.merging(["INGRESS_HOST": "127.0.0.1", "INGRESS_PORT": String(port)]) { $1 }
         )
-        let workers = try (0..<workerCount).map { _ in
+        let workers = try ports.dropFirst().map { statusPort in
             try child(
                 ["worker", "--log-level", "error"],
                 environment: common.merging([
                     "DATABASE_URL": databaseURL, "WORKER_ROOT_CERTIFICATES": rootFile.path,
-                    "WORKER_STATUS_HOST": "127.0.0.1", "WORKER_STATUS_PORT": "0",
+                    "WORKER_STATUS_HOST": "127.0.0.1", "WORKER_STATUS_PORT": String(statusPort),
                 ]) { $1 }
             )
         }
@@ -72,6 +76,7 @@ struct EndToEndPipeline {
             mock: mock,
             ingress: ingress,
             workers: workers,
+            workerStatusPorts: Array(ports.dropFirst()),
             url: "http://127.0.0.1:\(port)/v2/notifications/sandbox"
         )
         guard try await pipeline.ingressIsReady(port: port) else {
@@ -86,6 +91,30 @@ struct EndToEndPipeline {
         for process in [ingress] + workers where process.isRunning { process.terminate() }
         for process in [ingress] + workers { await process.exited() }
         await mock.terminate()
+    }
+
+    /// The sum over the workers of each series of the metric `name` (its labels as written), from their
+    /// `/metrics`; a worker that does not answer counts nothing.
+    func workerMetric(_ name: String) async throws -> [String: Double] {
+        let client = HTTPClient(eventLoopGroupProvider: .singleton)
+        var sums: [String: Double] = [:]
+        for port in workerStatusPorts {
+            guard
+                let reply = try? await client.execute(
+                    HTTPClientRequest(url: "http://127.0.0.1:\(port)/metrics"),
+                    timeout: .seconds(10)
+                ),
+                reply.status == .ok,
+                let body = try? await reply.body.collect(upTo: 16 << 20)
+            else { continue }
+            for line in String(buffer: body).split(separator: "\n") where line.hasPrefix(name) {
+                let parts = line.split(separator: " ")
+                guard parts.count >= 2, let value = Double(parts[1]) else { continue }
+                sums[String(parts[0].dropFirst(name.count)), default: 0] += value
+            }
+        }
+        try await client.shutdown()
+        return sums
     }
 
     private func ingressIsReady(port: Int) async throws -> Bool {

@@ -18,7 +18,25 @@ struct WorkerRun {
     let partitions: Int
     let window: Int
     let batchSize: Int
+    /// Makes the output topics' broker unresponsive during the run; nil: no fault.
+    var outputOutage: OutputOutage?
     let logger: Logger
+
+    /// The output topics' broker answering nothing (a round trip as long as the outage) from `start` after the
+    /// worker's first commit, for `duration`; the raw topic and the group's coordinator are on another broker.
+    struct OutputOutage {
+        var start: Duration
+        var duration: Duration
+    }
+
+    /// Notifications committed over part of a run.
+    struct Phase {
+        var name: String
+        var elapsed: Duration
+        var notifications: Int
+
+        var rate: Double { Double(notifications) / max(elapsed.seconds, 0.001) }
+    }
 
     /// What a run measured.
     struct Result {
@@ -30,6 +48,11 @@ struct WorkerRun {
         var memory: [(committed: Int, residentBytes: Int)]
         /// The worker's CPU time (user + system) over the whole run.
         var workerCPUSeconds: Double
+        /// With an output outage: before, during and after it.
+        var phases: [Phase] = []
+        /// With an output outage: decoded events on the output topic once the outbox drained, and how long after
+        /// the last commit that was.
+        var published: (events: Int, afterLastCommit: Duration)?
 
         func memoryReport(total: Int) -> String {
             func megabytes(_ bytes: Int) -> String { String(format: "%.0f MB", Double(bytes) / 1_048_576) }
@@ -49,10 +72,19 @@ struct WorkerRun {
     }
 
     func measure() async throws -> Result {
-        let mock = try KafkaMockCluster(brokers: 1, logger: logger)
+        let mock = try KafkaMockCluster(brokers: outputOutage == nil ? 1 : 2, logger: logger)
         try mock.createTopic(Self.rawTopic, partitions: partitions)
         for output in PipelineTopics.outputs {
             try mock.createTopic(output, partitions: partitions)
+        }
+        if outputOutage != nil {
+            try mock.setGroupCoordinator(Self.group, broker: 1)
+            for partition in 0..<Int32(partitions) {
+                try mock.setPartitionLeader(topic: Self.rawTopic, partition: partition, broker: 1)
+                for output in PipelineTopics.outputs {
+                    try mock.setPartitionLeader(topic: output, partition: partition, broker: Self.outputBroker)
+                }
+            }
         }
         let worker = try startWorker(bootstrapServers: mock.bootstrapServers)
         defer { if worker.isRunning { worker.terminate() } }
@@ -63,7 +95,8 @@ struct WorkerRun {
         let admin = try KafkaAdminClient(cluster: mock.clusterConfiguration, logger: logger)
         let result = try await withThrowingTaskGroup(of: Void.self) { tasks in
             tasks.addTask { try await producer.run() }
-            let result = try await feed(producer: producer, admin: admin, worker: worker)
+            var result = try await feed(producer: producer, admin: admin, mock: mock, worker: worker)
+            if outputOutage != nil { result.published = try await published(admin: admin, worker: worker) }
             tasks.cancelAll()
             return result
         }
@@ -72,13 +105,34 @@ struct WorkerRun {
         return result
     }
 
+    /// The broker of the output topics in an outage run.
+    private static let outputBroker: Int32 = 2
+
+    /// Waits for a decoded event per notification on the output topic (its high watermarks: the mock's retention
+    /// does not lower them), for at most five minutes.
+    private func published(admin: KafkaAdminClient, worker: Process) async throws -> (Int, Duration) {
+        let start = ContinuousClock.now
+        while true {
+            let events = try await admin.watermarks(of: PipelineTopics.decoded).values.reduce(0) { $0 + Int($1.high) }
+            let waited = start.duration(to: .now)
+            if events >= bodies.count || waited > .seconds(300) || !worker.isRunning { return (events, waited) }
+            try await Task.sleep(for: .milliseconds(500))
+        }
+    }
+
     /// Produces the bodies, never more than `window` ahead of the worker's commits, until every one is committed.
-    private func feed(producer: KafkaProducer, admin: KafkaAdminClient, worker: Process) async throws -> Result {
+    private func feed(
+        producer: KafkaProducer,
+        admin: KafkaAdminClient,
+        mock: KafkaMockCluster,
+        worker: Process
+    ) async throws -> Result {
         let chunk = min(1_000, window)
         var produced = 0
         var memory: [(committed: Int, residentBytes: Int)] = []
         var nextSample = ContinuousClock.now
         var start: (instant: ContinuousClock.Instant, committed: Int)?
+        var outage: (start: (instant: ContinuousClock.Instant, committed: Int), end: (ContinuousClock.Instant, Int)?)?
         while true {
             guard worker.isRunning else {
                 throw ValidationError("the worker exited (status \(worker.terminationStatus)) before the end")
@@ -87,6 +141,17 @@ struct WorkerRun {
             let committed = produced - Int(lag)
             let now = ContinuousClock.now
             if start == nil, committed > 0 { start = (now, committed) }
+            if let planned = outputOutage, let begin = start {
+                if outage == nil, now >= begin.instant.advanced(by: planned.start) {
+                    try mock.setRoundTripTime(planned.duration, broker: Self.outputBroker)
+                    outage = ((now, committed), nil)
+                } else if let started = outage?.start, outage?.end == nil,
+                    now >= started.instant.advanced(by: planned.duration)
+                {
+                    try mock.setRoundTripTime(.zero, broker: Self.outputBroker)
+                    outage?.end = (now, committed)
+                }
+            }
             if now >= nextSample {
                 memory.append((committed, ProcessStats.residentBytes(of: worker.processIdentifier)))
                 nextSample = now.advanced(by: .seconds(1))
@@ -94,11 +159,38 @@ struct WorkerRun {
             if produced == bodies.count, lag == 0 {
                 memory.append((committed, ProcessStats.residentBytes(of: worker.processIdentifier)))
                 let begin = start ?? (now, 0)
+                var phases: [Phase] = []
+                if outputOutage != nil {
+                    guard let outageStart = outage?.start, let outageEnd = outage?.end else {
+                        try? mock.setRoundTripTime(.zero, broker: Self.outputBroker)
+                        throw ValidationError(
+                            "the worker committed everything before the output outage ended: give more --count"
+                        )
+                    }
+                    phases = [
+                        Phase(
+                            name: "before the outage",
+                            elapsed: begin.instant.duration(to: outageStart.instant),
+                            notifications: outageStart.committed - begin.committed
+                        ),
+                        Phase(
+                            name: "output brokers unresponsive",
+                            elapsed: outageStart.instant.duration(to: outageEnd.0),
+                            notifications: outageEnd.1 - outageStart.committed
+                        ),
+                        Phase(
+                            name: "after the outage",
+                            elapsed: outageEnd.0.duration(to: now),
+                            notifications: committed - outageEnd.1
+                        ),
+                    ]
+                }
                 return Result(
                     elapsed: now - begin.instant,
                     notifications: bodies.count - begin.committed,
                     memory: memory,
-                    workerCPUSeconds: ProcessStats.cpuSeconds(of: worker.processIdentifier)
+                    workerCPUSeconds: ProcessStats.cpuSeconds(of: worker.processIdentifier),
+                    phases: phases
                 )
             }
             if produced < bodies.count, Int(lag) + chunk <= window {

@@ -7,7 +7,7 @@ struct BenchEndToEndCommandTests {
     @Test(
         """
         Two short steps through the broker, ingress and worker processes into a real PostgreSQL: a row per step, \
-        PostgreSQL's CPU measured, every accepted notification stored and published as a decoded event
+        PostgreSQL's CPU measured, every notification answered 200 stored and published as a decoded event
         """
     )
     func shortRun() async throws {
@@ -29,8 +29,12 @@ struct BenchEndToEndCommandTests {
             "the baseline is measured in the same run: \(lines)"
         )
         // 500 to warm up, 100 and 200 in the steps, some of them duplicates of earlier ones.
-        let summary = try #require(lines.first { $0.hasPrefix("accepted ") })
-        #expect(summary.hasSuffix(": 0 lost"), "\(summary)")
+        let summary = try #require(lines.first { $0.hasPrefix("answered 200: ") })
+        #expect(summary.hasSuffix("; lost: 0"), "\(summary)")
+        #expect(
+            lines.contains { $0.hasPrefix("output events not acknowledged, kept and sent again: ") },
+            "the workers' metrics are read: \(lines)"
+        )
         // "decoded events published: N, for M notifications stored": an event for every stored notification.
         let events = try #require(lines.last { $0.hasPrefix("decoded events published: ") })
         let counts = events.split(whereSeparator: { !$0.isNumber }).compactMap { Int($0) }

@@ -111,6 +111,23 @@ package final class KafkaMockCluster: Sendable {
         )
     }
 
+    /// Makes `broker` the leader of `topic`'s `partition`, so that a fault of that broker reaches only the partitions
+    /// it leads (the output topics' and not the raw topic's, for instance).
+    package func setPartitionLeader(topic: String, partition: Int32, broker: Int32) throws(KafkaError) {
+        try check(
+            rd_kafka_mock_partition_set_leader(cluster.pointer, topic, partition, try known(broker)),
+            "could not make broker \(broker) the leader of \(topic)/\(partition)"
+        )
+    }
+
+    /// Makes `broker` the coordinator of the consumer group `group`.
+    package func setGroupCoordinator(_ group: String, broker: Int32) throws(KafkaError) {
+        try check(
+            rd_kafka_mock_coordinator_set(cluster.pointer, "group", group, try known(broker)),
+            "could not make broker \(broker) the coordinator of group \(group)"
+        )
+    }
+
     /// Makes the next requests of kind `api`, on any broker, fail with `errors`, one error per request in order.
     package func injectErrors(_ errors: [BrokerError], into api: API) {
         let codes = errors.map { rd_kafka_resp_err_t($0.rawValue) }
