@@ -137,7 +137,7 @@ struct WorkerRun {
             guard worker.isRunning else {
                 throw ValidationError("the worker exited (status \(worker.terminationStatus)) before the end")
             }
-            let lag = try await admin.consumerLag(group: Self.group, topic: Self.rawTopic).reduce(0) { $0 + $1.lag }
+            let lag = try await consumerLag(admin: admin)
             let committed = produced - Int(lag)
             let now = ContinuousClock.now
             if start == nil, committed > 0 { start = (now, committed) }
@@ -199,6 +199,25 @@ struct WorkerRun {
                 produced += next.count
             } else {
                 try await Task.sleep(for: .milliseconds(50))
+            }
+        }
+    }
+
+    /// The group's lag on the raw topic. During an output outage a metadata request may go to the unresponsive
+    /// broker and time out: the bench's own reading is tried again, soon, rather than failing the run or holding up
+    /// the producer.
+    private func consumerLag(admin: KafkaAdminClient) async throws -> Int64 {
+        guard outputOutage != nil else {
+            return try await admin.consumerLag(group: Self.group, topic: Self.rawTopic).reduce(0) { $0 + $1.lag }
+        }
+        var attempt = 1
+        while true {
+            do {
+                let lags = try await admin.consumerLag(group: Self.group, topic: Self.rawTopic, timeout: .seconds(1))
+                return lags.reduce(0) { $0 + $1.lag }
+            } catch {
+                guard attempt < 30 else { throw error }
+                attempt += 1
             }
         }
     }
