@@ -84,6 +84,16 @@ struct WorkerStateMachineTests {
 
     static func offsets(_ batch: PartitionBatch) -> [Int64] { batch.messages.map(\.offset) }
 
+    /// A machine owning p0, with a batch of `offsets` in flight since 0.
+    static func batchInFlight(_ offsets: ClosedRange<Int64>, batchSize: Int = 1_000) throws -> (Machine, PartitionBatch)
+    {
+        var machine = Self.machine(batchSize: batchSize)
+        _ = machine.assigned([p0], now: at(0))
+        machine.received(messages(p0, offsets), now: at(0))
+        let batch = try #require(batches(machine.tick(now: at(0))).first)
+        return (machine, batch)
+    }
+
     @Test("Assigned partitions go to the drain; a partition's messages form one batch, and its next waits for it")
     func assignmentAndBatches() throws {
         var machine = Self.machine()
@@ -147,10 +157,7 @@ struct WorkerStateMachineTests {
 
     @Test("A refused commit is made again every half second, not while a batch is in flight, and not after a later one")
     func commitsRetried() throws {
-        var machine = Self.machine()
-        _ = machine.assigned([Self.p0], now: Self.at(0))
-        machine.received(Self.messages(Self.p0, 0...9), now: Self.at(0))
-        let first = try #require(Self.batches(machine.tick(now: Self.at(0))).first)
+        var (machine, first) = try Self.batchInFlight(0...9)
         _ = machine.batchEnded(Self.stored(first, committed: false), now: Self.at(0.1))
         #expect(machine.uncommitted == [Self.p0: 10])
         let commit = machine.tick(now: Self.at(0.1))
@@ -177,10 +184,7 @@ struct WorkerStateMachineTests {
     @Test("A partition holding more than its share of messages is paused, and resumed once its batches caught up")
     func memoryBound() throws {
         // Share: max(16, 2 × 10 / 1 partition) = 20 messages.
-        var machine = Self.machine(batchSize: 10)
-        _ = machine.assigned([Self.p0], now: Self.at(0))
-        machine.received(Self.messages(Self.p0, 0...9), now: Self.at(0))
-        let first = try #require(Self.batches(machine.tick(now: Self.at(0))).first)
+        var (machine, first) = try Self.batchInFlight(0...9, batchSize: 10)
         machine.received(Self.messages(Self.p0, 10...28), now: Self.at(0.1))
         #expect(Self.others(machine.tick(now: Self.at(0.1))).isEmpty, "19 messages")
         machine.received(Self.messages(Self.p0, 29...29), now: Self.at(0.1))
@@ -228,10 +232,7 @@ struct WorkerStateMachineTests {
 
     @Test("Revoked while waiting out a backoff: one last attempt at once; if it fails, handed over uncommitted")
     func revocationDuringBackoff() throws {
-        var machine = Self.machine()
-        _ = machine.assigned([Self.p0], now: Self.at(0))
-        machine.received(Self.messages(Self.p0, 0...1), now: Self.at(0))
-        let batch = try #require(Self.batches(machine.tick(now: Self.at(0))).first)
+        var (machine, batch) = try Self.batchInFlight(0...1)
         _ = machine.batchEnded(Self.failed(batch), now: Self.at(0.1))
         _ = machine.tick(now: Self.at(0.1))
         let last = try #require(Self.batches(machine.revoke([Self.p0], isLost: false, now: Self.at(0.2))).first)
