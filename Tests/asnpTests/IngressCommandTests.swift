@@ -176,9 +176,9 @@ struct ConfigFileTests {
     @Test("Config/ingress.dev.json gives a valid ingress, with the environment winning over the file")
     func devFile() async throws {
         let file = Fixtures.packageRoot.appendingPathComponent("Config/ingress.dev.json").path
-        setenv("INGRESS_PORT", "9191", 1)
-        defer { unsetenv("INGRESS_PORT") }
-        let settings = try await PipelineSettings.load(file: file)
+        // Given as the environment, not set with setenv: the suite runs tests in parallel, and changing the process's
+        // environment while another thread reads it (starting a child process) is undefined.
+        let settings = try await PipelineSettings.load(file: file, environment: ["INGRESS_PORT": "9191"])
         let apps = try settings.apps()
         #expect(apps.map(\.name) == ["notes"])
         #expect(apps.first?.bundleID == "com.example.notes")
