@@ -57,23 +57,14 @@ public struct SignedDataVerifier: Sendable {
             as: ResponseBodyV2DecodedPayload.self,
             what: "notification"
         )
-        let bundleId: String?
-        let appAppleId: Int64?
-        let environment: AppStoreEnvironment?
-        switch payload.content {
-        case .data(let data):
-            (bundleId, appAppleId, environment) = (data.bundleId, data.appAppleId, data.environment)
-        case .summary(let summary):
-            (bundleId, appAppleId, environment) = (summary.bundleId, summary.appAppleId, summary.environment)
-        case .externalPurchaseToken(let token):
-            (bundleId, appAppleId, environment) = (token.bundleId, token.appAppleId, token.inferredEnvironment)
-        case .appData(let appData):
-            (bundleId, appAppleId, environment) = (appData.bundleId, appData.appAppleId, appData.environment)
-        case .unknown:
-            (bundleId, appAppleId, environment) = (nil, nil, nil)
-        }
-        try checkApp(bundleId: bundleId, appAppleId: appAppleId, checksAppAppleId: true, what: "notification")
-        try checkEnvironment(environment, what: "notification")
+        let origin = payload.origin
+        try checkApp(
+            bundleId: origin.bundleId,
+            appAppleId: origin.appAppleId,
+            checksAppAppleId: true,
+            what: "notification"
+        )
+        try checkEnvironment(origin.environment, what: "notification")
         return payload
     }
 

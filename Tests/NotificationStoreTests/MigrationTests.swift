@@ -1,3 +1,4 @@
+import AppStoreTestSupport
 import NotificationStore
 import StoreTestSupport
 import Testing
@@ -66,6 +67,53 @@ struct MigrationTests {
             let result = try await store.write(NotificationBatch(entries: [entry]))
             #expect(result.storedNotifications.count == 1)
         }
+    }
+
+    @Test(
+        """
+        Version 4 fills environment, bundle id and app Apple id of V2 rows stored without them (summary, external \
+        purchase token, app data) as the writer now stores them, leaves other rows alone, and keys their waiting events
+        """
+    )
+    func notificationOrigin() async throws {
+        let (server, configuration) = try await makeDatabase()
+        let shapes = ["shape-summary", "shape-external-token", "shape-app-data", "type-DID_RENEW-None"]
+        let cases = Fixtures.v2Cases.filter { shapes.contains($0.id) }
+        #expect(cases.count == shapes.count)
+        let query = """
+            SELECT string_agg(notification_type || ':' || coalesce(environment, '-') || ':' \
+            || coalesce(bundle_id, '-') || ':' || coalesce(app_apple_id::text, '-'), ',' ORDER BY notification_type) \
+            FROM notifications
+            """
+        try await withStore(configuration) { store in
+            var entries: [NotificationBatch.Entry] = []
+            for (offset, fixture) in cases.enumerated() {
+                entries.append(await StoreFixtures.entry(body: fixture.body, offset: Int64(offset)))
+            }
+            _ = try await store.write(NotificationBatch(entries: entries))
+        }
+        let unkeyed = "SELECT count(*) FROM outbox WHERE stream = 'decoded' AND message_key IS NULL"
+        let written = try await server.psql(configuration.database, query)
+        #expect(!written.contains(":-"), "every shape names its app and environment: \(written)")
+        #expect(try await server.psql(configuration.database, unkeyed) == "0")
+        // As the code before version 4 stored them: nothing for the shapes without `data`, their events unkeyed.
+        try await server.psql(
+            configuration.database,
+            """
+            UPDATE notifications SET environment = NULL, bundle_id = NULL, app_apple_id = NULL \
+            WHERE decoded #> '{payload,data}' IS NULL;
+            UPDATE outbox SET message_key = NULL WHERE stream = 'decoded' AND message_key = notification_uuid::text;
+            DELETE FROM asnp_schema_migrations WHERE version = 4
+            """
+        )
+        #expect(try await server.psql(configuration.database, query) != written)
+        #expect(try await server.psql(configuration.database, unkeyed) == "3")
+        try await withStore(configuration, migrate: false) { store in
+            let report = try await store.migrate()
+            #expect(report.applied.map(\.version) == [4])
+        }
+        #expect(try await server.psql(configuration.database, query) == written)
+        #expect(try await server.psql(configuration.database, unkeyed) == "0")
     }
 
     @Test("an applied migration that was edited afterwards is refused")

@@ -103,13 +103,17 @@ extension NotificationRow {
                 throw UnstorableNotification(reason: "the notificationUUID is missing or not a UUID")
             }
             self.notificationUUID = uuid
-            self.bundleId = v2.payload.data?.bundleId ?? v2.payload.appData?.bundleId
-            self.appAppleId = v2.payload.data?.appAppleId ?? v2.payload.appData?.appAppleId
+            // From whichever member the shape has (data, summary, external purchase token, app data), as verified.
+            let origin = v2.payload.origin
+            self.environment = origin.environment?.rawValue
+            self.bundleId = origin.bundleId
+            self.appAppleId = origin.appAppleId
             self.decoded = try Self.json(v2.withoutSignedForms)
             self.rawBody = body
         case .v1(let v1):
             // V1 has no id: the same body (Apple's retries repeat it byte for byte) always gets the same one.
             self.notificationUUID = UUID.derived(fromSHA256Of: raw.body)
+            self.environment = facts.environment
             self.bundleId = v1.bid
             self.appAppleId = nil
             self.decoded = try Self.json(v1)
@@ -120,7 +124,6 @@ extension NotificationRow {
         }
         self.notificationType = notificationType
         self.subtype = facts.subtype
-        self.environment = facts.environment
         self.originalTransactionId = facts.originalTransactionId
         self.transactionId = facts.transactionId
         self.productId = facts.productId
