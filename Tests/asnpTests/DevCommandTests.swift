@@ -88,17 +88,32 @@ struct DevCommandTests {
         // Events are published right after their batch committed, so the last ones may still be on their way.
         let bootstrap = try #require(banner.firstMatch(of: /in-process mock at ([0-9.:,]+),/)?.output.1)
         var eventIDs: [Substring] = []
+        var events: [(key: Substring, headers: [Substring])] = []
         while Set(eventIDs).count < expected, ContinuousClock.now < deadline {
             let decoded = try await runProgram(
                 "kcat",
-                ["-C", "-b", String(bootstrap), "-t", PipelineTopics.decoded, "-e", "-q", "-f", "%h\n"]
+                ["-C", "-b", String(bootstrap), "-t", PipelineTopics.decoded, "-e", "-q", "-f", "%k %h\n"]
             )
             #expect(decoded.status == 0)
-            eventIDs = String(decoding: decoded.output, as: UTF8.self).split(separator: "\n").compactMap { line in
-                line.split(separator: ",").first { $0.hasPrefix("ce_id=") }.map { $0.dropFirst("ce_id=".count) }
+            events = String(decoding: decoded.output, as: UTF8.self).split(separator: "\n").map { line in
+                let key = line.prefix { $0 != " " }
+                return (key, line.dropFirst(key.count + 1).split(separator: ","))
+            }
+            eventIDs = events.compactMap { _, headers in
+                headers.first { $0.hasPrefix("ce_id=") }.map { $0.dropFirst("ce_id=".count) }
             }
         }
         #expect(Set(eventIDs).count == expected)
+        // Every shape names its app and environment (summary, external purchase token and app data included), and
+        // every event has a key: its subscription, or its own id when it has no transaction.
+        let sources = events.compactMap { _, headers in headers.first { $0.hasPrefix("ce_source=") } }
+        #expect(sources.count == events.count)
+        #expect(sources.allSatisfy { !$0.contains("unknown") }, "\(Set(sources))")
+        for (key, headers) in events {
+            let id = headers.first { $0.hasPrefix("ce_id=") }?.dropFirst("ce_id=".count)
+            let subject = headers.first { $0.hasPrefix("ce_subject=") }?.dropFirst("ce_subject=".count)
+            #expect(key == (subject ?? id), "the key of \(headers)")
+        }
         let v2Valid = Fixtures.v2Cases.filter { $0.expectedStatus == "OK" }
         let v2UUIDs = v2Valid.compactMap { fixture -> String? in
             if case .string(let uuid)? = fixture.expect["notificationUUID"] { return uuid.lowercased() }

@@ -66,6 +66,8 @@ package enum BatchStatements {
 
     /// Inserts new notifications (dedupe on notification_uuid, also within the batch), applies the newest
     /// notification of each subscription under the last-writer-wins guard, and writes outbox rows for what is new.
+    /// A decoded event is keyed by its subscription (`original_transaction_id`), or, for a notification without a
+    /// transaction, by its own `notification_uuid`: never a null key.
     ///
     /// Rows are inserted in key order so that concurrent writers take row locks in the same order (no deadlocks
     /// between them). Returns one row per outbox entry: `decoded` rows, then `subscription_state` rows with the
@@ -120,8 +122,8 @@ package enum BatchStatements {
             RETURNING current.*
         ), decoded_outbox AS (
             INSERT INTO outbox (stream, message_key, notification_uuid, source_topic, source_partition)
-            SELECT 'decoded', staged.original_transaction_id, staged.notification_uuid, staged.kafka_topic,
-                staged.kafka_partition
+            SELECT 'decoded', COALESCE(staged.original_transaction_id, staged.notification_uuid::text),
+                staged.notification_uuid, staged.kafka_topic, staged.kafka_partition
             FROM inserted JOIN staged USING (notification_uuid)
             ORDER BY staged.ordinal
             RETURNING id, notification_uuid, message_key, source_topic, source_partition
