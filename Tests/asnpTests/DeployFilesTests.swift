@@ -137,6 +137,57 @@ struct DeployFilesTests {
         )
     }
 
+    @Test(
+        """
+        Kubernetes applies as it is: no autoscaled Deployment sets replicas; every pod meets Pod Security "restricted" \
+        (non-root, seccomp RuntimeDefault, no privilege escalation, all capabilities dropped); every probe's timeout \
+        exceeds the ingress's readiness wait
+        """
+    )
+    func kubernetesAppliesAsItIs() throws {
+        let documents =
+            try Self.yamlDocuments(under: "kubernetes/base")
+            + Self.yamlDocuments(under: "kubernetes/overlays/production")
+        let autoscaled = Set(
+            documents.filter { ["HorizontalPodAutoscaler", "ScaledObject"].contains($0["kind"] as? String) }
+                .compactMap { Self.value($0, "spec", "scaleTargetRef", "name") as? String }
+        )
+        #expect(autoscaled == ["asnp-ingress", "asnp-worker"])
+        let settings = try Self.envFile("kubernetes/base/settings.env")
+            .merging(try Self.envFile("kubernetes/overlays/production/settings.env")) { $1 }
+        let readinessWait =
+            settings["INGRESS_READINESS_TIMEOUT_SECONDS"].flatMap(Double.init)
+            ?? Double(IngressConfiguration(apps: []).readinessTimeout.components.seconds)
+        var pods = 0
+        for document in documents where ["Deployment", "Job"].contains(document["kind"] as? String) {
+            let name = try #require(Self.value(document, "metadata", "name") as? String)
+            if autoscaled.contains(name) {
+                #expect(Self.value(document, "spec", "replicas") == nil, "\(name): its autoscaler owns the count")
+            }
+            let pod = try #require(Self.value(document, "spec", "template", "spec") as? [String: Any])
+            pods += 1
+            #expect(Self.value(pod, "securityContext", "runAsNonRoot") as? Bool == true, "\(name)")
+            #expect(
+                Self.value(pod, "securityContext", "seccompProfile", "type") as? String == "RuntimeDefault",
+                "\(name)"
+            )
+            let containers =
+                (pod["containers"] as? [[String: Any]] ?? []) + (pod["initContainers"] as? [[String: Any]] ?? [])
+            for container in containers {
+                let security = container["securityContext"] as? [String: Any] ?? [:]
+                #expect(security["allowPrivilegeEscalation"] as? Bool == false, "\(name)")
+                #expect(Self.value(security, "capabilities", "drop") as? [String] == ["ALL"], "\(name)")
+                for probe in ["livenessProbe", "readinessProbe", "startupProbe"] {
+                    guard let settings = container[probe] as? [String: Any] else { continue }
+                    // Kubernetes' default timeout is 1 s.
+                    let timeout = Double(settings["timeoutSeconds"] as? Int ?? 1)
+                    #expect(timeout > readinessWait, "\(name) \(probe): \(timeout) s")
+                }
+            }
+        }
+        #expect(pods == 4, "ingress, worker, migrate, history")
+    }
+
     @Test("workers scale on the lag of the group and topic they consume, up to the raw topic's partitions")
     func workerScaling() async throws {
         let settings = try await PipelineSettings.load(
