@@ -141,7 +141,8 @@ struct DeployFilesTests {
         """
         Kubernetes applies as it is: no autoscaled Deployment sets replicas; every pod meets Pod Security "restricted" \
         (non-root, seccomp RuntimeDefault, no privilege escalation, all capabilities dropped); every probe's timeout \
-        exceeds the ingress's readiness wait
+        exceeds the ingress's readiness wait; scaling in is damped; the worker's verification threads follow its CPU \
+        limit
         """
     )
     func kubernetesAppliesAsItIs() throws {
@@ -186,6 +187,39 @@ struct DeployFilesTests {
             }
         }
         #expect(pods == 4, "ingress, worker, migrate, history")
+
+        // Scaling in is damped: each change of the workers' count is a rebalance.
+        let workerScaling = try #require(documents.first { $0["kind"] as? String == "ScaledObject" })
+        let workerScaleDown = Self.value(
+            workerScaling,
+            "spec",
+            "advanced",
+            "horizontalPodAutoscalerConfig",
+            "behavior",
+            "scaleDown"
+        )
+        #expect(
+            (Self.value(workerScaleDown as? [String: Any] ?? [:], "stabilizationWindowSeconds") as? Int ?? 0) >= 300
+        )
+        let ingressScaling = try #require(documents.first { $0["kind"] as? String == "HorizontalPodAutoscaler" })
+        #expect(
+            (Self.value(ingressScaling, "spec", "behavior", "scaleDown", "stabilizationWindowSeconds") as? Int ?? 0)
+                >= 300
+        )
+        // Verification threads follow the worker's CPU limit, not the node's cores.
+        let worker = try #require(
+            documents.first {
+                $0["kind"] as? String == "Deployment" && Self.value($0, "metadata", "name") as? String == "asnp-worker"
+            }
+        )
+        let container = try #require(
+            (Self.value(worker, "spec", "template", "spec", "containers") as? [[String: Any]])?.first
+        )
+        #expect(Self.value(container, "resources", "limits", "cpu") != nil)
+        let parallelism = (container["env"] as? [[String: Any]] ?? []).first {
+            $0["name"] as? String == "WORKER_PARALLELISM"
+        }
+        #expect(Self.value(parallelism ?? [:], "valueFrom", "resourceFieldRef", "resource") as? String == "limits.cpu")
     }
 
     @Test("workers scale on the lag of the group and topic they consume, up to the raw topic's partitions")
@@ -346,6 +380,13 @@ struct DeployFilesTests {
             let name = try #require(variable["name"] as? String)
             if let literal = variable["value"] as? String {
                 environment[name] = literal
+            } else if let field = value(variable, "valueFrom", "resourceFieldRef") as? [String: Any] {
+                // The downward API: the container's own limit, in whole units of the divisor, rounded up.
+                let resource = try #require(field["resource"] as? String)
+                let path = resource.split(separator: ".").map(String.init)
+                let limit = try #require(value(container, ["resources"] + path))
+                #expect(field["divisor"] as? String == "1", "\(name): whole cores")
+                environment[name] = String(Int(try #require(Double("\(limit)")).rounded(.up)))
             } else {
                 let secret = try #require(value(variable, "valueFrom", "secretKeyRef") as? [String: Any])
                 #expect(secret["name"] as? String == "asnp-secrets")
@@ -431,6 +472,10 @@ struct DeployFilesTests {
     }
 
     static func value(_ object: [String: Any], _ keys: String...) -> Any? {
+        value(object, keys)
+    }
+
+    static func value(_ object: [String: Any], _ keys: [String]) -> Any? {
         var current: Any? = object
         for key in keys { current = (current as? [String: Any])?[key] }
         return current
