@@ -29,11 +29,21 @@ struct WorkerRun {
         var duration: Duration
     }
 
+    /// The notifications committed by a moment of the run.
+    typealias Mark = (instant: ContinuousClock.Instant, committed: Int)
+
     /// Notifications committed over part of a run.
     struct Phase {
         var name: String
         var elapsed: Duration
         var notifications: Int
+
+        /// The part of the run between two marks.
+        init(_ name: String, from start: Mark, to end: Mark) {
+            self.name = name
+            self.elapsed = start.instant.duration(to: end.instant)
+            self.notifications = end.committed - start.committed
+        }
 
         var rate: Double { Double(notifications) / max(elapsed.seconds, 0.001) }
     }
@@ -108,12 +118,11 @@ struct WorkerRun {
     /// The broker of the output topics in an outage run.
     private static let outputBroker: Int32 = 2
 
-    /// Waits for a decoded event per notification on the output topic (its high watermarks: the mock's retention
-    /// does not lower them), for at most five minutes.
+    /// Waits for a decoded event per notification on the output topic, for at most five minutes.
     private func published(admin: KafkaAdminClient, worker: Process) async throws -> (Int, Duration) {
         let start = ContinuousClock.now
         while true {
-            let events = try await admin.watermarks(of: PipelineTopics.decoded).values.reduce(0) { $0 + Int($1.high) }
+            let events = try await admin.messagesWritten(to: PipelineTopics.decoded)
             let waited = start.duration(to: .now)
             if events >= bodies.count || waited > .seconds(300) || !worker.isRunning { return (events, waited) }
             try await Task.sleep(for: .milliseconds(500))
@@ -131,8 +140,8 @@ struct WorkerRun {
         var produced = 0
         var memory: [(committed: Int, residentBytes: Int)] = []
         var nextSample = ContinuousClock.now
-        var start: (instant: ContinuousClock.Instant, committed: Int)?
-        var outage: (start: (instant: ContinuousClock.Instant, committed: Int), end: (ContinuousClock.Instant, Int)?)?
+        var start: Mark?
+        var outage: (start: Mark, end: Mark?)?
         while true {
             guard worker.isRunning else {
                 throw ValidationError("the worker exited (status \(worker.terminationStatus)) before the end")
@@ -168,21 +177,9 @@ struct WorkerRun {
                         )
                     }
                     phases = [
-                        Phase(
-                            name: "before the outage",
-                            elapsed: begin.instant.duration(to: outageStart.instant),
-                            notifications: outageStart.committed - begin.committed
-                        ),
-                        Phase(
-                            name: "output brokers unresponsive",
-                            elapsed: outageStart.instant.duration(to: outageEnd.0),
-                            notifications: outageEnd.1 - outageStart.committed
-                        ),
-                        Phase(
-                            name: "after the outage",
-                            elapsed: outageEnd.0.duration(to: now),
-                            notifications: committed - outageEnd.1
-                        ),
+                        Phase("before the outage", from: begin, to: outageStart),
+                        Phase("output brokers unresponsive", from: outageStart, to: outageEnd),
+                        Phase("after the outage", from: outageEnd, to: (now, committed)),
                     ]
                 }
                 return Result(
@@ -207,16 +204,14 @@ struct WorkerRun {
     /// broker and time out: the bench's own reading is tried again, soon, rather than failing the run or holding up
     /// the producer.
     private func consumerLag(admin: KafkaAdminClient) async throws -> Int64 {
-        guard outputOutage != nil else {
-            return try await admin.consumerLag(group: Self.group, topic: Self.rawTopic).reduce(0) { $0 + $1.lag }
-        }
+        let (timeout, attempts): (Duration, Int) = outputOutage == nil ? (.seconds(10), 1) : (.seconds(1), 30)
         var attempt = 1
         while true {
             do {
-                let lags = try await admin.consumerLag(group: Self.group, topic: Self.rawTopic, timeout: .seconds(1))
+                let lags = try await admin.consumerLag(group: Self.group, topic: Self.rawTopic, timeout: timeout)
                 return lags.reduce(0) { $0 + $1.lag }
             } catch {
-                guard attempt < 30 else { throw error }
+                guard attempt < attempts else { throw error }
                 attempt += 1
             }
         }
