@@ -27,9 +27,10 @@ extension NotificationStore {
                 """
                 SELECT o.id, o.stream, o.message_key, to_jsonb(s)::text,
                     n.notification_uuid, n.notification_type, n.subtype, n.signed_date, n.environment, n.bundle_id,
-                    n.original_transaction_id, n.decoded::text,
+                    n.original_transaction_id, n.raw_body,
                     r.status, r.reason, r.raw_body, r.headers::text, r.kafka_topic, r.kafka_partition, r.kafka_offset,
-                    s.last_notification_uuid
+                    s.last_notification_uuid, n.version, s.original_transaction_id, s.last_signed_date, s.environment,
+                    s.bundle_id, r.received_at
                 FROM outbox o
                 LEFT JOIN notifications n ON o.stream = 'decoded' AND n.notification_uuid = o.notification_uuid
                 LEFT JOIN rejected_notifications r ON o.stream = 'dead_letter' AND r.id = o.rejected_id
@@ -43,17 +44,23 @@ extension NotificationStore {
                 logger: logger
             )
             var messages: [OutboxMessage] = []
+            // Rows whose JSON this version cannot build from their bodies (stored by an earlier one): by index.
+            var unbuilt: [Int: UUID] = [:]
             for try await row in rows {
                 let cells = row.makeRandomAccess()
                 let stream = OutboxStream(rawValue: try cells[1].decode(String.self))
                 var payload = OutboxMessage.Payload.missing
                 switch stream {
                 case .decoded:
-                    if let uuid = try cells[4].decode(UUID?.self), let json = try cells[11].decode(String?.self) {
+                    if let uuid = try cells[4].decode(UUID?.self), let body = try cells[11].decode(String?.self) {
+                        // Built again from the body, exactly as when the batch was stored and first published.
+                        let json = NotificationRow.decodedJSON(version: try cells[20].decode(Int16.self), body: body)
+                        if json == nil { unbuilt[messages.count] = uuid }
                         payload = .decoded(
                             OutboxMessage.DecodedEvent(
                                 attributes: OutputEvent.DecodedAttributes(
                                     notificationUUID: uuid,
+                                    version: Int(try cells[20].decode(Int16.self)),
                                     notificationType: try cells[5].decode(String.self),
                                     subtype: try cells[6].decode(String?.self),
                                     signedDate: try cells[7].decode(Date?.self),
@@ -61,13 +68,20 @@ extension NotificationStore {
                                     bundleID: try cells[9].decode(String?.self),
                                     originalTransactionID: try cells[10].decode(String?.self)
                                 ),
-                                json: json
+                                json: json ?? ""
                             )
                         )
                     }
                 case .subscriptionState:
                     if let json = try cells[3].decode(String?.self), let version = try cells[19].decode(UUID?.self) {
-                        payload = .subscriptionState(OutboxMessage.StateEvent(json: json, version: version))
+                        let attributes = OutputEvent.StateAttributes(
+                            originalTransactionID: try cells[21].decode(String.self),
+                            lastNotificationUUID: version,
+                            lastSignedDate: try cells[22].decode(Date.self),
+                            environment: try cells[23].decode(String?.self),
+                            bundleID: try cells[24].decode(String?.self)
+                        )
+                        payload = .subscriptionState(OutboxMessage.StateEvent(json: json, attributes: attributes))
                     }
                 case .deadLetter:
                     if let status = try cells[12].decode(String?.self),
@@ -81,6 +95,7 @@ extension NotificationStore {
                                 status: status,
                                 reason: try cells[13].decode(String.self),
                                 body: Array(body.readableBytesView),
+                                receivedAt: try cells[25].decode(Date.self),
                                 headers: headers,
                                 source: KafkaTopicPartitionOffset(
                                     topic: try cells[16].decode(String.self),
@@ -102,8 +117,34 @@ extension NotificationStore {
                     )
                 )
             }
+            guard !unbuilt.isEmpty else { return messages }
+            let stored = try await Self.storedDecodedJSON(Array(unbuilt.values), connection: connection, logger: logger)
+            for (index, uuid) in unbuilt {
+                guard case .decoded(var event) = messages[index].payload else { continue }
+                if let json = stored[uuid] {
+                    event.json = json
+                    messages[index].payload = .decoded(event)
+                } else {
+                    messages[index].payload = .missing
+                }
+            }
             return messages
         }
+    }
+
+    /// The `decoded` column of notifications stored by an earlier version whose JSON this one cannot build.
+    private static func storedDecodedJSON(
+        _ uuids: [UUID],
+        connection: PostgresConnection,
+        logger: Logger
+    ) async throws -> [UUID: String] {
+        let rows = try await connection.query(
+            "SELECT notification_uuid, decoded::text FROM notifications WHERE notification_uuid = ANY(\(uuids))",
+            logger: logger
+        )
+        var json: [UUID: String] = [:]
+        for try await (uuid, text) in rows.decode((UUID, String).self) { json[uuid] = text }
+        return json
     }
 
     /// The current state of each subscription in `keys` (original transaction ids) that has one, as a
@@ -116,14 +157,24 @@ extension NotificationStore {
         return try await withConnection("reading \(keys.count) subscription states") { connection in
             let rows = try await connection.query(
                 """
-                SELECT s.original_transaction_id, to_jsonb(s)::text, s.last_notification_uuid
+                SELECT s.original_transaction_id, to_jsonb(s)::text, s.last_notification_uuid, s.last_signed_date,
+                    s.environment, s.bundle_id
                 FROM subscriptions s WHERE s.original_transaction_id = ANY(\(keys))
                 """,
                 logger: logger
             )
             var states: [String: OutboxMessage.StateEvent] = [:]
-            for try await (key, json, version) in rows.decode((String, String, UUID).self) {
-                states[key] = OutboxMessage.StateEvent(json: json, version: version)
+            for try await (key, json, version, signedDate, environment, bundleID) in rows.decode(
+                (String, String, UUID, Date, String?, String?).self
+            ) {
+                let attributes = OutputEvent.StateAttributes(
+                    originalTransactionID: key,
+                    lastNotificationUUID: version,
+                    lastSignedDate: signedDate,
+                    environment: environment,
+                    bundleID: bundleID
+                )
+                states[key] = OutboxMessage.StateEvent(json: json, attributes: attributes)
             }
             return states
         }

@@ -10,12 +10,13 @@ extension OutboxMessage {
         case .decoded(let event):
             return OutputEvent.decoded(event.attributes, json: event.json, key: key, topic: topics.decoded)
         case .subscriptionState(let state):
-            return OutputEvent.subscriptionState(json: state.json, key: key, topic: topics.subscriptionState)
+            return OutputEvent.subscriptionState(state.attributes, json: state.json, topic: topics.subscriptionState)
         case .deadLetter(let letter):
             return OutputEvent.deadLetter(
                 body: letter.body,
                 status: letter.status,
                 reason: letter.reason,
+                receivedAt: letter.receivedAt,
                 consumedHeaders: letter.headers,
                 source: letter.source,
                 key: key,

@@ -130,8 +130,8 @@ struct OutboxPublisher: Sendable {
             let results = await producer.send(
                 contentsOf: pending.map {
                     OutputEvent.subscriptionState(
+                        current[$0.key]!.attributes,
                         json: current[$0.key]!.json,
-                        key: $0.key,
                         topic: topics.subscriptionState
                     )
                 }

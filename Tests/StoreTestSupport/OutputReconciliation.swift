@@ -5,7 +5,7 @@ import LocalPostgres
 ///
 /// - the decoded topic holds exactly one distinct `ce_id` per stored notification (redeliveries may repeat one);
 /// - the state topic's last value per key is that subscription's row (`last_notification_uuid`);
-/// - the dead-letter topic holds one distinct source coordinate (`asnp-source-*` headers) per rejected row.
+/// - the dead-letter topic holds one distinct source coordinate (`ce_source*` attributes) per rejected row.
 package struct OutputReconciliation: Sendable {
     /// What does not add up; empty when everything does.
     package private(set) var problems: [String] = []
@@ -79,8 +79,8 @@ package struct OutputReconciliation: Sendable {
         let sources = Set(
             letters.map {
                 [
-                    $0.headers["asnp-source-topic"], $0.headers["asnp-source-partition"],
-                    $0.headers["asnp-source-offset"],
+                    $0.headers["ce_sourcetopic"], $0.headers["ce_sourcepartition"],
+                    $0.headers["ce_sourceoffset"],
                 ]
                 .map { $0 ?? "?" }.joined(separator: "/")
             }

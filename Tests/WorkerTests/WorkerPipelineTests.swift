@@ -264,7 +264,7 @@ struct WorkerPipelineTests {
 
             let letters = published.filter { $0.topic == topics.deadLetter }
             #expect(letters.count == hostile.count)
-            #expect(letters.allSatisfy { $0.headers.first(named: "asnp-status") != nil })
+            #expect(letters.allSatisfy { $0.headers.first(named: "ce_rejectionstatus") != nil })
             // The last state event of each subscription is its final state.
             let final = try JSONDecoder().decode([String: String].self, from: Fixtures.data("scenario-final.json"))
             var lastState: [String: String] = [:]

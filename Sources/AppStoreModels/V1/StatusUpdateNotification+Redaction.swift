@@ -23,9 +23,12 @@ extension StatusUpdateNotification {
             let redacted = redactingPassword(in: utf8)
             return redacted == utf8 ? body : redacted
         }
-        var scanner = TopLevelMemberScanner(bytes: body)
-        if body.starts(with: [0xEF, 0xBB, 0xBF]) { scanner.index = 3 }
-        let ranges = scanner.valueRanges(ofMember: "password")
+        // As far as the body is JSON: a body that breaks off still has its password redacted.
+        var scanner = JSONMemberScanner(body, objectAt: body.starts(with: [0xEF, 0xBB, 0xBF]) ? 3 : 0)
+        var ranges: [Range<Int>] = []
+        while let member = scanner.next() {
+            if member.name == "password" { ranges.append(member.value) }
+        }
         guard !ranges.isEmpty else { return body }
         var redacted = body
         for range in ranges.reversed() {
@@ -52,108 +55,5 @@ extension StatusUpdateNotification {
         guard let encoding, var text = String(bytes: body, encoding: encoding) else { return nil }
         if text.first == "\u{FEFF}" { text.removeFirst() }
         return text
-    }
-}
-
-/// Finds the byte ranges of the values of a top-level object's members, without decoding the rest.
-private struct TopLevelMemberScanner {
-    let bytes: [UInt8]
-    /// Where scanning starts (after a byte order mark), then where it is.
-    var index = 0
-
-    init(bytes: [UInt8]) {
-        self.bytes = bytes
-    }
-
-    mutating func valueRanges(ofMember name: String) -> [Range<Int>] {
-        var ranges: [Range<Int>] = []
-        skipWhitespace()
-        guard consume(UInt8(ascii: "{")) else { return [] }
-        while true {
-            skipWhitespace()
-            guard let keyRange = skipString() else { return ranges }
-            skipWhitespace()
-            guard consume(UInt8(ascii: ":")) else { return ranges }
-            skipWhitespace()
-            let valueStart = index
-            guard skipValue() else { return ranges }
-            if memberName(bytes[keyRange]) == name {
-                ranges.append(valueStart..<index)
-            }
-            skipWhitespace()
-            guard consume(UInt8(ascii: ",")) else { return ranges }
-        }
-    }
-
-    private func memberName(_ token: ArraySlice<UInt8>) -> String? {
-        // Fast path: no escapes, the name is the bytes between the quotes.
-        if !token.contains(UInt8(ascii: "\\")) {
-            return String(decoding: token.dropFirst().dropLast(), as: UTF8.self)
-        }
-        return try? JSONDecoder().decode(String.self, from: Data(token))
-    }
-
-    private mutating func skipWhitespace() {
-        while index < bytes.count, [0x20, 0x09, 0x0A, 0x0D].contains(bytes[index]) {
-            index += 1
-        }
-    }
-
-    private mutating func consume(_ byte: UInt8) -> Bool {
-        guard index < bytes.count, bytes[index] == byte else { return false }
-        index += 1
-        return true
-    }
-
-    /// Skips a string token and returns its range, quotes included.
-    private mutating func skipString() -> Range<Int>? {
-        let start = index
-        guard consume(UInt8(ascii: "\"")) else { return nil }
-        while index < bytes.count {
-            switch bytes[index] {
-            case UInt8(ascii: "\\"): index += 2
-            case UInt8(ascii: "\""):
-                index += 1
-                return start..<index
-            default: index += 1
-            }
-        }
-        return nil
-    }
-
-    /// Skips one value of any kind: string, object or array (nested, strings respected), number or literal.
-    private mutating func skipValue() -> Bool {
-        guard index < bytes.count else { return false }
-        switch bytes[index] {
-        case UInt8(ascii: "\""):
-            return skipString() != nil
-        case UInt8(ascii: "{"), UInt8(ascii: "["):
-            var depth = 0
-            while index < bytes.count {
-                switch bytes[index] {
-                case UInt8(ascii: "\""):
-                    guard skipString() != nil else { return false }
-                    continue
-                case UInt8(ascii: "{"), UInt8(ascii: "["): depth += 1
-                case UInt8(ascii: "}"), UInt8(ascii: "]"):
-                    depth -= 1
-                    if depth == 0 {
-                        index += 1
-                        return true
-                    }
-                default: break
-                }
-                index += 1
-            }
-            return false
-        default:
-            let start = index
-            while index < bytes.count,
-                ![UInt8(ascii: ","), UInt8(ascii: "}"), 0x20, 0x09, 0x0A, 0x0D].contains(bytes[index])
-            {
-                index += 1
-            }
-            return index > start
-        }
     }
 }

@@ -33,13 +33,16 @@ package struct OutboxMessage: Sendable, Hashable {
     package struct StateEvent: Sendable, Hashable {
         /// The `subscriptions` row as JSON.
         package var json: String
-        /// The row's `last_notification_uuid`: which change the state shows (each accepted change has its own).
-        package var version: UUID
+        /// What the event's headers say (the row's columns).
+        package var attributes: OutputEvent.StateAttributes
 
-        package init(json: String, version: UUID) {
+        package init(json: String, attributes: OutputEvent.StateAttributes) {
             self.json = json
-            self.version = version
+            self.attributes = attributes
         }
+
+        /// The row's `last_notification_uuid`: which change the state shows (each accepted change has its own).
+        package var version: UUID { attributes.lastNotificationUUID }
     }
 
     /// A `subscription_state` row whose event went out, with the state it carried (see
@@ -60,6 +63,7 @@ package struct OutboxMessage: Sendable, Hashable {
         package var status: String
         package var reason: String
         package var body: [UInt8]
+        package var receivedAt: Date
         /// The consumed message's headers.
         package var headers: [String: String]
         package var source: KafkaTopicPartitionOffset

@@ -1,3 +1,5 @@
+import PipelineContract
+
 #if canImport(FoundationEssentials)
 import FoundationEssentials
 #else
@@ -56,5 +58,18 @@ package struct SubscriptionState: Sendable, Hashable, Codable {
         self.bundleId = bundleId
         self.appAppleId = appAppleId
         self.updatedAt = updatedAt
+    }
+}
+
+extension SubscriptionState {
+    /// What the state topic's event of this state says in its headers.
+    package var eventAttributes: OutputEvent.StateAttributes {
+        OutputEvent.StateAttributes(
+            originalTransactionID: originalTransactionId,
+            lastNotificationUUID: lastNotificationUUID,
+            lastSignedDate: lastSignedDate,
+            environment: environment,
+            bundleID: bundleId
+        )
     }
 }

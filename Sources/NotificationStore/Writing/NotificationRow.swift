@@ -108,7 +108,7 @@ extension NotificationRow {
             self.environment = origin.environment?.rawValue
             self.bundleId = origin.bundleId
             self.appAppleId = origin.appAppleId
-            self.decoded = try Self.json(v2.withoutSignedForms)
+            self.decoded = try Self.json(v2, body: raw.body)
             self.rawBody = body
         case .v1(let v1):
             // V1 has no id: the same body (Apple's retries repeat it byte for byte) always gets the same one.
@@ -116,8 +116,9 @@ extension NotificationRow {
             self.environment = facts.environment
             self.bundleId = v1.bid
             self.appAppleId = nil
-            self.decoded = try Self.json(v1)
-            self.rawBody = String(decoding: StatusUpdateNotification.redactingPassword(in: raw.body), as: UTF8.self)
+            let stored = StatusUpdateNotification.redactingPassword(in: raw.body)
+            self.decoded = try Self.json(DecodedNotificationJSON.v1(storedBody: stored))
+            self.rawBody = String(decoding: stored, as: UTF8.self)
         }
         guard let notificationType = facts.notificationType else {
             throw UnstorableNotification(reason: "the notification has no notificationType")
@@ -146,23 +147,40 @@ extension NotificationRow {
         }
     }
 
-    /// PostgreSQL `jsonb` rejects `\u0000` in strings; JSONEncoder writes U+0000 that way. (Text that merely
-    /// reads backslash-u0000 trips the check too; such a notification is set aside as UNSTORABLE, not lost.)
-    private static func json(_ value: some Encodable) throws(UnstorableNotification) -> String {
-        let encoder = JSONEncoder()
-        encoder.outputFormatting = [.withoutEscapingSlashes]
-        let data: Data
+    /// The V2 JSON built from the signed bytes (``DecodedNotificationJSON``); it must carry decoded exactly the
+    /// members the verifier decoded.
+    private static func json(_ v2: DecodedNotificationV2, body: [UInt8]) throws(UnstorableNotification) -> String {
+        let built: (json: [UInt8], decoded: Set<DecodedNotificationJSON.SignedMember>)
         do {
-            data = try encoder.encode(value)
+            built = try DecodedNotificationJSON.v2(body: body)
         } catch {
-            throw UnstorableNotification(reason: "the decoded notification cannot be encoded as JSON: \(error)")
+            throw UnstorableNotification(reason: "the decoded JSON cannot be built from the signed bytes: \(error)")
         }
-        guard !containsEscapedNUL(data) else {
+        var verified: Set<DecodedNotificationJSON.SignedMember> = []
+        if v2.transactionInfo != nil { verified.insert(.transactionInfo) }
+        if v2.renewalInfo != nil { verified.insert(.renewalInfo) }
+        if v2.appTransaction != nil { verified.insert(.appTransaction) }
+        guard built.decoded == verified else {
+            throw UnstorableNotification(
+                reason: "the signed bytes carry \(built.decoded.map(\.rawValue).sorted()) where the verifier decoded "
+                    + "\(verified.map(\.rawValue).sorted())"
+            )
+        }
+        return try json(built.json)
+    }
+
+    /// JSON text for the `decoded` column. PostgreSQL `jsonb` rejects `\u0000` in strings. (Text that merely reads
+    /// backslash-u0000 trips the check too; such a notification is set aside as UNSTORABLE, not lost.)
+    private static func json(_ bytes: [UInt8]) throws(UnstorableNotification) -> String {
+        guard !containsEscapedNUL(bytes) else {
             throw UnstorableNotification(
                 reason: "the decoded notification contains a NUL character (U+0000), which jsonb cannot hold"
             )
         }
-        return String(decoding: data, as: UTF8.self)
+        guard let text = String(validating: bytes, as: UTF8.self) else {
+            throw UnstorableNotification(reason: "the decoded notification is not UTF-8 text")
+        }
+        return text
     }
 
     /// Whether the text holds U+0000 (a byte scan: these run over every stored body).
@@ -172,7 +190,7 @@ extension NotificationRow {
     }
 
     /// Whether JSON text holds the escape `\u0000`.
-    private static func containsEscapedNUL(_ json: Data) -> Bool {
+    private static func containsEscapedNUL(_ json: [UInt8]) -> Bool {
         let pattern = Array("\\u0000".utf8)
         return json.withUnsafeBytes { bytes in
             var index = 0
@@ -200,18 +218,6 @@ extension NotificationRow {
     }
 }
 
-extension DecodedNotificationV2 {
-    /// The notification without the JWS forms of what is decoded beside them: they are in the raw body already,
-    /// and would double the stored size.
-    var withoutSignedForms: DecodedNotificationV2 {
-        var copy = self
-        if transactionInfo != nil { copy.payload.data?.signedTransactionInfo = nil }
-        if renewalInfo != nil { copy.payload.data?.signedRenewalInfo = nil }
-        if appTransaction != nil { copy.payload.appData?.signedAppTransactionInfo = nil }
-        return copy
-    }
-}
-
 extension UUID {
     /// A UUID from the first 16 bytes of a SHA-256, marked as version 8 (RFC 9562's custom UUIDs).
     static func derived(fromSHA256Of bytes: [UInt8]) -> UUID {
@@ -235,5 +241,19 @@ extension Date {
         let range = NotificationRow.storableMilliseconds
         guard milliseconds.isFinite else { return range.lowerBound }
         return Int64(min(max(milliseconds, Double(range.lowerBound)), Double(range.upperBound)))
+    }
+}
+
+extension NotificationRow {
+    /// The `decoded` JSON of a stored notification built again from its stored body: the same text its batch
+    /// stored and first published. Nil when this version cannot build it (a body stored by an earlier version).
+    static func decodedJSON(version: Int16, body: String) -> String? {
+        switch version {
+        case 1:
+            return String(decoding: DecodedNotificationJSON.v1(storedBody: Array(body.utf8)), as: UTF8.self)
+        default:
+            guard let built = try? DecodedNotificationJSON.v2(body: Array(body.utf8)) else { return nil }
+            return String(decoding: built.json, as: UTF8.self)
+        }
     }
 }

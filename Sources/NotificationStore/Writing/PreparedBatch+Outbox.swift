@@ -25,6 +25,7 @@ extension PreparedBatch {
                     OutboxMessage.DecodedEvent(
                         attributes: OutputEvent.DecodedAttributes(
                             notificationUUID: uuid,
+                            version: Int(row.version),
                             notificationType: row.notificationType,
                             subtype: row.subtype,
                             signedDate: row.signedDate.map(Self.dateAsReadBack),
@@ -36,10 +37,8 @@ extension PreparedBatch {
                     )
                 )
             case .subscriptionState:
-                guard let json = entry.subscriptionStateJSON,
-                    let version = entry.subscriptionState?.lastNotificationUUID
-                else { return nil }
-                payload = .subscriptionState(OutboxMessage.StateEvent(json: json, version: version))
+                guard let json = entry.subscriptionStateJSON, let state = entry.subscriptionState else { return nil }
+                payload = .subscriptionState(OutboxMessage.StateEvent(json: json, attributes: state.eventAttributes))
             default:
                 return nil
             }
