@@ -447,6 +447,7 @@ let package = Package(
                 .product(name: "AsyncHTTPClient", package: "async-http-client"),
                 .product(name: "Configuration", package: "swift-configuration"),
                 "AppStoreTestSupport",
+                "AppStoreSigning",
                 "StoreTestSupport",
                 "NotificationStore",
                 "KafkaClient",

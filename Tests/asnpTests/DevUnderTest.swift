@@ -4,22 +4,28 @@ import Foundation
 
 @testable import asnp
 
-/// An `asnp dev` child process on free loopback ports, trusting `root`, with the fixtures' shared secret.
+/// An `asnp dev` child process on free loopback ports, trusting `roots`, with the fixtures' shared secret.
 struct DevUnderTest {
     let process: Process
     let httpPort: Int
     let postgresPort: Int
+    let directory: URL
 
     static func start(in directory: URL, root: String, workers: Int = 1) async throws -> DevUnderTest {
+        try await start(in: directory, roots: [root], workers: workers)
+    }
+
+    static func start(in directory: URL, roots: [String], workers: Int = 1) async throws -> DevUnderTest {
         let httpPort = try LoopbackPort.free()
         let postgresPort = try LoopbackPort.free()
         let dev = Process()
         dev.executableURL = ASNPProcess.executable
-        dev.arguments = [
-            "dev", "--data-dir", directory.appendingPathComponent("data").path, "--http-port", String(httpPort),
-            "--postgres-port", String(postgresPort), "--root-cert", root, "--shared-secret", Fixtures.sharedSecret,
-            "--workers", String(workers), "--log-level", "error",
-        ]
+        dev.arguments =
+            [
+                "dev", "--data-dir", directory.appendingPathComponent("data").path, "--http-port", String(httpPort),
+                "--postgres-port", String(postgresPort), "--shared-secret", Fixtures.sharedSecret,
+                "--workers", String(workers), "--log-level", "error",
+            ] + roots.flatMap { ["--root-cert", $0] }
         let output = Pipe()
         dev.standardOutput = output
         dev.standardError = FileHandle.nullDevice
@@ -29,8 +35,11 @@ struct DevUnderTest {
             dev.terminate()
             throw DevNotReady(output: banner)
         }
-        return DevUnderTest(process: dev, httpPort: httpPort, postgresPort: postgresPort)
+        return DevUnderTest(process: dev, httpPort: httpPort, postgresPort: postgresPort, directory: directory)
     }
+
+    /// The settings file it wrote for commands run against it (`database.url`, `kafka.bootstrapServers`).
+    var settingsFile: String { directory.appendingPathComponent("data/dev.json").path }
 
     /// SIGTERM, then its exit status.
     func terminate() async -> Int32 {

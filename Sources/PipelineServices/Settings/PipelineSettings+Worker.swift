@@ -30,7 +30,16 @@ extension PipelineSettings {
         try string("kafka.topics.raw") ?? PipelineTopics.raw
     }
 
-    /// `worker.*` and `kafka.topics.raw`.
+    /// `kafka.topics.decoded`, `kafka.topics.subscriptionState`, `kafka.topics.deadLetter`.
+    package func outputTopics() throws -> OutputTopics {
+        var topics = OutputTopics()
+        topics.decoded = try string("kafka.topics.decoded") ?? topics.decoded
+        topics.subscriptionState = try string("kafka.topics.subscriptionState") ?? topics.subscriptionState
+        topics.deadLetter = try string("kafka.topics.deadLetter") ?? topics.deadLetter
+        return topics
+    }
+
+    /// `worker.*` and `kafka.topics.*`.
     package func worker(cluster: KafkaClusterConfiguration) throws -> WorkerConfiguration {
         let consumer = KafkaConsumerConfiguration(
             cluster: cluster,
@@ -45,11 +54,7 @@ extension PipelineSettings {
         guard configuration.consumer.heartbeatInterval < configuration.consumer.sessionTimeout else {
             throw SettingsError(key: "worker.heartbeatIntervalSeconds", reason: "must be less than the session timeout")
         }
-        configuration.outputTopics.decoded = try string("kafka.topics.decoded") ?? configuration.outputTopics.decoded
-        configuration.outputTopics.subscriptionState =
-            try string("kafka.topics.subscriptionState") ?? configuration.outputTopics.subscriptionState
-        configuration.outputTopics.deadLetter =
-            try string("kafka.topics.deadLetter") ?? configuration.outputTopics.deadLetter
+        configuration.outputTopics = try outputTopics()
         configuration.maximumBatchSize = try int("worker.batchSize") ?? configuration.maximumBatchSize
         configuration.maximumWait = try duration("worker.maxWaitSeconds") ?? configuration.maximumWait
         configuration.verificationParallelism =

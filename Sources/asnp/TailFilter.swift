@@ -1,0 +1,21 @@
+import KafkaClient
+import NIOCore
+import PipelineContract
+
+/// Which events `asnp tail` prints.
+struct TailFilter {
+    var keys: Set<String>
+    var types: [String]
+
+    func accepts(_ message: KafkaMessage) -> Bool {
+        if !keys.isEmpty {
+            guard let key = message.key.map({ String(buffer: $0) }), keys.contains(key) else { return false }
+        }
+        if !types.isEmpty {
+            guard let type = message.headers.first(named: OutputEvent.CloudEventsHeader.type),
+                types.contains(where: { type == $0 || type.hasSuffix(".\($0)") })
+            else { return false }
+        }
+        return true
+    }
+}

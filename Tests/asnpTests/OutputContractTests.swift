@@ -1,0 +1,200 @@
+import AppStoreSigning
+import AppStoreTestSupport
+import AsyncHTTPClient
+import Foundation
+import NIOCore
+import NIOHTTP1
+import Testing
+
+@testable import asnp
+
+/// The output topics checked against Docs/contract by an independent validator (Python's `jsonschema`), with the
+/// events read back by `asnp tail` as a downstream developer would.
+@Suite("The output contract: what asnp dev publishes, read with asnp tail, validates against Docs/contract")
+struct OutputContractTests {
+    static let validator = Fixtures.packageRoot.appendingPathComponent("Tests/ContractValidation/validate_events.py")
+    static let contract = Fixtures.packageRoot.appendingPathComponent("Docs/contract")
+
+    /// A notification for the dev app carrying fields no version of the models knows, in the payload, in `data`
+    /// and in the signed transaction.
+    static func bodyWithUnknownFields(uuid: UUID, signer: JWSSigner) throws -> String {
+        let transaction = try signer.sign(
+            payloadJSON: Data(
+                #"{"bundleId":"\#(Fixtures.bundleId)","environment":"Sandbox","originalTransactionId":"9000000001","transactionId":"9000000002","productId":"com.example.notes.pro","signedDate":1780272000000,"expiresDate":1782864000000,"futureTransactionField":{"deep":[1,2.5,"é"]}}"#
+                    .utf8
+            )
+        )
+        let payload = #"""
+            {"notificationType":"DID_RENEW","notificationUUID":"\#(uuid.uuidString.lowercased())","version":"2.0","signedDate":1780272000000,"futureTopLevel":true,"data":{"bundleId":"\#(Fixtures.bundleId)","environment":"Sandbox","status":1,"signedTransactionInfo":"\#(transaction)","futureDataField":"x"}}
+            """#
+        return try NotificationSigner.envelope(try signer.sign(payloadJSON: Data(payload.utf8)))
+    }
+
+    static func post(_ body: String, version: Int, port: Int) async throws -> HTTPResponseStatus {
+        var request = HTTPClientRequest(url: "http://127.0.0.1:\(port)/v\(version)/notifications/sandbox")
+        request.method = .POST
+        request.body = .bytes(ByteBuffer(string: body))
+        return try await HTTPClient.shared.execute(request, timeout: .seconds(10)).status
+    }
+
+    /// `asnp tail` lines, parsed.
+    static func tail(_ arguments: [String], settings: String) async throws -> (lines: [String], events: [[String: Any]])
+    {
+        let run = try await ASNPProcess.run(["tail"] + arguments + ["--config", settings])
+        #expect(run.status == 0, "asnp tail \(arguments): \(run.standardError)")
+        let lines = run.standardOutput.split(separator: "\n").map(String.init)
+        return (lines, run.jsonLines)
+    }
+
+    @Test(
+        """
+        Every fixture (all V2 shapes, V1, hostile), the lifecycle scenario and a notification with unknown fields: \
+        every event validates against the schema its ce_dataschema names, no source says unknown, no V2 row lacks \
+        its app or environment, the unknown fields are in the event; tail filters, limits and follows
+        """
+    )
+    func contractThroughDev() async throws {
+        let directory = FileManager.default.temporaryDirectory.appendingPathComponent("asnp-contract-\(UUID())")
+        try FileManager.default.createDirectory(at: directory, withIntermediateDirectories: true)
+        defer { try? FileManager.default.removeItem(at: directory) }
+        let pki = try TestPKI()
+        let pkiRoot = directory.appendingPathComponent("pki-root.der")
+        try Data(try pki.rootDER()).write(to: pkiRoot)
+        let signer = try JWSSigner(pki: pki)
+        let dev = try await DevUnderTest.start(
+            in: directory,
+            roots: [Fixtures.directory.appendingPathComponent("test-root.der").path, pkiRoot.path]
+        )
+        defer { dev.stop() }
+
+        var notifications = Set<String>()
+        var rejected = 0
+        for (version, fixture) in Fixtures.v2Cases.map({ (2, $0) }) + Fixtures.v1Cases.map({ (1, $0) }) {
+            let status = try await Self.post(fixture.body, version: version, port: dev.httpPort)
+            guard status == .ok else { continue }
+            if fixture.expectedStatus == "OK" {
+                notifications.insert(fixture.body)
+            } else {
+                rejected += 1
+            }
+        }
+        let scenario = try String(
+            contentsOf: Fixtures.directory.appendingPathComponent("scenario.jsonl"),
+            encoding: .utf8
+        )
+        .split(separator: "\n").compactMap { line in
+            (try? JSONSerialization.jsonObject(with: Data(line.utf8)) as? [String: Any])?["body"] as? String
+        }
+        for body in scenario {
+            #expect(try await Self.post(body, version: 2, port: dev.httpPort) == .ok)
+        }
+        let unknownUUID = UUID()
+        let unknown = try Self.bodyWithUnknownFields(uuid: unknownUUID, signer: signer)
+        #expect(try await Self.post(unknown, version: 2, port: dev.httpPort) == .ok)
+        // Scenario retries repeat bodies: one notification each.
+        let stored = notifications.count + Set(scenario).count + 1
+
+        // Events are published right after their batch committed: read until all are there.
+        var decoded: (lines: [String], events: [[String: Any]]) = ([], [])
+        var letters = decoded
+        let deadline = ContinuousClock.now.advanced(by: .seconds(120))
+        repeat {
+            try await Task.sleep(for: .milliseconds(500))
+            decoded = try await Self.tail(["decoded"], settings: dev.settingsFile)
+            letters = try await Self.tail(["dead-letters"], settings: dev.settingsFile)
+        } while (decoded.lines.count < stored || letters.lines.count < rejected) && ContinuousClock.now < deadline
+        #expect(decoded.lines.count == stored)
+        #expect(letters.lines.count == rejected)
+        let states = try await Self.tail(["state"], settings: dev.settingsFile)
+        #expect(!states.lines.isEmpty)
+
+        // The independent validator: the contract files themselves, then every event read back.
+        let events = directory.appendingPathComponent("events.jsonl")
+        try Data((decoded.lines + states.lines + letters.lines).joined(separator: "\n").utf8).write(to: events)
+        let contract = try await runProgram(
+            "python3",
+            [Self.validator.path, "--contract", Self.contract.path, "asyncapi"]
+        )
+        #expect(contract.status == 0, "\(String(decoding: contract.output, as: UTF8.self))")
+        let validation = try await runProgram(
+            "python3",
+            [Self.validator.path, "--contract", Self.contract.path, "events", events.path]
+        )
+        let report = String(decoding: validation.output, as: UTF8.self)
+        #expect(validation.status == 0, "\(report)")
+        for schema in ["decoded-v2/1", "decoded-v1/1", "subscription-state/1", "dead-letter/1"] {
+            #expect(report.contains(schema), "the validator saw \(schema) events: \(report)")
+        }
+
+        // Every event says where it comes from; every V2 row names its app and environment.
+        let headers = (decoded.events + states.events).compactMap { $0["headers"] as? [String: Any] }
+        #expect(headers.count == decoded.events.count + states.events.count)
+        #expect(headers.allSatisfy { ($0["ce_source"] as? String)?.contains("unknown") == false })
+        let incomplete = try await runProgram(
+            "psql",
+            [
+                "-h", "127.0.0.1", "-p", String(dev.postgresPort), "-U", "postgres", "-d", "asnp", "-At", "-c",
+                "SELECT count(*) FROM notifications WHERE version = 2 AND (environment IS NULL OR bundle_id IS NULL)",
+            ]
+        )
+        #expect(
+            String(decoding: incomplete.output, as: UTF8.self).trimmingCharacters(in: .whitespacesAndNewlines) == "0"
+        )
+
+        // The fields no model knows are in the event, with Apple's names and values.
+        let event = try #require(
+            decoded.events.first {
+                ($0["headers"] as? [String: Any])?["ce_id"] as? String == unknownUUID.uuidString.lowercased()
+            }
+        )
+        let value = try #require(event["value"] as? [String: Any])
+        let payload = try #require(value["payload"] as? [String: Any])
+        #expect(payload["futureTopLevel"] as? Bool == true)
+        #expect((payload["data"] as? [String: Any])?["futureDataField"] as? String == "x")
+        let transaction = try #require(value["transactionInfo"] as? [String: Any])
+        #expect((transaction["futureTransactionField"] as? [String: Any])?["deep"] as? [AnyHashable] == [1, 2.5, "é"])
+        #expect(event["key"] as? String == "9000000001")
+
+        // Filters: a key's events only, in order; a type by its last part; a limit.
+        // The scenario's subscriptions are 5000000000 and up.
+        let scenarioKey = try #require(
+            decoded.events.compactMap { $0["key"] as? String }.first { $0.hasPrefix("5000") }
+        )
+        let keyed = try await Self.tail(["decoded", "--key", scenarioKey], settings: dev.settingsFile)
+        #expect(!keyed.events.isEmpty && keyed.events.allSatisfy { $0["key"] as? String == scenarioKey })
+        #expect(keyed.lines == decoded.lines.filter { $0.contains(#""key":"\#(scenarioKey)""#) })
+        let renewals = try await Self.tail(["decoded", "--type", "DID_RENEW"], settings: dev.settingsFile)
+        #expect(!renewals.events.isEmpty)
+        #expect(
+            renewals.events.allSatisfy {
+                (($0["headers"] as? [String: Any])?["ce_type"] as? String)?.hasSuffix(".DID_RENEW") == true
+            }
+        )
+        #expect(try await Self.tail(["decoded", "--limit", "1"], settings: dev.settingsFile).lines.count == 1)
+        let refused = try await ASNPProcess.run(["tail", "decoded", "--from", "end", "--config", dev.settingsFile])
+        #expect(refused.status == 2, "--from end without --follow is a usage error")
+
+        // Following: every event so far, then one posted after it started.
+        let newUUID = UUID()
+        async let followed = ASNPProcess.run(
+            ["tail", "decoded", "--follow", "--limit", String(stored + 1), "--config", dev.settingsFile]
+        )
+        try await Task.sleep(for: .milliseconds(500))
+        #expect(
+            try await Self.post(
+                Self.bodyWithUnknownFields(uuid: newUUID, signer: signer),
+                version: 2,
+                port: dev.httpPort
+            )
+                == .ok
+        )
+        let follow = try await followed
+        #expect(follow.status == 0)
+        #expect(follow.jsonLines.count == stored + 1)
+        #expect(
+            (follow.jsonLines.last?["headers"] as? [String: Any])?["ce_id"] as? String
+                == newUUID.uuidString.lowercased()
+        )
+        #expect(await dev.terminate() == 0)
+    }
+}
