@@ -15,7 +15,7 @@ extension NotificationStore {
         return try await withConnection("reading a subscription") { connection in
             let rows = try await connection.query(
                 """
-                SELECT \(unescaped: BatchStatements.subscriptionColumns.joined(separator: ", "))
+                SELECT \(unescaped: BatchStatements.subscriptionColumns.map(\.name).joined(separator: ", "))
                 FROM subscriptions WHERE original_transaction_id = \(originalTransactionId)
                 """,
                 logger: logger

@@ -329,6 +329,12 @@ extension CopyTextEncoder {
         integer(row.expiresDate)
         integer(row.revocationDate)
         integer(row.autoRenewStatus)
+        integer(row.status)
+        integer(row.gracePeriodExpiresDate)
+        text(row.autoRenewProductId)
+        integer(row.price)
+        text(row.currency)
+        integer(row.offerType)
         text(row.decoded)
         text(row.rawBody)
         integer(row.receivedAt)
@@ -356,7 +362,15 @@ extension SubscriptionState {
             environment: try cells[start + 10].decode(String?.self),
             bundleId: try cells[start + 11].decode(String?.self),
             appAppleId: try cells[start + 12].decode(Int64?.self),
-            updatedAt: try cells[start + 13].decode(Date.self)
+            status: try cells[start + 13].decode(Int16?.self).map(Int.init),
+            gracePeriodExpiresDate: try cells[start + 14].decode(Date?.self),
+            autoRenewProductId: try cells[start + 15].decode(String?.self),
+            price: try cells[start + 16].decode(Int64?.self),
+            currency: try cells[start + 17].decode(String?.self),
+            offerType: try cells[start + 18].decode(Int16?.self).map(Int.init),
+            entitled: try cells[start + 19].decode(Bool?.self),
+            entitledUntil: try cells[start + 20].decode(Date?.self),
+            updatedAt: try cells[start + 21].decode(Date.self)
         )
     }
 }

@@ -64,12 +64,15 @@ struct SubscriptionShowCommand: AsyncParsableCommand {
         func optional(_ value: String?) -> String { value ?? "-" }
         var lines = [
             "subscription \(state.originalTransactionId) (\(optional(state.bundleId)), \(optional(state.environment)))",
+            "entitled     " + Self.entitlement(state),
             "state        \(state.lastNotificationType)" + (state.lastSubtype.map { " / \($0)" } ?? "")
                 + " at \(time(state.lastSignedDate))",
             "product      \(optional(state.productId)), transaction \(optional(state.transactionId))",
             "expires      \(state.expiresDate.map(time) ?? "-"), auto-renew "
                 + (state.autoRenewStatus.map { $0 == 1 ? "on" : "off" } ?? "-")
+                + (state.autoRenewProductId.map { " to \($0)" } ?? "")
                 + (state.revocationDate.map { ", revoked \(time($0))" } ?? ""),
+            "price        " + Self.price(state),
             "",
             "notifications (\(report.notifications.count)), oldest first:",
         ]
@@ -90,6 +93,27 @@ struct SubscriptionShowCommand: AsyncParsableCommand {
             )
         }
         return lines.joined(separator: "\n")
+    }
+
+    /// Apple's status names, by `status`.
+    static let statusNames = [1: "active", 2: "expired", 3: "billing retry", 4: "billing grace period", 5: "revoked"]
+
+    /// `yes until …` / `no` with Apple's status, `-` when the newest notification carries no status.
+    static func entitlement(_ state: SubscriptionState) -> String {
+        guard let status = state.status else { return "- (the newest notification carries no status)" }
+        let name = statusNames[status] ?? "unknown"
+        switch state.entitled {
+        case true?: return "yes until \(state.entitledUntil.map(time) ?? "-") (status \(status) \(name))"
+        case false?: return "no (status \(status) \(name))"
+        case nil: return "- (status \(status) \(name))"
+        }
+    }
+
+    /// The price in the currency's units (Apple sends milliunits), and the offer type when there is one.
+    static func price(_ state: SubscriptionState) -> String {
+        guard let price = state.price else { return "-" }
+        let units = "\(price / 1000).\(String(format: "%03d", abs(price % 1000)))"
+        return "\(units) \(state.currency ?? "")" + (state.offerType.map { ", offer type \($0)" } ?? "")
     }
 
     /// RFC 3339 in UTC with milliseconds.

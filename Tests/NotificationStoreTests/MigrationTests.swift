@@ -1,4 +1,5 @@
 import AppStoreTestSupport
+import Foundation
 import NotificationStore
 import StoreTestSupport
 import Testing
@@ -114,6 +115,69 @@ struct MigrationTests {
         }
         #expect(try await server.psql(configuration.database, query) == written)
         #expect(try await server.psql(configuration.database, unkeyed) == "0")
+    }
+
+    @Test(
+        """
+        Version 5 gives subscriptions stored before it their status, renewal and price fields and entitlement from \
+        their newest notification, as the writer now stores them; a grace period and an expiry derive as documented
+        """
+    )
+    func subscriptionEntitlement() async throws {
+        let (server, configuration) = try await makeDatabase()
+        let columns = """
+            status, grace_period_expires_date, auto_renew_product_id, price, currency, offer_type, entitled, \
+            entitled_until
+            """
+        let query = """
+            SELECT string_agg(concat_ws(':', original_transaction_id, \(columns)), ',' \
+            ORDER BY original_transaction_id) FROM subscriptions
+            """
+        try await withStore(configuration) { store in
+            _ = try await store.write(NotificationBatch(entries: try await StoreFixtures.scenarioEntries()))
+        }
+        let written = try await server.psql(configuration.database, query)
+        #expect(written.contains(":1:"), "active subscriptions: \(written)")
+        // As before version 5: no such columns. Two newest notifications say otherwise than active.
+        let keys = try StoreFixtures.scenario().map(\.key).sorted()
+        let (graceKey, expiredKey) = (try #require(keys.first), try #require(keys.last))
+        try await server.psql(
+            configuration.database,
+            """
+            ALTER TABLE subscriptions \(
+                columns.split(separator: ",").map { "DROP COLUMN \($0.trimmingCharacters(in: .whitespaces))" }
+                .joined(separator: ", ")
+            );
+            UPDATE notifications n SET decoded = jsonb_set(jsonb_set(decoded, '{payload,data,status}', '4'),
+                '{renewalInfo,gracePeriodExpiresDate}', '1781481600123')
+            FROM subscriptions s WHERE s.original_transaction_id = '\(graceKey)'
+                AND n.notification_uuid = s.last_notification_uuid;
+            UPDATE notifications n SET decoded = jsonb_set(decoded, '{payload,data,status}', '2')
+            FROM subscriptions s WHERE s.original_transaction_id = '\(expiredKey)'
+                AND n.notification_uuid = s.last_notification_uuid;
+            DELETE FROM asnp_schema_migrations WHERE version = 5
+            """
+        )
+        try await withStore(configuration, migrate: false) { store in
+            let report = try await store.migrate()
+            #expect(report.applied.map(\.version) == [5])
+        }
+        let migrated = """
+            SELECT original_transaction_id || ':' || status || ':' || entitled || ':' || \
+            coalesce((extract(epoch FROM entitled_until) * 1000)::bigint::text, '-') FROM subscriptions \
+            WHERE original_transaction_id IN ('\(graceKey)', '\(expiredKey)') ORDER BY original_transaction_id
+            """
+        #expect(
+            try await server.psql(configuration.database, migrated)
+                == "\(graceKey):4:true:1781481600123\n\(expiredKey):2:false:-"
+        )
+        let others = try await server.psql(configuration.database, query).split(separator: ",").filter {
+            !$0.hasPrefix(graceKey) && !$0.hasPrefix(expiredKey)
+        }
+        #expect(
+            others
+                == written.split(separator: ",").filter { !$0.hasPrefix(graceKey) && !$0.hasPrefix(expiredKey) }
+        )
     }
 
     @Test("an applied migration that was edited afterwards is refused")

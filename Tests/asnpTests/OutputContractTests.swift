@@ -1,3 +1,4 @@
+import AppStoreModels
 import AppStoreSigning
 import AppStoreTestSupport
 import AsyncHTTPClient
@@ -16,18 +17,70 @@ struct OutputContractTests {
     static let contract = Fixtures.packageRoot.appendingPathComponent("Docs/contract")
 
     /// A notification for the dev app carrying fields no version of the models knows, in the payload, in `data`
-    /// and in the signed transaction.
-    static func bodyWithUnknownFields(uuid: UUID, signer: JWSSigner) throws -> String {
+    /// and in the signed transaction; with `status` and renewal info as given.
+    static func body(
+        uuid: UUID,
+        signer: JWSSigner,
+        originalTransactionId: String = "9000000001",
+        status: Int = 1,
+        gracePeriodExpiresDate: Int64? = nil
+    ) throws -> String {
         let transaction = try signer.sign(
             payloadJSON: Data(
-                #"{"bundleId":"\#(Fixtures.bundleId)","environment":"Sandbox","originalTransactionId":"9000000001","transactionId":"9000000002","productId":"com.example.notes.pro","signedDate":1780272000000,"expiresDate":1782864000000,"futureTransactionField":{"deep":[1,2.5,"é"]}}"#
+                #"{"bundleId":"\#(Fixtures.bundleId)","environment":"Sandbox","originalTransactionId":"\#(originalTransactionId)","transactionId":"9000000002","productId":"com.example.notes.pro","signedDate":1780272000000,"expiresDate":1782864000000,"price":4990,"currency":"EUR","offerType":1,"futureTransactionField":{"deep":[1,2.5,"é"]}}"#
+                    .utf8
+            )
+        )
+        let renewal = try signer.sign(
+            payloadJSON: Data(
+                #"{"environment":"Sandbox","originalTransactionId":"\#(originalTransactionId)","autoRenewProductId":"com.example.notes.pro.yearly","autoRenewStatus":1,"signedDate":1780272000000\#(gracePeriodExpiresDate.map { ",\"gracePeriodExpiresDate\":\($0)" } ?? "")}"#
                     .utf8
             )
         )
         let payload = #"""
-            {"notificationType":"DID_RENEW","notificationUUID":"\#(uuid.uuidString.lowercased())","version":"2.0","signedDate":1780272000000,"futureTopLevel":true,"data":{"bundleId":"\#(Fixtures.bundleId)","environment":"Sandbox","status":1,"signedTransactionInfo":"\#(transaction)","futureDataField":"x"}}
+            {"notificationType":"DID_RENEW","notificationUUID":"\#(uuid.uuidString.lowercased())","version":"2.0","signedDate":1780272000000,"futureTopLevel":true,"data":{"bundleId":"\#(Fixtures.bundleId)","environment":"Sandbox","status":\#(status),"signedTransactionInfo":"\#(transaction)","signedRenewalInfo":"\#(renewal)","futureDataField":"x"}}
             """#
         return try NotificationSigner.envelope(try signer.sign(payloadJSON: Data(payload.utf8)))
+    }
+
+    /// The payload of a compact JWS, decoded here, apart from the package's code.
+    static func jwsPayload(_ compact: Any?) -> [String: Any]? {
+        guard let compact = compact as? String else { return nil }
+        let parts = compact.split(separator: ".", omittingEmptySubsequences: false)
+        guard parts.count == 3 else { return nil }
+        var base64 = parts[1].replacingOccurrences(of: "-", with: "+").replacingOccurrences(of: "_", with: "/")
+        base64 += String(repeating: "=", count: (4 - base64.count % 4) % 4)
+        return Data(base64Encoded: base64).flatMap { try? JSONSerialization.jsonObject(with: $0) as? [String: Any] }
+    }
+
+    /// What Apple's fields of a signed V2 body say about access, computed as Apple documents it: entitled when the
+    /// status is active (1) or billing grace period (4), until the expiry or the grace period's end; not when
+    /// expired (2), in billing retry (3) or revoked (5); unknown without a status.
+    static func expectedEntitlement(body: String) -> (status: Int?, entitled: Bool?, until: Int64?)? {
+        guard let envelope = try? JSONSerialization.jsonObject(with: Data(body.utf8)) as? [String: Any],
+            let payload = jwsPayload(envelope["signedPayload"])
+        else { return nil }
+        let data = payload["data"] as? [String: Any]
+        let status = data?["status"] as? Int
+        let transaction = jwsPayload(data?["signedTransactionInfo"])
+        let renewal = jwsPayload(data?["signedRenewalInfo"])
+        switch status {
+        case 1: return (1, true, (transaction?["expiresDate"] as? NSNumber)?.int64Value)
+        case 4: return (4, true, (renewal?["gracePeriodExpiresDate"] as? NSNumber)?.int64Value)
+        case 2, 3, 5: return (status, false, nil)
+        default: return (status, nil, nil)
+        }
+    }
+
+    /// A `to_jsonb` timestamp in milliseconds since 1970.
+    static func milliseconds(_ timestamp: Any?) -> Int64? {
+        guard let text = timestamp as? String else { return nil }
+        var style = Date.ISO8601FormatStyle(includingFractionalSeconds: true)
+        style.timeZone = .gmt
+        let date =
+            (try? Date(text, strategy: style))
+            ?? (try? Date(text, strategy: Date.ISO8601FormatStyle()))
+        return date.map { Int64(($0.timeIntervalSince1970 * 1000).rounded()) }
     }
 
     static func post(_ body: String, version: Int, port: Int) async throws -> HTTPResponseStatus {
@@ -89,10 +142,23 @@ struct OutputContractTests {
             #expect(try await Self.post(body, version: 2, port: dev.httpPort) == .ok)
         }
         let unknownUUID = UUID()
-        let unknown = try Self.bodyWithUnknownFields(uuid: unknownUUID, signer: signer)
-        #expect(try await Self.post(unknown, version: 2, port: dev.httpPort) == .ok)
+        var signedHere = [unknownUUID.uuidString.lowercased(): try Self.body(uuid: unknownUUID, signer: signer)]
+        // Every status Apple documents, each a subscription of its own; a grace period with its end.
+        for status in 2...5 {
+            let uuid = UUID()
+            signedHere[uuid.uuidString.lowercased()] = try Self.body(
+                uuid: uuid,
+                signer: signer,
+                originalTransactionId: "900000001\(status)",
+                status: status,
+                gracePeriodExpiresDate: status == 4 ? 1_781_481_600_123 : nil
+            )
+        }
+        for body in signedHere.values {
+            #expect(try await Self.post(body, version: 2, port: dev.httpPort) == .ok)
+        }
         // Scenario retries repeat bodies: one notification each.
-        let stored = notifications.count + Set(scenario).count + 1
+        let stored = notifications.count + Set(scenario).count + signedHere.count
 
         // Events are published right after their batch committed: read until all are there.
         var decoded: (lines: [String], events: [[String: Any]]) = ([], [])
@@ -155,6 +221,59 @@ struct OutputContractTests {
         #expect((transaction["futureTransactionField"] as? [String: Any])?["deep"] as? [AnyHashable] == [1, 2.5, "é"])
         #expect(event["key"] as? String == "9000000001")
 
+        // Entitlement: every state event (the scenario's, every fixture subscription's, every status) says what the
+        // signed payload of the notification it shows says, computed here; the last per key is the table's row.
+        var bodies = signedHere
+        for fixture in Fixtures.v2Cases where fixture.expectedStatus == "OK" {
+            if case .string(let uuid)? = fixture.expect["notificationUUID"] { bodies[uuid.lowercased()] = fixture.body }
+        }
+        for line in try String(contentsOf: Fixtures.directory.appendingPathComponent("scenario.jsonl"), encoding: .utf8)
+            .split(separator: "\n")
+        {
+            let object = try JSONSerialization.jsonObject(with: Data(line.utf8)) as? [String: Any]
+            if let uuid = object?["uuid"] as? String, let body = object?["body"] as? String {
+                bodies[uuid.lowercased()] = body
+            }
+        }
+        var lastState: [String: [String: Any]] = [:]
+        var statuses = Set<Int>()
+        for event in states.events {
+            let value = try #require(event["value"] as? [String: Any])
+            let id = try #require((event["headers"] as? [String: Any])?["ce_id"] as? String)
+            let body = try #require(bodies[id], "the notification \(id) a state shows was posted here")
+            let expected = try #require(Self.expectedEntitlement(body: body))
+            #expect(value["status"] as? Int == expected.status, "\(id)")
+            #expect(value["entitled"] as? Bool == expected.entitled, "\(id)")
+            #expect(Self.milliseconds(value["entitled_until"]) == expected.until, "\(id)")
+            expected.status.map { statuses.insert($0) }
+            lastState[try #require(event["key"] as? String)] = value
+        }
+        #expect(statuses == [1, 2, 3, 4, 5])
+        let grace = try #require(lastState["9000000014"])
+        #expect(Self.milliseconds(grace["entitled_until"]) == 1_781_481_600_123)
+        #expect(grace["auto_renew_product_id"] as? String == "com.example.notes.pro.yearly")
+        #expect(
+            grace["price"] as? Int == 4990 && grace["currency"] as? String == "EUR" && grace["offer_type"] as? Int == 1
+        )
+        let table = try await runProgram(
+            "psql",
+            [
+                "-h", "127.0.0.1", "-p", String(dev.postgresPort), "-U", "postgres", "-d", "asnp", "-At", "-c",
+                "SELECT original_transaction_id || '|' || coalesce(status::text, '') || '|' || "
+                    + "coalesce(entitled::text, '') || '|' || "
+                    + "coalesce((extract(epoch FROM entitled_until) * 1000)::bigint::text, '') FROM subscriptions",
+            ]
+        )
+        let rows = String(decoding: table.output, as: UTF8.self).split(separator: "\n")
+        #expect(rows.count == lastState.count)
+        for row in rows {
+            let cells = row.split(separator: "|", omittingEmptySubsequences: false).map(String.init)
+            let state = try #require(lastState[cells[0]], "the state topic has \(cells[0])")
+            #expect(cells[1] == ((state["status"] as? Int).map(String.init) ?? ""), "\(row)")
+            #expect(cells[2] == ((state["entitled"] as? Bool).map(String.init) ?? ""), "\(row)")
+            #expect(cells[3] == (Self.milliseconds(state["entitled_until"]).map(String.init) ?? ""), "\(row)")
+        }
+
         // Filters: a key's events only, in order; a type by its last part; a limit.
         // The scenario's subscriptions are 5000000000 and up.
         let scenarioKey = try #require(
@@ -182,7 +301,7 @@ struct OutputContractTests {
         try await Task.sleep(for: .milliseconds(500))
         #expect(
             try await Self.post(
-                Self.bodyWithUnknownFields(uuid: newUUID, signer: signer),
+                Self.body(uuid: newUUID, signer: signer),
                 version: 2,
                 port: dev.httpPort
             )

@@ -95,6 +95,8 @@ struct StatusCommandTests {
         let shownText = try await ASNPProcess.run(["subscription", "show", key, "--config", configFile.path])
         #expect(shownText.standardOutput.hasPrefix("subscription \(key) (\(Fixtures.bundleId), Sandbox)"))
         #expect(shownText.standardOutput.contains("state        \(type)"))
+        let entitlement = try #require(state["entitled"] as? Bool, "the scenario's notifications carry a status")
+        #expect(shownText.standardOutput.contains(entitlement ? "entitled     yes until " : "entitled     no (status "))
 
         let unknown = try await ASNPProcess.run(["subscription", "show", "404", "--config", configFile.path])
         #expect(unknown.status == 1)

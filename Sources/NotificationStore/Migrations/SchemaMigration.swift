@@ -36,7 +36,9 @@ package struct SchemaMigration: Sendable, Hashable {
 
 extension SchemaMigration {
     /// Every migration this program knows, in version order.
-    package static let all: [SchemaMigration] = [.initialSchema, .replayMarks, .outboxRefusals, .notificationOrigin]
+    package static let all: [SchemaMigration] = [
+        .initialSchema, .replayMarks, .outboxRefusals, .notificationOrigin, .subscriptionEntitlement,
+    ]
 
     /// The schema version this program needs.
     package static var latestVersion: Int { all.last?.version ?? 0 }

@@ -24,6 +24,21 @@ package struct SubscriptionState: Sendable, Hashable, Codable {
     package var environment: String?
     package var bundleId: String?
     package var appAppleId: Int64?
+    /// Apple's `status` of the subscription: 1 active, 2 expired, 3 billing retry, 4 billing grace period, 5 revoked.
+    package var status: Int?
+    /// The renewal info's `gracePeriodExpiresDate`.
+    package var gracePeriodExpiresDate: Date?
+    /// The renewal info's `autoRenewProductId`: the product the subscription renews to.
+    package var autoRenewProductId: String?
+    /// The transaction's `price`, in milliunits of ``currency``.
+    package var price: Int64?
+    package var currency: String?
+    /// The transaction's `offerType`.
+    package var offerType: Int?
+    /// Whether the customer has access by ``status``: active or in a grace period (nil when there is no status).
+    package var entitled: Bool?
+    /// Until when: ``expiresDate`` while active, ``gracePeriodExpiresDate`` in a grace period.
+    package var entitledUntil: Date?
     /// When this row last changed.
     package var updatedAt: Date
 
@@ -42,6 +57,14 @@ package struct SubscriptionState: Sendable, Hashable, Codable {
         environment: String? = nil,
         bundleId: String? = nil,
         appAppleId: Int64? = nil,
+        status: Int? = nil,
+        gracePeriodExpiresDate: Date? = nil,
+        autoRenewProductId: String? = nil,
+        price: Int64? = nil,
+        currency: String? = nil,
+        offerType: Int? = nil,
+        entitled: Bool? = nil,
+        entitledUntil: Date? = nil,
         updatedAt: Date
     ) {
         self.originalTransactionId = originalTransactionId
@@ -57,6 +80,14 @@ package struct SubscriptionState: Sendable, Hashable, Codable {
         self.environment = environment
         self.bundleId = bundleId
         self.appAppleId = appAppleId
+        self.status = status
+        self.gracePeriodExpiresDate = gracePeriodExpiresDate
+        self.autoRenewProductId = autoRenewProductId
+        self.price = price
+        self.currency = currency
+        self.offerType = offerType
+        self.entitled = entitled
+        self.entitledUntil = entitledUntil
         self.updatedAt = updatedAt
     }
 }

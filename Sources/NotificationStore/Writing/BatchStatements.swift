@@ -18,6 +18,12 @@ package enum BatchStatements {
         ("expires_date", "bigint"),
         ("revocation_date", "bigint"),
         ("auto_renew_status", "smallint"),
+        ("status", "smallint"),
+        ("grace_period_expires_date", "bigint"),
+        ("auto_renew_product_id", "text"),
+        ("price", "bigint"),
+        ("currency", "text"),
+        ("offer_type", "smallint"),
         ("decoded", "jsonb"),
         ("raw_body", "text"),
         ("received_at", "bigint"),
@@ -53,15 +59,33 @@ package enum BatchStatements {
     /// Milliseconds since 1970 to `timestamptz`, NULL staying NULL. Whole seconds and the remaining milliseconds
     /// are added apart: `bigint * interval` goes through float8, which is exact for seconds up to year 9999 but
     /// not for milliseconds.
-    private static func timestamp(_ column: String) -> String {
+    static func timestamp(_ column: String) -> String {
         "timestamptz 'epoch' + (\(column) / 1000) * interval '1 second' + (\(column) % 1000) * interval '1 millisecond'"
     }
 
-    /// The subscription columns the statement returns for changed states, in ``SubscriptionState`` order.
-    static let subscriptionColumns = [
-        "original_transaction_id", "last_notification_uuid", "last_notification_type", "last_subtype",
-        "last_signed_date", "transaction_id", "product_id", "expires_date", "auto_renew_status", "revocation_date",
-        "environment", "bundle_id", "app_apple_id", "updated_at",
+    /// Whether Apple's `status` says the customer has access: active (1) or in the billing grace period (4); not
+    /// when expired (2), in billing retry without a grace period (3) or revoked (5). NULL when the notification
+    /// carries no status, or one Apple adds later: unknown, not guessed.
+    static func entitled(status: String) -> String {
+        "CASE \(status) WHEN 1 THEN true WHEN 4 THEN true WHEN 2 THEN false WHEN 3 THEN false WHEN 5 THEN false END"
+    }
+
+    /// Until when access lasts by Apple's fields: the expiry while active, the grace period's end in a grace period;
+    /// NULL otherwise.
+    static func entitledUntil(status: String, expiresDate: String, gracePeriodExpiresDate: String) -> String {
+        "CASE \(status) WHEN 1 THEN \(expiresDate) WHEN 4 THEN \(gracePeriodExpiresDate) END"
+    }
+
+    /// The subscription columns the statement returns for changed states, in ``SubscriptionState`` order, with
+    /// their types (for the rows of other streams, NULL of each type).
+    static let subscriptionColumns: [(name: String, type: String)] = [
+        ("original_transaction_id", "text"), ("last_notification_uuid", "uuid"), ("last_notification_type", "text"),
+        ("last_subtype", "text"), ("last_signed_date", "timestamptz"), ("transaction_id", "text"),
+        ("product_id", "text"), ("expires_date", "timestamptz"), ("auto_renew_status", "smallint"),
+        ("revocation_date", "timestamptz"), ("environment", "text"), ("bundle_id", "text"), ("app_apple_id", "bigint"),
+        ("status", "smallint"), ("grace_period_expires_date", "timestamptz"), ("auto_renew_product_id", "text"),
+        ("price", "bigint"), ("currency", "text"), ("offer_type", "smallint"), ("entitled", "boolean"),
+        ("entitled_until", "timestamptz"), ("updated_at", "timestamptz"),
     ]
 
     /// Inserts new notifications (dedupe on notification_uuid, also within the batch), applies the newest
@@ -97,11 +121,20 @@ package enum BatchStatements {
             INSERT INTO subscriptions AS current (
                 original_transaction_id, last_notification_uuid, last_notification_type, last_subtype,
                 last_signed_date, transaction_id, product_id, expires_date, auto_renew_status, revocation_date,
-                environment, bundle_id, app_apple_id, updated_at
+                environment, bundle_id, app_apple_id, status, grace_period_expires_date, auto_renew_product_id, price,
+                currency, offer_type, entitled, entitled_until, updated_at
             )
             SELECT original_transaction_id, notification_uuid, notification_type, subtype,
                 \(timestamp("signed_date")), transaction_id, product_id, \(timestamp("expires_date")),
-                auto_renew_status, \(timestamp("revocation_date")), environment, bundle_id, app_apple_id, now()
+                auto_renew_status, \(timestamp("revocation_date")), environment, bundle_id, app_apple_id, status,
+                \(timestamp("grace_period_expires_date")), auto_renew_product_id, price, currency, offer_type,
+                \(entitled(status: "status")), \(
+                    entitledUntil(
+                        status: "status",
+                        expiresDate: timestamp("expires_date"),
+                        gracePeriodExpiresDate: timestamp("grace_period_expires_date")
+                    )
+                ), now()
             FROM latest ORDER BY original_transaction_id
             ON CONFLICT (original_transaction_id) DO UPDATE SET
                 last_notification_uuid = EXCLUDED.last_notification_uuid,
@@ -116,6 +149,14 @@ package enum BatchStatements {
                 environment = EXCLUDED.environment,
                 bundle_id = EXCLUDED.bundle_id,
                 app_apple_id = EXCLUDED.app_apple_id,
+                status = EXCLUDED.status,
+                grace_period_expires_date = EXCLUDED.grace_period_expires_date,
+                auto_renew_product_id = EXCLUDED.auto_renew_product_id,
+                price = EXCLUDED.price,
+                currency = EXCLUDED.currency,
+                offer_type = EXCLUDED.offer_type,
+                entitled = EXCLUDED.entitled,
+                entitled_until = EXCLUDED.entitled_until,
                 updated_at = EXCLUDED.updated_at
             WHERE (current.last_signed_date, current.last_notification_uuid)
                 < (EXCLUDED.last_signed_date, EXCLUDED.last_notification_uuid)
@@ -138,14 +179,12 @@ package enum BatchStatements {
             RETURNING id, notification_uuid, message_key, source_topic, source_partition, subscription_state
         )
         SELECT 'decoded' AS stream, id, notification_uuid, message_key, source_topic, source_partition,
-            NULL::text, NULL::uuid, NULL::text, NULL::text, NULL::timestamptz, NULL::text, NULL::text,
-            NULL::timestamptz, NULL::smallint, NULL::timestamptz, NULL::text, NULL::text, NULL::bigint,
-            NULL::timestamptz, NULL::text
+            \(subscriptionColumns.map { "NULL::\($0.type)" }.joined(separator: ", ")), NULL::text
         FROM decoded_outbox
         UNION ALL
         SELECT 'subscription_state', state_outbox.id, state_outbox.notification_uuid, state_outbox.message_key,
             state_outbox.source_topic, state_outbox.source_partition, \(
-                subscriptionColumns.map { "changed.\($0)" }.joined(separator: ", ")
+                subscriptionColumns.map { "changed.\($0.name)" }.joined(separator: ", ")
             ), state_outbox.subscription_state::text
         FROM state_outbox JOIN changed ON changed.original_transaction_id = state_outbox.message_key
         ORDER BY 2

@@ -25,6 +25,14 @@ package struct NotificationRow: Sendable {
     var expiresDate: Int64?
     var revocationDate: Int64?
     var autoRenewStatus: Int16?
+    /// `data.status`: 1 active, 2 expired, 3 billing retry, 4 billing grace period, 5 revoked.
+    var status: Int16?
+    var gracePeriodExpiresDate: Int64?
+    var autoRenewProductId: String?
+    /// In milliunits of ``currency``.
+    var price: Int64?
+    var currency: String?
+    var offerType: Int16?
     package var decoded: String
     package var rawBody: String
     var receivedAt: Int64
@@ -108,6 +116,15 @@ extension NotificationRow {
             self.environment = origin.environment?.rawValue
             self.bundleId = origin.bundleId
             self.appAppleId = origin.appAppleId
+            self.status = v2.payload.data?.status.flatMap { Int16(exactly: $0.rawValue) }
+            self.gracePeriodExpiresDate = try Self.checkedDate(
+                v2.renewalInfo?.gracePeriodExpiresDate,
+                "gracePeriodExpiresDate"
+            )
+            self.autoRenewProductId = v2.renewalInfo?.autoRenewProductId
+            self.price = v2.transactionInfo?.price
+            self.currency = v2.transactionInfo?.currency
+            self.offerType = v2.transactionInfo?.offerType.flatMap { Int16(exactly: $0.rawValue) }
             self.decoded = try Self.json(v2, body: raw.body)
             self.rawBody = body
         case .v1(let v1):
@@ -116,6 +133,9 @@ extension NotificationRow {
             self.environment = facts.environment
             self.bundleId = v1.bid
             self.appAppleId = nil
+            (status, gracePeriodExpiresDate, autoRenewProductId, price, currency, offerType) = (
+                nil, nil, nil, nil, nil, nil
+            )
             let stored = StatusUpdateNotification.redactingPassword(in: raw.body)
             self.decoded = try Self.json(DecodedNotificationJSON.v1(storedBody: stored))
             self.rawBody = String(decoding: stored, as: UTF8.self)
@@ -138,7 +158,8 @@ extension NotificationRow {
         let texts: [(String, String?)] = [
             ("notificationType", notificationType), ("subtype", subtype), ("environment", environment),
             ("bundleId", bundleId), ("originalTransactionId", originalTransactionId),
-            ("transactionId", transactionId), ("productId", productId), ("body", rawBody),
+            ("transactionId", transactionId), ("productId", productId), ("autoRenewProductId", autoRenewProductId),
+            ("currency", currency), ("body", rawBody),
         ]
         for case (let name, let value?) in texts where Self.containsNUL(value) {
             throw UnstorableNotification(
