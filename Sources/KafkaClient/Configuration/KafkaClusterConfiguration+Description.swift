@@ -21,6 +21,9 @@ extension KafkaSecurity: CustomStringConvertible, CustomDebugStringConvertible {
         if let sasl {
             parts.append(
                 "sasl: \(sasl.mechanism) user \(sasl.username ?? "-") password \(sasl.password == nil ? "-" : "<redacted>")"
+                    + (sasl.oidc.map {
+                        " oidc \($0.tokenEndpointURL) client \($0.clientID) secret <redacted> scope \($0.scope ?? "-")"
+                    } ?? "")
             )
         }
         if let tls {

@@ -1,3 +1,5 @@
+import CRDKafka
+
 /// How to reach and authenticate to a Kafka cluster; shared by producers, consumers and the admin client.
 package struct KafkaClusterConfiguration: Sendable, Hashable {
     /// `host:port` of one or more brokers to bootstrap from (`bootstrap.servers`).
@@ -21,6 +23,26 @@ package struct KafkaClusterConfiguration: Sendable, Hashable {
         self.init(bootstrapServers: bootstrapServers.split(separator: ",").map { $0.trimmingSpaces })
     }
 
+    /// Properties some client of this layer sets itself for its guarantees (offsets, idempotence, delivery
+    /// reports): never taken from ``additionalProperties``.
+    package static var managedProperties: Set<String> {
+        KafkaConsumerConfiguration.managedProperties.union(KafkaProducerConfiguration.managedProperties)
+            .union(KafkaPartitionReader.managedProperties).union(["bootstrap.servers"])
+    }
+
+    /// Checks the configuration as every client would take it: no managed property in ``additionalProperties``,
+    /// and librdkafka accepts every property and value (`rd_kafka_conf_set`); the error names the property and
+    /// never shows a secret value. Nothing connects.
+    package func validate() throws(KafkaError) {
+        let conf = try RDKafkaConfig.make(try librdkafkaProperties)
+        rd_kafka_conf_destroy(conf)
+    }
+
+    /// The librdkafka properties this configuration gives every client (each kind adds its own managed ones).
+    package var librdkafkaProperties: [String: String] {
+        get throws(KafkaError) { try properties(managed: Self.managedProperties) }
+    }
+
     /// The librdkafka properties, checked; `managed` names properties callers may not override.
     func properties(managed: Set<String>) throws(KafkaError) -> [String: String] {
         guard !bootstrapServers.isEmpty else {
@@ -42,7 +64,7 @@ package struct KafkaClusterConfiguration: Sendable, Hashable {
         for (key, value) in additionalProperties {
             if managed.contains(key) || key == "bootstrap.servers" {
                 throw .invalidConfiguration(
-                    "\(key) is set by KafkaClient itself and cannot be overridden in additionalProperties"
+                    "\(key) is set by the pipeline itself for its guarantees and cannot be set as an additional property"
                 )
             }
             properties[key] = value

@@ -37,20 +37,66 @@ package struct KafkaSecurity: Sendable, Hashable {
         package static let saslSSL = SecurityProtocol(rawValue: "sasl_ssl")
     }
 
-    /// SASL authentication (`sasl.mechanism`, `sasl.username`, `sasl.password`).
+    /// SASL authentication (`sasl.mechanism`, `sasl.username`, `sasl.password`, `sasl.oauthbearer.*`).
     package struct SASL: Sendable, Hashable {
-        /// `PLAIN`, `SCRAM-SHA-256`, `SCRAM-SHA-512` (or `OAUTHBEARER` with additional properties).
+        /// `PLAIN`, `SCRAM-SHA-256`, `SCRAM-SHA-512` or `OAUTHBEARER`.
         package var mechanism: String
         /// The user name (`sasl.username`).
         package var username: String?
         /// The password (`sasl.password`); a secret, keep it out of checked-in configuration.
         package var password: String?
+        /// With `OAUTHBEARER`: tokens from an OpenID Connect provider by the client-credentials grant.
+        package var oidc: OIDC?
 
         /// SASL settings with the given mechanism and credentials.
-        package init(mechanism: String, username: String? = nil, password: String? = nil) {
+        package init(mechanism: String, username: String? = nil, password: String? = nil, oidc: OIDC? = nil) {
             self.mechanism = mechanism
             self.username = username
             self.password = password
+            self.oidc = oidc
+        }
+    }
+
+    /// OAUTHBEARER tokens fetched and refreshed by librdkafka from an OIDC token endpoint with the client-credentials
+    /// grant (`sasl.oauthbearer.method=oidc`, librdkafka 1.9 and later): Confluent Cloud identity pools, MSK, Aiven,
+    /// Strimzi with Keycloak.
+    package struct OIDC: Sendable, Hashable {
+        /// `sasl.oauthbearer.token.endpoint.url`.
+        package var tokenEndpointURL: String
+        /// `sasl.oauthbearer.client.id`.
+        package var clientID: String
+        /// `sasl.oauthbearer.client.secret`; a secret.
+        package var clientSecret: String
+        /// `sasl.oauthbearer.scope`, when the provider needs one.
+        package var scope: String?
+        /// `sasl.oauthbearer.extensions` (`key=value,...`), e.g. Confluent Cloud's `logicalCluster` and
+        /// `identityPoolId`.
+        package var extensions: String?
+
+        package init(
+            tokenEndpointURL: String,
+            clientID: String,
+            clientSecret: String,
+            scope: String? = nil,
+            extensions: String? = nil
+        ) {
+            self.tokenEndpointURL = tokenEndpointURL
+            self.clientID = clientID
+            self.clientSecret = clientSecret
+            self.scope = scope
+            self.extensions = extensions
+        }
+
+        var properties: [String: String] {
+            var properties = [
+                "sasl.oauthbearer.method": "oidc",
+                "sasl.oauthbearer.token.endpoint.url": tokenEndpointURL,
+                "sasl.oauthbearer.client.id": clientID,
+                "sasl.oauthbearer.client.secret": clientSecret,
+            ]
+            if let scope { properties["sasl.oauthbearer.scope"] = scope }
+            if let extensions { properties["sasl.oauthbearer.extensions"] = extensions }
+            return properties
         }
     }
 
@@ -97,6 +143,14 @@ package struct KafkaSecurity: Sendable, Hashable {
             properties["sasl.mechanism"] = sasl.mechanism
             if let username = sasl.username { properties["sasl.username"] = username }
             if let password = sasl.password { properties["sasl.password"] = password }
+            if let oidc = sasl.oidc {
+                guard sasl.mechanism == "OAUTHBEARER" else {
+                    throw .invalidConfiguration(
+                        "OIDC settings given but sasl.mechanism is \(sasl.mechanism); use OAUTHBEARER"
+                    )
+                }
+                properties.merge(oidc.properties) { _, new in new }
+            }
         } else if sasl != nil {
             throw .invalidConfiguration(
                 "SASL settings given but security.protocol is \(securityProtocol.rawValue); use sasl_plaintext or sasl_ssl"

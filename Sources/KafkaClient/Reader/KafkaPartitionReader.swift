@@ -8,11 +8,13 @@ package final class KafkaPartitionReader: Sendable {
     private let client: RDKafkaClient
     private let executor = BlockingExecutor(label: "asnp.kafka.reader")
 
+    static let managedProperties: Set<String> = [
+        "group.id", "enable.auto.commit", "enable.auto.offset.store", "enable.partition.eof", "auto.offset.reset",
+    ]
+
     /// Creates the reader; fails with ``KafkaError/Code/invalidConfiguration`` for invalid settings.
     package init(cluster: KafkaClusterConfiguration, logger: Logger) throws(KafkaError) {
-        var properties = try cluster.properties(managed: [
-            "group.id", "enable.auto.commit", "enable.auto.offset.store", "enable.partition.eof", "auto.offset.reset",
-        ])
+        var properties = try cluster.properties(managed: Self.managedProperties)
         // librdkafka wants a group id for any consumer handle; this one never joins it or commits to it.
         properties["group.id"] = "asnp-partition-reader"
         properties["enable.auto.commit"] = "false"

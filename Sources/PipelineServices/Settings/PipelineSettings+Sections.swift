@@ -1,3 +1,4 @@
+import Foundation
 import Ingress
 import KafkaClient
 import PipelineContract
@@ -23,7 +24,8 @@ extension PipelineSettings {
             sasl = KafkaSecurity.SASL(
                 mechanism: mechanism,
                 username: try string("kafka.sasl.username"),
-                password: try secret("kafka.sasl.password")
+                password: try secret("kafka.sasl.password"),
+                oidc: try kafkaOIDC()
             )
         }
         var tls: KafkaSecurity.TLS?
@@ -36,7 +38,54 @@ extension PipelineSettings {
             )
         }
         cluster.security = KafkaSecurity(securityProtocol: parsed, sasl: sasl, tls: tls)
+        cluster.additionalProperties = try kafkaProperties()
+        do {
+            try cluster.validate()
+        } catch {
+            throw SettingsError(
+                key: "kafka",
+                reason: "is invalid: \(error.reason)" + (error.context.map { " (\($0))" } ?? "")
+            )
+        }
         return cluster
+    }
+
+    /// `kafka.sasl.oauthbearer.*`: OIDC client credentials for `OAUTHBEARER` (nil without a token endpoint).
+    private func kafkaOIDC() throws -> KafkaSecurity.OIDC? {
+        let prefix = "kafka.sasl.oauthbearer."
+        guard let endpoint = try string(prefix + "tokenEndpointUrl") else { return nil }
+        guard let clientID = try string(prefix + "clientId"), let clientSecret = try secret(prefix + "clientSecret")
+        else {
+            throw SettingsError(
+                key: prefix + "tokenEndpointUrl",
+                reason: "needs \(prefix)clientId and \(prefix)clientSecret (or clientSecretFile) too"
+            )
+        }
+        return KafkaSecurity.OIDC(
+            tokenEndpointURL: endpoint,
+            clientID: clientID,
+            clientSecret: clientSecret,
+            scope: try string(prefix + "scope"),
+            extensions: try string(prefix + "extensions")
+        )
+    }
+
+    /// `kafka.properties` (`name=value` entries; `KAFKA_PROPERTIES` comma-separated) or `kafka.propertiesFile`
+    /// (one per line, `#` comments, as a librdkafka properties file; may hold secrets): any further librdkafka
+    /// property, such as `client.rack` or `ssl.cipher.suites`.
+    private func kafkaProperties() throws -> [String: String] {
+        var properties: [String: String] = [:]
+        for entry in try secrets("kafka.properties") where !entry.hasPrefix("#") {
+            guard let equals = entry.firstIndex(of: "="), equals != entry.startIndex else {
+                throw SettingsError(key: "kafka.properties", reason: "has an entry that is not name=value")
+            }
+            let name = String(entry[..<equals]).trimmingCharacters(in: .whitespaces)
+            guard properties[name] == nil else {
+                throw SettingsError(key: "kafka.properties", reason: "sets \(name) twice")
+            }
+            properties[name] = String(entry[entry.index(after: equals)...]).trimmingCharacters(in: .whitespaces)
+        }
+        return properties
     }
 
     /// `apps.names` and `apps.{name}.*`: the apps served.
