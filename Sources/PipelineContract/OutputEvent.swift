@@ -240,6 +240,6 @@ package enum OutputEvent {
 
     /// RFC 3339 in UTC with milliseconds.
     package static func timestamp(_ date: Date) -> String {
-        date.formatted(Date.ISO8601FormatStyle(includingFractionalSeconds: true))
+        RFC3339Timestamp.string(from: date)
     }
 }

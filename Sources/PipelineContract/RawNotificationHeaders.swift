@@ -101,7 +101,7 @@ package struct RawNotificationHeaders: Sendable, Hashable {
 
     /// RFC 3339 in UTC with milliseconds, e.g. `2026-11-23T21:56:39.123Z`.
     static func format(_ date: Date) -> String {
-        date.formatted(timestampStyle)
+        RFC3339Timestamp.string(from: date)
     }
 
     /// Reads RFC 3339 timestamps with or without fractional seconds.

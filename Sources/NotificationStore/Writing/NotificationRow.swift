@@ -2,6 +2,14 @@ import AppStoreModels
 import Crypto
 import KafkaClient
 
+#if canImport(Glibc)
+import Glibc
+#elseif canImport(Musl)
+import Musl
+#elseif canImport(Darwin)
+import Darwin
+#endif
+
 #if canImport(FoundationEssentials)
 import FoundationEssentials
 #else
@@ -190,8 +198,8 @@ extension NotificationRow {
         return try json(built.json)
     }
 
-    /// JSON text for the `decoded` column. PostgreSQL `jsonb` rejects `\u0000` in strings. (Text that merely reads
-    /// backslash-u0000 trips the check too; such a notification is set aside as UNSTORABLE, not lost.)
+    /// JSON text for the `decoded` column. PostgreSQL `jsonb` rejects `\u0000` in strings: such a notification is set
+    /// aside as UNSTORABLE, not lost.
     private static func json(_ bytes: [UInt8]) throws(UnstorableNotification) -> String {
         guard !containsEscapedNUL(bytes) else {
             throw UnstorableNotification(
@@ -210,18 +218,22 @@ extension NotificationRow {
         return text.withUTF8 { $0.contains(0) }
     }
 
-    /// Whether JSON text holds the escape `\u0000`.
+    /// Whether JSON text holds the escape `\u0000` (a backslash that is itself escaped does not start one).
     private static func containsEscapedNUL(_ json: [UInt8]) -> Bool {
-        let pattern = Array("\\u0000".utf8)
-        return json.withUnsafeBytes { bytes in
-            var index = 0
-            while index + pattern.count <= bytes.count {
-                if bytes[index] == pattern[0], bytes[index + 1] == pattern[1],
-                    bytes[(index + 2)..<(index + pattern.count)].elementsEqual(pattern[2...])
+        json.withUnsafeBufferPointer { bytes in
+            guard let base = bytes.baseAddress else { return false }
+            var start = 0
+            // memchr: most decoded JSON has few backslashes or none.
+            while start < bytes.count,
+                let found = memchr(base + start, Int32(UInt8(ascii: "\\")), bytes.count - start)
+            {
+                let index = base.distance(to: found.assumingMemoryBound(to: UInt8.self))
+                if index + 6 <= bytes.count, bytes[index + 1] == UInt8(ascii: "u"),
+                    bytes[(index + 2)..<(index + 6)].allSatisfy({ $0 == UInt8(ascii: "0") })
                 {
                     return true
                 }
-                index += 1
+                start = index + 2
             }
             return false
         }
