@@ -24,6 +24,14 @@ struct PasswordRedactionTests {
         )
     }
 
+    @Test("strings ending in escaped backslashes or holding escaped quotes end where a JSON decoder ends them")
+    func escapesBeforeQuotes() {
+        let body = #"{"a": "x\\", "b": "\"password\": \\\"", "password": "p", "c": "\\\\"}"#
+        #expect(redacted(body) == #"{"a": "x\\", "b": "\"password\": \\\"", "password": "<redacted>", "c": "\\\\"}"#)
+        let data = try? JSONSerialization.jsonObject(with: Data(redacted(body).utf8)) as? [String: String]
+        #expect(data?["password"] == "<redacted>" && data?["a"] == #"x\"#)
+    }
+
     @Test("bodies without a top-level password, or not JSON objects, come back unchanged")
     func unchanged() {
         for body in [#"{"signedPayload": "eyJ.password.x"}"#, "not json", #"["password", "x"]"#, ""] {

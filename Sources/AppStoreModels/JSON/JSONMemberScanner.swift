@@ -4,6 +4,14 @@ import FoundationEssentials
 import Foundation
 #endif
 
+#if canImport(Glibc)
+import Glibc
+#elseif canImport(Musl)
+import Musl
+#elseif canImport(Darwin)
+import Darwin
+#endif
+
 /// Walks the members of one JSON object in place, without decoding their values: each member's name and where it
 /// and its value lie, so that a caller can rewrite a few members and keep every other byte as it was.
 ///
@@ -94,16 +102,31 @@ package struct JSONMemberScanner {
     private mutating func skipString() -> Range<Int>? {
         let start = index
         guard consume(UInt8(ascii: "\"")) else { return nil }
-        while index < bytes.count {
-            switch bytes[index] {
-            case UInt8(ascii: "\\"): index += 2
-            case UInt8(ascii: "\""):
-                index += 1
-                return start..<index
-            default: index += 1
+        let contentStart = index
+        // memchr to each quote (a JWS string is kilobytes long), then: escaped when an odd number of backslashes
+        // precede it.
+        let end = bytes.withUnsafeBufferPointer { buffer -> Int? in
+            guard let base = buffer.baseAddress else { return nil }
+            var position = contentStart
+            while position < buffer.count,
+                let found = memchr(base + position, Int32(UInt8(ascii: "\"")), buffer.count - position)
+            {
+                let quote = base.distance(to: found.assumingMemoryBound(to: UInt8.self))
+                var backslashes = 0
+                while quote - backslashes - 1 >= contentStart, buffer[quote - backslashes - 1] == UInt8(ascii: "\\") {
+                    backslashes += 1
+                }
+                if backslashes % 2 == 0 { return quote + 1 }
+                position = quote + 1
             }
+            return nil
         }
-        return nil
+        guard let end else {
+            index = bytes.count
+            return nil
+        }
+        index = end
+        return start..<end
     }
 
     /// Skips one value of any kind: string, object or array (nested, strings respected), number or literal.
