@@ -43,10 +43,12 @@ package final class LocalPostgresServer: Sendable {
     }
 
     /// Starts the server and waits until it accepts connections. `durable: false` turns off fsync and full-page
-    /// writes (tests: faster, and a crash may corrupt the cluster).
-    package func start(durable: Bool) throws {
+    /// writes (tests: faster, and a crash may corrupt the cluster). `settings` are further server settings
+    /// (`-c name=value`), e.g. `ssl=on`.
+    package func start(durable: Bool, settings: [String: String] = [:]) throws {
         var options = "-p \(port) -k \(directory) -c listen_addresses=127.0.0.1"
         if !durable { options += " -c fsync=off -c synchronous_commit=off -c full_page_writes=off" }
+        for (name, value) in settings.sorted(by: { $0.key < $1.key }) { options += " -c \(name)=\(value)" }
         try asServerUser(
             try Self.binary("pg_ctl"),
             ["-D", dataDirectory, "-l", directory + "/server.log", "-w", "-o", options, "start"]

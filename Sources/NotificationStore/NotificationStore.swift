@@ -111,7 +111,12 @@ package final class NotificationStore: Service, Sendable {
                 }
             }
         } catch {
-            throw NotificationStoreError(classifying: error, operation: operation, endpoint: endpoint)
+            let failure = NotificationStoreError(classifying: error, operation: operation, endpoint: endpoint)
+            // Timed out: perhaps no connection can be made at all; if so, say why rather than "timed out".
+            if failure.code == .timedOut, let reason = await connectionFailure(operation: operation) {
+                throw reason
+            }
+            throw failure
         }
     }
 }
@@ -133,7 +138,7 @@ extension NotificationStoreConfiguration {
                 username: username,
                 password: password,
                 database: database,
-                tls: tls.postgresTLS
+                tls: postgresTLS
             )
         case .unixSocket(let path):
             configuration = PostgresClient.Configuration(
@@ -147,21 +152,5 @@ extension NotificationStoreConfiguration {
         configuration.options.connectTimeout = connectTimeout
         configuration.options.additionalStartupParameters = [("application_name", applicationName)]
         return configuration
-    }
-}
-
-extension NotificationStoreConfiguration.TLSMode {
-    var postgresTLS: PostgresClient.Configuration.TLS {
-        switch base {
-        case .disable:
-            return .disable
-        case .prefer, .require:
-            // libpq's prefer and require encrypt without checking the certificate.
-            var tls = TLSConfiguration.makeClientConfiguration()
-            tls.certificateVerification = .none
-            return base == .prefer ? .prefer(tls) : .require(tls)
-        case .verifyFull:
-            return .require(.makeClientConfiguration())
-        }
     }
 }

@@ -32,17 +32,28 @@ package final class TestPostgresServer: Sendable {
 
     private static let sharedServer = SharedServer()
 
-    /// Starts a new server.
-    package static func start() async throws -> TestPostgresServer {
-        try await LocalPostgresServer.offPool { try startBlocking() }
+    /// Starts a new server; `prepare` runs on the initialized data directory before it starts (certificate files,
+    /// `pg_hba.conf`), `settings` are passed as `-c name=value`.
+    package static func start(
+        settings: [String: String] = [:],
+        prepare: @escaping @Sendable (_ dataDirectory: String) throws -> Void = { _ in }
+    ) async throws -> TestPostgresServer {
+        try await LocalPostgresServer.offPool { try startBlocking(settings: settings, prepare: prepare) }
     }
 
-    private static func startBlocking() throws -> TestPostgresServer {
+    private static func startBlocking(
+        settings: [String: String],
+        prepare: (String) throws -> Void
+    ) throws -> TestPostgresServer {
         let directory = FileManager.default.temporaryDirectory
             .appendingPathComponent("asnp-postgres-\(UUID().uuidString.prefix(8))").path
         let server = TestPostgresServer(port: try LoopbackPort.free(), directory: directory)
         try server.server.initialize()
-        try server.server.start(durable: false)
+        try prepare(server.server.dataDirectory)
+        if geteuid() == 0 {
+            _ = try LocalPostgresServer.run("/bin/chown", ["-R", "postgres:postgres", server.server.dataDirectory])
+        }
+        try server.server.start(durable: false, settings: settings)
         registerForExit(server)
         return server
     }

@@ -6,7 +6,10 @@ import Foundation
 
 extension NotificationStoreConfiguration {
     /// Settings from a libpq connection URL:
-    /// `postgres://user[:password]@host[:port]/database[?sslmode=…&host=/socket/dir&application_name=…]`.
+    /// `postgres://user[:password]@host[:port]/database[?sslmode=…&sslrootcert=…&sslcert=…&sslkey=…&host=/socket/dir&application_name=…]`.
+    ///
+    /// `sslrootcert` names a PEM bundle of the CAs to trust (`system`: the system's); `sslcert` and `sslkey` a client
+    /// certificate and its unencrypted key. The files are read here.
     ///
     /// A `host` query parameter naming a directory selects the Unix socket in it, as libpq does. Percent-encoded
     /// user names and passwords are decoded.
@@ -43,7 +46,10 @@ extension NotificationStoreConfiguration {
         var tls = TLSMode.prefer
         if let sslmode = parameters.removeValue(forKey: "sslmode") {
             guard let mode = TLSMode(sslmode: sslmode) else {
-                throw invalid("sslmode '\(sslmode)' is not one of disable, prefer, require, verify-full")
+                throw invalid(
+                    "sslmode '\(sslmode)' is not one of disable, prefer, require, verify-ca, verify-full"
+                        + (sslmode == "allow" ? " (allow, plain first, is not supported: use prefer)" : "")
+                )
             }
             tls = mode
         }
@@ -57,8 +63,20 @@ extension NotificationStoreConfiguration {
         if let applicationName = parameters.removeValue(forKey: "application_name") {
             self.applicationName = applicationName
         }
+        if let root = parameters.removeValue(forKey: "sslrootcert"), root != "system" {
+            rootCertificates = try RootCertificates(path: root)
+        }
+        let certificate = parameters.removeValue(forKey: "sslcert")
+        let key = parameters.removeValue(forKey: "sslkey")
+        if certificate != nil || key != nil {
+            guard let certificate, let key else { throw invalid("sslcert and sslkey go together") }
+            clientCertificate = try ClientCertificate(certificatePath: certificate, keyPath: key)
+        }
         if let unknown = parameters.keys.sorted().first {
-            throw invalid("unsupported parameter '\(unknown)' (supported: sslmode, host, application_name)")
+            throw invalid(
+                "unsupported parameter '\(unknown)' "
+                    + "(supported: sslmode, sslrootcert, sslcert, sslkey, host, application_name)"
+            )
         }
     }
 
@@ -66,6 +84,10 @@ extension NotificationStoreConfiguration {
     package var redactedURL: String {
         var text = "postgres://\(username)\(password == nil ? "" : ":<redacted>")@"
         var query = ["sslmode=\(tls)"]
+        if let rootCertificates { query.append("sslrootcert=\(rootCertificates.path)") }
+        if let clientCertificate {
+            query += ["sslcert=\(clientCertificate.certificatePath)", "sslkey=\(clientCertificate.keyPath)"]
+        }
         switch endpoint {
         case .tcp(let host, let port):
             text += host.contains(":") ? "[\(host)]:\(port)" : "\(host):\(port)"

@@ -12,6 +12,10 @@ package struct NotificationStoreConfiguration: Sendable {
     package var database: String
     /// Whether and how to use TLS (libpq's `sslmode`). Default: ``TLSMode/prefer``.
     package var tls: TLSMode
+    /// The CAs to trust (libpq's `sslrootcert`); nil trusts the system's.
+    package var rootCertificates: RootCertificates?
+    /// A client certificate to present (libpq's `sslcert`, `sslkey`).
+    package var clientCertificate: ClientCertificate?
     /// The most connections the pool opens. Each concurrent batch write holds one. Default: 8.
     package var maximumConnections: Int
     /// How long a connection attempt may take. Default: 5 seconds.
@@ -68,10 +72,11 @@ extension NotificationStoreConfiguration {
         }
     }
 
-    /// libpq's `sslmode`, the subset that PostgresNIO can honour.
+    /// libpq's `sslmode`, all but `allow` (plain first, TLS if refused), which PostgresNIO cannot do.
     package struct TLSMode: Sendable, Hashable, CustomStringConvertible {
         enum Base: String, Sendable, Hashable {
             case disable, prefer, require
+            case verifyCA = "verify-ca"
             case verifyFull = "verify-full"
         }
 
@@ -81,12 +86,15 @@ extension NotificationStoreConfiguration {
         package static let disable = TLSMode(base: .disable)
         /// TLS when the server offers it, without checking its certificate (libpq's default).
         package static let prefer = TLSMode(base: .prefer)
-        /// TLS always, without checking the server's certificate (as libpq's `require`).
+        /// TLS always, without checking the server's certificate unless a root certificate file is given (then as
+        /// `verify-ca`, like libpq's `require`).
         package static let require = TLSMode(base: .require)
-        /// TLS always; the certificate must chain to a system root and name the host.
+        /// TLS always; the certificate must chain to a trusted root (``rootCertificates`` or the system's).
+        package static let verifyCA = TLSMode(base: .verifyCA)
+        /// TLS always; the certificate must chain to a trusted root and name the host.
         package static let verifyFull = TLSMode(base: .verifyFull)
 
-        /// The mode named as libpq names it (`disable`, `prefer`, `require`, `verify-full`), or nil.
+        /// The mode named as libpq names it (`disable`, `prefer`, `require`, `verify-ca`, `verify-full`), or nil.
         package init?(sslmode: String) {
             guard let base = Base(rawValue: sslmode) else { return nil }
             self.base = base

@@ -1,0 +1,100 @@
+import NIOSSL
+import PostgresNIO
+
+extension NotificationStoreConfiguration {
+    /// The CA certificates to trust instead of the system's (libpq's `sslrootcert`), read when set: a PEM bundle.
+    package struct RootCertificates: Sendable {
+        /// The PEM file they were read from.
+        package let path: String
+        let certificates: [NIOSSLCertificate]
+
+        /// Reads every certificate of the PEM file at `path`.
+        /// - Throws: ``NotificationStoreError/Code/invalidConfiguration`` naming the file when it cannot be read or
+        ///   holds no certificate.
+        package init(path: String) throws(NotificationStoreError) {
+            do {
+                certificates = try NIOSSLCertificate.fromPEMFile(path)
+            } catch {
+                throw NotificationStoreError(
+                    code: .invalidConfiguration,
+                    reason: "sslrootcert \(path) cannot be read as PEM certificates",
+                    context: String(describing: error)
+                )
+            }
+            guard !certificates.isEmpty else {
+                throw NotificationStoreError(
+                    code: .invalidConfiguration,
+                    reason: "sslrootcert \(path) holds no certificate"
+                )
+            }
+            self.path = path
+        }
+    }
+
+    /// A client certificate and its key (libpq's `sslcert` and `sslkey`), read when set: PEM files.
+    package struct ClientCertificate: Sendable {
+        package let certificatePath: String
+        package let keyPath: String
+        let chain: [NIOSSLCertificate]
+        let key: NIOSSLPrivateKey
+
+        /// Reads the certificate chain at `certificatePath` and the unencrypted private key at `keyPath`.
+        /// - Throws: ``NotificationStoreError/Code/invalidConfiguration`` naming the file that cannot be read.
+        package init(certificatePath: String, keyPath: String) throws(NotificationStoreError) {
+            do {
+                chain = try NIOSSLCertificate.fromPEMFile(certificatePath)
+            } catch {
+                throw NotificationStoreError(
+                    code: .invalidConfiguration,
+                    reason: "sslcert \(certificatePath) cannot be read as PEM certificates",
+                    context: String(describing: error)
+                )
+            }
+            do {
+                key = try NIOSSLPrivateKey(file: keyPath, format: .pem)
+            } catch {
+                throw NotificationStoreError(
+                    code: .invalidConfiguration,
+                    reason: "sslkey \(keyPath) cannot be read as an unencrypted PEM private key",
+                    context: String(describing: error)
+                )
+            }
+            guard !chain.isEmpty else {
+                throw NotificationStoreError(
+                    code: .invalidConfiguration,
+                    reason: "sslcert \(certificatePath) holds no certificate"
+                )
+            }
+            self.certificatePath = certificatePath
+            self.keyPath = keyPath
+        }
+    }
+
+    /// What postgres-nio is told, libpq's way: `prefer` and `require` encrypt without checking the certificate
+    /// (`require` with a root certificate file checks the chain, as libpq does), `verify-ca` checks the chain,
+    /// `verify-full` the chain and the host name; the roots are ``rootCertificates`` or the system's.
+    var postgresTLS: PostgresClient.Configuration.TLS {
+        guard let configuration = tlsConfiguration else { return .disable }
+        return tls == .prefer ? .prefer(configuration) : .require(configuration)
+    }
+
+    /// The TLS settings of ``postgresTLS``; nil for `disable`.
+    var tlsConfiguration: TLSConfiguration? {
+        guard tls != .disable else { return nil }
+        var configuration = TLSConfiguration.makeClientConfiguration()
+        switch tls {
+        case .verifyFull: configuration.certificateVerification = .fullVerification
+        case .verifyCA: configuration.certificateVerification = .noHostnameVerification
+        case .require where rootCertificates != nil: configuration.certificateVerification = .noHostnameVerification
+        default: configuration.certificateVerification = .none
+        }
+        if let rootCertificates {
+            configuration.trustRoots = .certificates(rootCertificates.certificates)
+        }
+        if let clientCertificate {
+            configuration.certificateChain = clientCertificate.chain.map { .certificate($0) }
+            configuration.privateKey = .privateKey(clientCertificate.key)
+        }
+        return configuration
+    }
+}
