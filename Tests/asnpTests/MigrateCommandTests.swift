@@ -20,9 +20,10 @@ struct MigrateCommandTests {
         #expect(first.status == 0, "\(first.standardError)")
         #expect(
             first.standardOutput.contains(
-                "schema at version 4: applied 1 (initial schema), 2 (replay marks on rejected notifications), "
+                "schema at version 5: applied 1 (initial schema), 2 (replay marks on rejected notifications), "
                     + "3 (outbox rows set aside after a permanent refusal), "
-                    + "4 (environment, bundle id and app Apple id of every V2 shape)"
+                    + "4 (environment, bundle id and app Apple id of every V2 shape), "
+                    + "5 (subscription status and entitlement)"
             )
         )
         let second = try await ASNPProcess.run(["migrate", "--database-url", url])
@@ -33,6 +34,35 @@ struct MigrateCommandTests {
             try await server.psql(database, "SELECT count(*) FROM asnp_schema_migrations")
                 == String(SchemaMigration.all.count)
         )
+    }
+
+    @Test(
+        """
+        over TLS from the command line: verify-full with the server's CA as sslrootcert migrates; another CA and a \
+        host the certificate does not name exit 3 saying which
+        """
+    )
+    func verifyFull() async throws {
+        let tls = try await TLSTestServer.start()
+        let database = try await tls.server.makeDatabase().database
+        let migrated = try await ASNPProcess.run([
+            "migrate", "--database-url", tls.url(database: database, "sslmode=verify-full&sslrootcert=\(tls.caPath)"),
+        ])
+        #expect(migrated.status == 0, "\(migrated.standardError)")
+        #expect(migrated.standardOutput.contains("schema at version \(SchemaMigration.latestVersion)"))
+        // Refusals are waited for one operation's timeout (the pool retries them), then explained.
+        let otherCA = try await ASNPProcess.run([
+            "migrate", "--database-timeout", "2", "--database-url",
+            tls.url(database: database, "sslmode=verify-full&sslrootcert=\(tls.otherCAPath)"),
+        ])
+        #expect(otherCA.status == 3)
+        #expect(otherCA.standardError.contains("not signed by a CA in sslrootcert \(tls.otherCAPath)"), "\(otherCA.standardError)")
+        let wrongHost = try await ASNPProcess.run([
+            "migrate", "--database-timeout", "2", "--database-url",
+            tls.url(host: "127.0.0.1", database: database, "sslmode=verify-full&sslrootcert=\(tls.caPath)"),
+        ])
+        #expect(wrongHost.status == 3)
+        #expect(wrongHost.standardError.contains("does not name the host 127.0.0.1"), "\(wrongHost.standardError)")
     }
 
     @Test("a server that is not there: exit 3 and a retriable error naming the address, promptly")

@@ -18,11 +18,45 @@ extension PipelineSettings {
         } catch {
             throw SettingsError(key: "database.url", reason: "is invalid: \(error.reason)")
         }
+        try applyTLSFiles(to: &configuration)
         configuration.maximumConnections = try int("database.maxConnections") ?? configuration.maximumConnections
         configuration.operationTimeout = try duration("database.timeoutSeconds") ?? configuration.operationTimeout
         configuration.usesPreparedStatements =
             try bool("database.preparedStatements") ?? configuration.usesPreparedStatements
         return configuration
+    }
+
+    /// `database.sslMode`, `database.sslRootCert`, `database.sslCert`, `database.sslKey`: libpq's TLS parameters
+    /// as settings (they win over the URL's), for a URL kept in a secret that names none; the files are read now.
+    private func applyTLSFiles(to configuration: inout NotificationStoreConfiguration) throws {
+        if let mode = try string("database.sslMode") {
+            guard let tls = NotificationStoreConfiguration.TLSMode(sslmode: mode) else {
+                throw SettingsError(
+                    key: "database.sslMode",
+                    reason: "is '\(mode)', not one of disable, prefer, require, verify-ca, verify-full"
+                )
+            }
+            configuration.tls = tls
+        }
+        do {
+            if let root = try string("database.sslRootCert") {
+                configuration.rootCertificates =
+                    root == "system" ? nil : try NotificationStoreConfiguration.RootCertificates(path: root)
+            }
+            let certificate = try string("database.sslCert")
+            let key = try string("database.sslKey")
+            if certificate != nil || key != nil {
+                guard let certificate, let key else {
+                    throw SettingsError(key: "database.sslCert", reason: "and database.sslKey go together")
+                }
+                configuration.clientCertificate = try NotificationStoreConfiguration.ClientCertificate(
+                    certificatePath: certificate,
+                    keyPath: key
+                )
+            }
+        } catch let error as NotificationStoreError {
+            throw SettingsError(key: "database", reason: "has TLS files that cannot be used: \(error.reason)")
+        }
     }
 
     /// `kafka.topics.raw`: where the ingress writes and the workers read.
