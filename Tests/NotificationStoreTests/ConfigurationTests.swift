@@ -38,7 +38,9 @@ struct ConfigurationTests {
             ("postgres://h/db", "no user name"),
             ("postgres://u:secret@h", "no database name"),
             ("postgres://u:secret@h/db?sslmode=maybe", "sslmode 'maybe'"),
-            ("postgres://u:secret@h/db?sslcert=x", "unsupported parameter 'sslcert'"),
+            ("postgres://u:secret@h/db?sslcert=x", "sslcert and sslkey go together"),
+            ("postgres://u:secret@h/db?sslrootcert=/nonexistent/ca.pem", "sslrootcert /nonexistent/ca.pem cannot be read"),
+            ("postgres://u:secret@h/db?sslcompression=1", "unsupported parameter 'sslcompression'"),
         ]
     )
     func malformed(url: String, expected: String) {
