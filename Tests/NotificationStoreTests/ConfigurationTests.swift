@@ -39,7 +39,10 @@ struct ConfigurationTests {
             ("postgres://u:secret@h", "no database name"),
             ("postgres://u:secret@h/db?sslmode=maybe", "sslmode 'maybe'"),
             ("postgres://u:secret@h/db?sslcert=x", "sslcert and sslkey go together"),
-            ("postgres://u:secret@h/db?sslrootcert=/nonexistent/ca.pem", "sslrootcert /nonexistent/ca.pem cannot be read"),
+            (
+                "postgres://u:secret@h/db?sslrootcert=/nonexistent/ca.pem",
+                "sslrootcert /nonexistent/ca.pem cannot be read"
+            ),
             ("postgres://u:secret@h/db?sslcompression=1", "unsupported parameter 'sslcompression'"),
         ]
     )

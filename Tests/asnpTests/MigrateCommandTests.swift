@@ -56,7 +56,10 @@ struct MigrateCommandTests {
             tls.url(database: database, "sslmode=verify-full&sslrootcert=\(tls.otherCAPath)"),
         ])
         #expect(otherCA.status == 3)
-        #expect(otherCA.standardError.contains("not signed by a CA in sslrootcert \(tls.otherCAPath)"), "\(otherCA.standardError)")
+        #expect(
+            otherCA.standardError.contains("not signed by a CA in sslrootcert \(tls.otherCAPath)"),
+            "\(otherCA.standardError)"
+        )
         let wrongHost = try await ASNPProcess.run([
             "migrate", "--database-timeout", "2", "--database-url",
             tls.url(host: "127.0.0.1", database: database, "sslmode=verify-full&sslrootcert=\(tls.caPath)"),
