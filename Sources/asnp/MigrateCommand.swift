@@ -3,6 +3,7 @@ import CommandSupport
 import Foundation
 import Logging
 import NotificationStore
+import PipelineServices
 
 /// `asnp migrate`: brings the database schema to the version this program needs.
 struct MigrateCommand: AsyncParsableCommand {
@@ -15,12 +16,19 @@ struct MigrateCommand: AsyncParsableCommand {
             Running it again changes nothing. With --check it changes nothing and fails unless the schema is \
             current: a readiness check for workers that do not migrate by themselves.
 
+            The database is --database-url (or DATABASE_URL) when given; otherwise the settings the services \
+            read: --config, the environment and secret files (database.url or database.urlFile, the TLS settings \
+            database.sslMode, sslRootCert, sslCert, sslKey, database.timeoutSeconds).
+
             Exit status: 0 the schema is current, 3 the database could not be migrated or (with --check) is not \
             current.
             """
     )
 
     @OptionGroup var database: DatabaseOptions
+
+    @Option(help: "A JSON configuration file (see Config/), read when --database-url and DATABASE_URL are not given.")
+    var config: String?
 
     @Flag(help: "Only check that the schema is current; apply nothing.")
     var check = false
@@ -29,7 +37,12 @@ struct MigrateCommand: AsyncParsableCommand {
     var logLevel: Logger.Level = .notice
 
     func run() async throws {
-        let configuration = try database.configuration()
+        let configuration: NotificationStoreConfiguration
+        if database.databaseURL != nil || config == nil && ProcessInfo.processInfo.environment["DATABASE_URL"] != nil {
+            configuration = try database.configuration()
+        } else {
+            configuration = try await PipelineSettings.load(file: config).database()
+        }
         var logger = Logger(label: "asnp.migrate", factory: { StreamLogHandler.standardError(label: $0) })
         logger.logLevel = logLevel
         let check = self.check

@@ -50,6 +50,21 @@ struct MigrateCommandTests {
         ])
         #expect(migrated.status == 0, "\(migrated.standardError)")
         #expect(migrated.standardOutput.contains("schema at version \(SchemaMigration.latestVersion)"))
+        // The same from the settings the services read: the URL in a secret file naming no TLS, the TLS settings.
+        let directory = FileManager.default.temporaryDirectory.appendingPathComponent("asnp-migrate-\(UUID())")
+        try FileManager.default.createDirectory(at: directory, withIntermediateDirectories: true)
+        defer { try? FileManager.default.removeItem(at: directory) }
+        let urlFile = directory.appendingPathComponent("database-url")
+        try Data(tls.url(database: database, "application_name=migrate").utf8).write(to: urlFile)
+        let settings = directory.appendingPathComponent("settings.json")
+        try Data(
+            #"{"database": {"urlFile": "\#(urlFile.path)", "sslMode": "verify-full", "sslRootCert": "\#(tls.caPath)"}}"#
+                .utf8
+        ).write(to: settings)
+        let fromSettings = try await ASNPProcess.run(["migrate", "--config", settings.path])
+        #expect(fromSettings.status == 0, "\(fromSettings.standardError)")
+        #expect(fromSettings.standardOutput.contains("sslmode=verify-full&sslrootcert=\(tls.caPath)"))
+        #expect(fromSettings.standardOutput.contains("nothing to apply"))
         // Refusals are waited for one operation's timeout (the pool retries them), then explained.
         let otherCA = try await ASNPProcess.run([
             "migrate", "--database-timeout", "2", "--database-url",
