@@ -95,6 +95,10 @@ struct DeployFilesTests {
         #expect((worker["deploy"] as? [String: Any])?["replicas"] as? Int == 2)
         let ingress = try #require(services["ingress"] as? [String: Any])
         #expect(ingress["ports"] as? [String] == ["8080:8080"])
+        // The broker writes where its volume is (the image's default log.dirs is under /tmp).
+        let kafka = try #require(services["kafka"] as? [String: Any])
+        let logDirectory = try #require((kafka["environment"] as? [String: Any])?["KAFKA_LOG_DIRS"] as? String)
+        #expect((kafka["volumes"] as? [String])?.contains("kafka-data:\(logDirectory)") == true)
     }
 
     @Test("Kubernetes (base and production): containers, settings, secrets, ports and probes agree with asnp")
