@@ -53,9 +53,18 @@ struct DeployFilesTests {
     @Test("the Dockerfile builds the asnp product with CI's bootstrap, and runs it as a non-root user on its ports")
     func dockerfile() async throws {
         let text = try Self.text("Dockerfile")
-        #expect(text.contains("RUN scripts/bootstrap"))
-        #expect(text.contains("swift build -c release --product asnp --disable-default-traits"))
-        #expect(text.contains("COPY Package.swift Package.resolved"), "the image builds the pinned versions")
+        #expect(text.contains("RUN ASNP_BOOTSTRAP_PYTHON=0 scripts/bootstrap"))
+        #expect(
+            text.contains("swift build -c release --force-resolved-versions --product asnp --disable-default-traits")
+        )
+        // The pinned dependencies resolved in a layer before any source is copied: a source change reuses it.
+        let resolve = try #require(
+            text.range(
+                of: "COPY Package.swift Package.resolved ./\nRUN swift package resolve --force-resolved-versions"
+            )
+        )
+        let sources = try #require(text.range(of: "COPY Sources/"))
+        #expect(resolve.upperBound < sources.lowerBound)
         #expect(text.contains("USER 10001"))
         #expect(text.contains("ENTRYPOINT [\"/usr/local/bin/asnp\"]"))
         let exposed = try #require(text.split(separator: "\n").first { $0.hasPrefix("EXPOSE ") })
