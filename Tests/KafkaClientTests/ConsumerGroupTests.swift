@@ -89,8 +89,13 @@ struct ConsumerGroupTests {
             let counts = Dictionary((deliveriesOfA + b.deliveries).map { (Pair($0), 1) }, uniquingKeysWith: +)
             #expect(counts.count == total, "every message delivered, none lost")
             #expect(counts.values.allSatisfy { $0 <= 2 })
-            // Only what A received without committing comes again, and exactly once more.
-            #expect(Set(counts.filter { $0.value == 2 }.keys) == uncommitted)
+            // What A received without committing comes again, exactly once more. Anything else delivered twice was
+            // delivered twice to B: its own at-least-once repeat when the takeover's rebalance came before its
+            // commit was stored (seen on a busy machine: a whole partition of B's), never a message A committed.
+            let twice = Set(counts.filter { $0.value == 2 }.keys)
+            #expect(uncommitted.isSubset(of: twice))
+            let deliveredToB = Dictionary(b.deliveries.map { (Pair($0), 1) }, uniquingKeysWith: +)
+            #expect(twice.subtracting(uncommitted).allSatisfy { deliveredToB[$0] == 2 })
             // B starts each partition it took over exactly at A's committed offset.
             for partition in partitionsOfA {
                 let firstAfterTakeover = b.deliveries.filter { $0.partition == partition }.map(\.offset).min()
