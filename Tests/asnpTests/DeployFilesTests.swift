@@ -53,7 +53,7 @@ struct DeployFilesTests {
     @Test("the Dockerfile builds the asnp product with CI's bootstrap, and runs it as a non-root user on its ports")
     func dockerfile() async throws {
         let text = try Self.text("Dockerfile")
-        #expect(text.contains("RUN ASNP_BOOTSTRAP_PYTHON=0 scripts/bootstrap"))
+        #expect(text.contains("RUN ASNP_BOOTSTRAP_TEST_TOOLS=0 scripts/bootstrap"))
         #expect(
             text.contains("swift build -c release --force-resolved-versions --product asnp --disable-default-traits")
         )

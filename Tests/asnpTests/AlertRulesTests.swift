@@ -1,0 +1,204 @@
+import AppStoreModels
+import AppStoreTestSupport
+import CoreMetrics
+import Foundation
+import KafkaClient
+import NotificationStore
+import PipelineContract
+import Prometheus
+import Testing
+import Yams
+
+@testable import Ingress
+@testable import Worker
+
+/// Deploy/prometheus/alerts.rules.yml (the runbook's alerts): promtool accepts it and its unit tests pass, the
+/// production PrometheusRule carries the same groups, and every metric and label it names is one the code exports.
+@Suite("Deploy/prometheus/alerts.rules.yml: promtool checks and tests it; it names only what the code exports")
+struct AlertRulesTests {
+    static let prometheus = Fixtures.packageRoot.appendingPathComponent("Deploy/prometheus")
+    static let rulesFile = prometheus.appendingPathComponent("alerts.rules.yml")
+    static let testsFile = prometheus.appendingPathComponent("alerts.rules.test.yml")
+    static let prometheusRuleFile = Fixtures.packageRoot.appendingPathComponent(
+        "Deploy/kubernetes/overlays/production/prometheus-rule.yaml"
+    )
+
+    @Test("promtool check rules accepts the rules file")
+    func promtoolCheck() async throws {
+        let (status, output) = try await Self.promtool(["check", "rules", Self.rulesFile.path])
+        #expect(status == 0, "\(output)")
+        #expect(output.contains("SUCCESS: \(try Self.rules().count) rules found"), "\(output)")
+    }
+
+    @Test("promtool test rules passes, and the tests make every alert fire")
+    func promtoolTest() async throws {
+        let (status, output) = try await Self.promtool(["test", "rules", Self.testsFile.path])
+        #expect(status == 0, "\(output)")
+        #expect(output.contains("SUCCESS"), "\(output)")
+        let tests = try #require(try Self.yaml(Self.testsFile)["tests"] as? [[String: Any]])
+        var fired: Set<String> = []
+        for test in tests {
+            for evaluation in test["alert_rule_test"] as? [[String: Any]] ?? [] {
+                guard let alerts = evaluation["exp_alerts"] as? [Any], !alerts.isEmpty else { continue }
+                fired.insert(try #require(evaluation["alertname"] as? String))
+            }
+        }
+        let alerts = Set(try Self.rules().compactMap { $0["alert"] as? String })
+        #expect(alerts.count >= 12)
+        #expect(fired == alerts, "alerts no test makes fire: \(alerts.subtracting(fired).sorted())")
+    }
+
+    @Test("the production PrometheusRule carries exactly the rules file's groups")
+    func prometheusRuleMatches() throws {
+        let rule = try Self.yaml(Self.prometheusRuleFile)
+        #expect(rule["apiVersion"] as? String == "monitoring.coreos.com/v1")
+        #expect(rule["kind"] as? String == "PrometheusRule")
+        let spec = try #require(rule["spec"] as? [String: Any])
+        let groups = try #require(try Self.yaml(Self.rulesFile)["groups"])
+        #expect(
+            NSDictionary(dictionary: ["groups": groups]).isEqual(to: spec),
+            "prometheus-rule.yaml's spec differs from alerts.rules.yml's groups: copy them over"
+        )
+        let kustomization = try Self.yaml(
+            Fixtures.packageRoot.appendingPathComponent("Deploy/kubernetes/overlays/production/kustomization.yaml")
+        )
+        #expect((kustomization["resources"] as? [String])?.contains("prometheus-rule.yaml") == true)
+        let prometheusConfig = try Self.yaml(Self.prometheus.appendingPathComponent("prometheus.yml"))
+        #expect(prometheusConfig["rule_files"] as? [String] == ["alerts.rules.yml"])
+        let compose = try String(
+            contentsOf: Fixtures.packageRoot.appendingPathComponent("Deploy/docker-compose.yml"),
+            encoding: .utf8
+        )
+        #expect(compose.contains("./prometheus/alerts.rules.yml:/etc/prometheus/alerts.rules.yml:ro"))
+    }
+
+    @Test("every alert has a severity, annotations linking the runbook, and names only exported metrics and labels")
+    func namesAreExported() throws {
+        let exported = Self.exportedMetrics()
+        #expect(exported["asnp_worker_failed_batches_total"] == ["stage", "code"])
+        #expect(exported["asnp_ingress_unverifiable_total"] == ["app", "environment", "version"])
+        let runbook = try String(
+            contentsOf: Fixtures.packageRoot.appendingPathComponent("Docs/runbook.md"),
+            encoding: .utf8
+        )
+        let anchors = Set(
+            runbook.split(separator: "\n").filter { $0.hasPrefix("#") }.map { heading in
+                String(
+                    heading.drop { $0 == "#" }.trimmingCharacters(in: .whitespaces).lowercased()
+                        .filter { $0.isLetter || $0.isNumber || $0 == " " || $0 == "-" }
+                        .replacing(" ", with: "-")
+                )
+            }
+        )
+        #expect(anchors.contains("alerts-worth-having"))
+        for rule in try Self.rules() {
+            let name = try #require(rule["alert"] as? String)
+            let expression = try #require(rule["expr"] as? String)
+            #expect(rule["for"] is String, "\(name): a for: duration")
+            let severity = (rule["labels"] as? [String: Any])?["severity"] as? String
+            #expect(severity == "page" || severity == "ticket", "\(name)")
+            let annotations = try #require(rule["annotations"] as? [String: String], "\(name)")
+            #expect(annotations["summary"]?.isEmpty == false, "\(name)")
+            let runbookURL = try #require(annotations["runbook_url"], "\(name)")
+            #expect(annotations["description"]?.contains(runbookURL) == true, "\(name)")
+            for link in (annotations.values.joined(separator: " ")).matches(of: /Docs\/runbook\.md#([a-z0-9-]+)/) {
+                #expect(anchors.contains(String(link.output.1)), "\(name): \(link.output.0) is no runbook heading")
+            }
+            // Metric names, in the expression and the annotations.
+            let metrics = Set(
+                (expression + " " + annotations.values.joined(separator: " ")).matches(of: /asnp_[a-z_]+/)
+                    .map { String($0.output) }
+            )
+            #expect(!metrics.isEmpty, "\(name)")
+            for metric in metrics.sorted() {
+                #expect(exported[metric] != nil, "\(name): \(metric) is not exported")
+            }
+            // Labels in selectors and in by (...)/on (...): the named metrics' own, or the scrape's.
+            var allowed: Set<String> = ["instance", "job"]
+            for metric in metrics { allowed.formUnion(exported[metric] ?? []) }
+            var labels: Set<String> = []
+            for selector in expression.matches(of: /\{([^}]*)\}/) {
+                for matcher in selector.output.1.matches(of: /([a-z_]+)\s*(=~|!~|!=|=)/) {
+                    labels.insert(String(matcher.output.1))
+                }
+            }
+            for grouping in expression.matches(of: /\b(?:by|on)\s*\(([^)]*)\)/) {
+                for label in grouping.output.1.split(separator: ",") {
+                    labels.insert(label.trimmingCharacters(in: .whitespaces))
+                }
+            }
+            labels.remove("")
+            for label in labels.sorted() {
+                #expect(allowed.contains(label), "\(name): no metric it names has the label \(label)")
+            }
+        }
+    }
+
+    @Test("the rejection alert leaves out exactly the statuses the configuration alert covers")
+    func configurationStatusesExcluded() throws {
+        let rule = try #require(try Self.rules().first { $0["alert"] as? String == "AsnpWorkerRejectionsJump" })
+        let expression = try #require(rule["expr"] as? String)
+        let exclusions = expression.matches(of: /status!~"([^"]*)"/).map {
+            Set($0.output.1.split(separator: "|").map(String.init))
+        }
+        #expect(exclusions.count >= 3)
+        for excluded in exclusions {
+            #expect(excluded == VerifierDirectory.configurationStatuses)
+        }
+    }
+
+    // MARK: - Helpers
+
+    /// Runs promtool with its standard error in the output, so a failure shows why.
+    static func promtool(_ arguments: [String]) async throws -> (status: Int32, output: String) {
+        let (status, output) = try await runProgram("sh", ["-c", "promtool \"$@\" 2>&1", "promtool"] + arguments)
+        return (status, String(decoding: output, as: UTF8.self))
+    }
+
+    static func yaml(_ url: URL) throws -> [String: Any] {
+        try #require(try Yams.load(yaml: try String(contentsOf: url, encoding: .utf8)) as? [String: Any], "\(url)")
+    }
+
+    static func rules() throws -> [[String: Any]] {
+        let groups = try #require(try yaml(rulesFile)["groups"] as? [[String: Any]])
+        return groups.flatMap { $0["rules"] as? [[String: Any]] ?? [] }
+    }
+
+    /// Every metric the ingress and the worker export, each made at least once, with its label names.
+    static func exportedMetrics() -> [String: Set<String>] {
+        let ingress = IngressMetrics(registry: PrometheusCollectorRegistry())
+        ingress.countRequest(route: "v2", status: 503)
+        ingress.countProduceFailure(code: "TIMED_OUT")
+        ingress.countUnverifiable(
+            NotificationTarget(version: 2, environment: .production, app: PipelineApp(name: "notes", bundleID: "b"))
+        )
+        ingress.acknowledgementDuration.recordMilliseconds(1)
+        let worker = WorkerMetrics()
+        let partition = KafkaTopicPartition(topic: "raw", partition: 0)
+        let error = KafkaError(code: .fatal, reason: "refused")
+        worker.countRejected(status: "UNKNOWN_APP", count: 1)
+        worker.countFailedBatch(stage: "store", code: "UNAVAILABLE")
+        worker.countLost(KafkaOffsetGap(topicPartition: partition, offsets: 0..<1, logStartOffset: 1))
+        worker.countRefused(stream: OutboxStream(rawValue: "decoded"), error: error)
+        worker.countUnacknowledged(stream: OutboxStream(rawValue: "decoded"), error: error)
+        worker.setSampleAge(.outbox, seconds: 1)
+        worker.setLag([
+            KafkaPartitionLag(topicPartition: partition, committedOffset: 0, lowWatermark: 0, highWatermark: 1)
+        ])
+        var metrics: [String: Set<String>] = [:]
+        for registry in [ingress.registry, worker.registry] {
+            var bytes: [UInt8] = []
+            registry.emit(into: &bytes)
+            for line in String(decoding: bytes, as: UTF8.self).split(separator: "\n") {
+                if line.hasPrefix("# TYPE ") {
+                    metrics[String(line.split(separator: " ")[2]), default: []] = []
+                } else if let sample = line.firstMatch(of: /^([a-z_]+)\{([^}]*)\}/) {
+                    let name = String(sample.output.1).replacing(/_(bucket|sum|count)$/, with: "")
+                    let labels = sample.output.2.matches(of: /([a-z_]+)="/).map { String($0.output.1) }
+                    metrics[name, default: []].formUnion(labels.filter { $0 != "le" })
+                }
+            }
+        }
+        return metrics
+    }
+}
