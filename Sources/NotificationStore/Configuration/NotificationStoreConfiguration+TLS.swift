@@ -12,21 +12,7 @@ extension NotificationStoreConfiguration {
         /// - Throws: ``NotificationStoreError/Code/invalidConfiguration`` naming the file when it cannot be read or
         ///   holds no certificate.
         package init(path: String) throws(NotificationStoreError) {
-            do {
-                certificates = try NIOSSLCertificate.fromPEMFile(path)
-            } catch {
-                throw NotificationStoreError(
-                    code: .invalidConfiguration,
-                    reason: "sslrootcert \(path) cannot be read as PEM certificates",
-                    context: String(describing: error)
-                )
-            }
-            guard !certificates.isEmpty else {
-                throw NotificationStoreError(
-                    code: .invalidConfiguration,
-                    reason: "sslrootcert \(path) holds no certificate"
-                )
-            }
+            certificates = try NotificationStoreConfiguration.certificates(path, parameter: "sslrootcert")
             self.path = path
         }
     }
@@ -41,15 +27,7 @@ extension NotificationStoreConfiguration {
         /// Reads the certificate chain at `certificatePath` and the unencrypted private key at `keyPath`.
         /// - Throws: ``NotificationStoreError/Code/invalidConfiguration`` naming the file that cannot be read.
         package init(certificatePath: String, keyPath: String) throws(NotificationStoreError) {
-            do {
-                chain = try NIOSSLCertificate.fromPEMFile(certificatePath)
-            } catch {
-                throw NotificationStoreError(
-                    code: .invalidConfiguration,
-                    reason: "sslcert \(certificatePath) cannot be read as PEM certificates",
-                    context: String(describing: error)
-                )
-            }
+            chain = try NotificationStoreConfiguration.certificates(certificatePath, parameter: "sslcert")
             do {
                 key = try NIOSSLPrivateKey(file: keyPath, format: .pem)
             } catch {
@@ -59,15 +37,35 @@ extension NotificationStoreConfiguration {
                     context: String(describing: error)
                 )
             }
-            guard !chain.isEmpty else {
-                throw NotificationStoreError(
-                    code: .invalidConfiguration,
-                    reason: "sslcert \(certificatePath) holds no certificate"
-                )
-            }
             self.certificatePath = certificatePath
             self.keyPath = keyPath
         }
+    }
+
+    /// Every certificate of the PEM file at `path`, the libpq `parameter` that names it.
+    /// - Throws: ``NotificationStoreError/Code/invalidConfiguration`` naming the file when it cannot be read or
+    ///   holds no certificate.
+    private static func certificates(
+        _ path: String,
+        parameter: String
+    ) throws(NotificationStoreError) -> [NIOSSLCertificate] {
+        let certificates: [NIOSSLCertificate]
+        do {
+            certificates = try NIOSSLCertificate.fromPEMFile(path)
+        } catch {
+            throw NotificationStoreError(
+                code: .invalidConfiguration,
+                reason: "\(parameter) \(path) cannot be read as PEM certificates",
+                context: String(describing: error)
+            )
+        }
+        guard !certificates.isEmpty else {
+            throw NotificationStoreError(
+                code: .invalidConfiguration,
+                reason: "\(parameter) \(path) holds no certificate"
+            )
+        }
+        return certificates
     }
 
     /// What postgres-nio is told, libpq's way: `prefer` and `require` encrypt without checking the certificate
