@@ -31,9 +31,14 @@ struct IngressAbuseTests {
                     )
                 )
             }
-            // While they stall, Apple's requests are answered.
+            // While they stall, Apple's requests are answered. (A post may find its pooled connection closed by the
+            // 1 s idle timeout when a busy machine did not read its request in time; like Apple, it posts again.)
             for _ in 0..<5 {
-                #expect(try await ingress.post("/v2/notifications/sandbox", body: Self.body).status == .ok)
+                var status: HTTPResponseStatus?
+                for _ in 0..<5 where status == nil {
+                    status = try? await ingress.post("/v2/notifications/sandbox", body: Self.body).status
+                }
+                #expect(status == .ok)
             }
             // Every stalled connection is closed by the server, without a 200, an idle timeout after the server
             // accepted it. Watched all at once, with a cap of 120 idle timeouts that is no promise of the code's:
