@@ -1,8 +1,10 @@
+import AppStoreModels
 import AppStoreVerification
 import Foundation
 import KafkaClient
 import Logging
 import NotificationStore
+import PipelineContract
 import Prometheus
 import ServiceLifecycle
 import Synchronization
@@ -210,6 +212,7 @@ package final class Worker: Service, Sendable {
             result = try await store.write(notifications)
             metrics.storeDuration.record(storeStart.duration(to: .now))
             countStored(notifications, result)
+            if logger.logLevel <= .debug { logEntries(notifications, logger: logger) }
             logger.debug(
                 "Batch stored",
                 metadata: [
@@ -238,6 +241,29 @@ package final class Worker: Service, Sendable {
                 metadata: ["error": "\(error)", "kafka.offset": "\(batch.nextOffset)"]
             )
             return BatchOutcome.Stored(committed: false, outboxMessages: result.outboxMessages)
+        }
+    }
+
+    /// One debug line per consumed message: what an operator searches by (its offset, the ingress's request id, the
+    /// notification's UUID and subscription, or why it was rejected).
+    private func logEntries(_ batch: NotificationBatch, logger: Logger) {
+        for entry in batch.entries {
+            var metadata: Logger.Metadata = ["kafka.offset": "\(entry.raw.source.offset)"]
+            if let requestID = entry.raw.headers[RawNotificationHeaders.Name.requestID] {
+                metadata["request.id"] = "\(requestID)"
+            }
+            switch entry.verdict {
+            case .verified(let notification):
+                let facts = NotificationFacts(notification)
+                if let uuid = facts.notificationUUID { metadata["notification.uuid"] = "\(uuid.lowercased())" }
+                if let id = facts.originalTransactionId { metadata["original_transaction_id"] = "\(id)" }
+                metadata["notification.type"] = "\(facts.notificationType ?? "-")"
+                logger.debug("Notification verified", metadata: metadata)
+            case .rejected(let status, let reason):
+                metadata["rejection.status"] = "\(status)"
+                metadata["rejection.reason"] = "\(reason)"
+                logger.debug("Notification rejected", metadata: metadata)
+            }
         }
     }
 

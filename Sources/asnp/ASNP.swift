@@ -26,6 +26,7 @@ struct ASNP: AsyncParsableCommand {
 
     /// Exit codes: 0 success, 1 a rejected input (from the command itself), 2 a usage error, 3 a failed service.
     static func main() async {
+        await LogFormat.bootstrap()
         await runAsRoot()
     }
 }

@@ -34,12 +34,20 @@ struct ASNPProcess {
     static func run(
         _ arguments: [String],
         standardInput: Data = Data(),
+        environment: [String: String] = [:],
         executable: URL = executable
     ) async throws -> ASNPProcess {
         try await withCheckedThrowingContinuation { continuation in
             Thread {
                 continuation.resume(
-                    with: Result { try runBlocking(arguments, standardInput: standardInput, executable: executable) }
+                    with: Result {
+                        try runBlocking(
+                            arguments,
+                            standardInput: standardInput,
+                            environment: environment,
+                            executable: executable
+                        )
+                    }
                 )
             }
             .start()
@@ -51,10 +59,18 @@ struct ASNPProcess {
         try await run(arguments, executable: benchExecutable)
     }
 
-    private static func runBlocking(_ arguments: [String], standardInput: Data, executable: URL) throws -> ASNPProcess {
+    private static func runBlocking(
+        _ arguments: [String],
+        standardInput: Data,
+        environment: [String: String] = [:],
+        executable: URL
+    ) throws -> ASNPProcess {
         let process = Process()
         process.executableURL = executable
         process.arguments = arguments
+        if !environment.isEmpty {
+            process.environment = ProcessInfo.processInfo.environment.merging(environment) { _, new in new }
+        }
         let input = Pipe()
         let output = Pipe()
         let error = Pipe()

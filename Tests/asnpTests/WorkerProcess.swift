@@ -25,7 +25,8 @@ enum WorkerProcess {
         rootCertificate: String = Fixtures.directory.appendingPathComponent("test-root.der").path,
         statusPort: Int = 0,
         arguments: [String] = ["--migrate", "--log-level", "error"],
-        extra: [String: String] = [:]
+        extra: [String: String] = [:],
+        standardError: FileHandle = .nullDevice
     ) throws -> Process {
         let worker = Process()
         worker.executableURL = ASNPProcess.executable
@@ -43,7 +44,7 @@ enum WorkerProcess {
             )
         ) { _, new in new }
         worker.standardOutput = FileHandle.nullDevice
-        worker.standardError = FileHandle.nullDevice
+        worker.standardError = standardError
         try worker.run()
         return worker
     }
