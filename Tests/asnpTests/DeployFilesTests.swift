@@ -270,6 +270,34 @@ struct DeployFilesTests {
         #expect(Self.value(state, "spec", "config", "cleanup.policy") as? String == "compact")
     }
 
+    @Test(
+        "the dashboard has namespace and job variables, and every query selects by both (staging and production apart)"
+    )
+    func dashboardVariables() throws {
+        let dashboard = try #require(
+            try JSONSerialization.jsonObject(with: Data(Self.text("grafana/asnp-dashboard.json").utf8))
+                as? [String: Any]
+        )
+        let variables = try #require(Self.value(dashboard, "templating", "list") as? [[String: Any]])
+        #expect(Set(variables.compactMap { $0["name"] as? String }).isSuperset(of: ["namespace", "job"]))
+        let panels = try #require(dashboard["panels"] as? [[String: Any]])
+        let expressions = panels.flatMap {
+            ($0["targets"] as? [[String: Any]] ?? []).compactMap { $0["expr"] as? String }
+        }
+        #expect(expressions.count >= 15)
+        for expression in expressions {
+            let selectors = expression.matches(of: /asnp_[a-z_]+(\{[^}]*\})?/)
+            #expect(!selectors.isEmpty, "\(expression)")
+            for selector in selectors {
+                let matchers = selector.output.1.map(String.init) ?? ""
+                #expect(
+                    matchers.contains(#"namespace=~"$namespace""#) && matchers.contains(#"job=~"$job""#),
+                    "\(selector.output.0) in \(expression)"
+                )
+            }
+        }
+    }
+
     @Test("every metric the dashboard and Prometheus queries name is one the ingress or the worker exports")
     func metricNames() throws {
         let exported = Self.exportedMetricNames()
