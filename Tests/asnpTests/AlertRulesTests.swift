@@ -134,6 +134,26 @@ struct AlertRulesTests {
         }
     }
 
+    @Test("the route matchers select the ingress's notification routes as it labels them, never the health routes")
+    func routeMatchers() throws {
+        let expressions = try Self.rules().compactMap { $0["expr"] as? String }.joined(separator: "\n")
+        let patterns = expressions.matches(of: /route=~"([^"]+)"/).map { String($0.output.1) }
+        #expect(!patterns.isEmpty)
+        // The labels RequestMetricsMiddleware gives (Hummingbird's endpoint paths; IngressFaultTests checks one).
+        let notifications = [
+            "/v2/notifications/{environment}", "/v1/notifications/{environment}/{app}",
+            "/{pathToken}/v2/notifications/{environment}",
+        ]
+        for pattern in patterns {
+            // PromQL anchors its regular expressions.
+            let regex = try Regex("^(?:\(pattern))$")
+            for route in notifications { #expect(route.wholeMatch(of: regex) != nil, "\(pattern) takes \(route)") }
+            for route in ["/health/ready", "/metrics", "unmatched"] {
+                #expect(route.wholeMatch(of: regex) == nil, "\(pattern) leaves out \(route)")
+            }
+        }
+    }
+
     @Test("the rejection alert leaves out exactly the statuses the configuration alert covers")
     func configurationStatusesExcluded() throws {
         let rule = try #require(try Self.rules().first { $0["alert"] as? String == "AsnpWorkerRejectionsJump" })
