@@ -23,6 +23,7 @@ struct ConcurrencyLimitMiddleware: RouterMiddleware {
         next: (Request, Context) async throws -> Response
     ) async throws -> Response {
         guard limiter.acquire() else {
+            metrics.busyRefusals.increment()
             logger.warning(
                 "Too many notification requests in progress; answering 503",
                 metadata: [

@@ -20,6 +20,8 @@ final class IngressMetrics: Sendable {
     let receivedBytes: CoreMetrics.Counter
     /// Notification requests being handled now.
     let inFlightRequests: CoreMetrics.Gauge
+    /// Notification requests answered 503 because `ingress.maxConcurrentRequests` were in progress.
+    let busyRefusals: CoreMetrics.Counter
     /// Messages handed to librdkafka and not yet acknowledged, sampled at each scrape.
     let producerQueueDepth: CoreMetrics.Gauge
 
@@ -37,6 +39,7 @@ final class IngressMetrics: Sendable {
         acknowledgementDuration = Metrics.Timer(label: "asnp_ingress_ack_duration_seconds", factory: factory)
         receivedBytes = CoreMetrics.Counter(label: "asnp_ingress_received_bytes_total", factory: factory)
         inFlightRequests = CoreMetrics.Gauge(label: "asnp_ingress_in_flight_requests", factory: factory)
+        busyRefusals = CoreMetrics.Counter(label: "asnp_ingress_busy_refusals_total", factory: factory)
         producerQueueDepth = CoreMetrics.Gauge(label: "asnp_ingress_producer_queue_depth", factory: factory)
     }
 

@@ -122,6 +122,9 @@ struct IngressFaultTests {
                 #expect(refused.allSatisfy { $0.1 == "1" }, "\(refused)")
                 let statuses = try await admitted.reduce(into: []) { $0.append($1) }
                 #expect(statuses == [.ok, .ok])
+                // Counted as refused for saturation, a cause of its own on the dashboard.
+                let metrics = try await ingress.send(.GET, "/metrics")
+                #expect(metrics.body.contains("asnp_ingress_busy_refusals_total 6"))
             }
         }
     }

@@ -1,3 +1,4 @@
+import AppStoreModels
 import AppStoreTestSupport
 import ArgumentParser
 import AsyncHTTPClient
@@ -461,6 +462,9 @@ struct DeployFilesTests {
         let ingress = IngressMetrics(registry: PrometheusCollectorRegistry())
         ingress.countRequest(route: "v2", status: 200)
         ingress.countProduceFailure(code: "TIMED_OUT")
+        ingress.countUnverifiable(
+            NotificationTarget(version: 2, environment: .production, app: PipelineApp(name: "notes", bundleID: "b"))
+        )
         ingress.acknowledgementDuration.recordMilliseconds(1)
         let worker = WorkerMetrics()
         let partition = KafkaTopicPartition(topic: "raw", partition: 0)
