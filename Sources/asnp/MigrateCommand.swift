@@ -33,8 +33,23 @@ struct MigrateCommand: AsyncParsableCommand {
     @Flag(help: "Only check that the schema is current; apply nothing.")
     var check = false
 
+    @Option(
+        help: """
+            With --check: wait up to this many seconds for the schema to become current (another process migrating \
+            it), checking every 2 s; for an init container that holds a new version's pods until the migration ran.
+            """
+    )
+    var wait: Int?
+
     @Option(help: "Log level on standard error: trace, debug, info, notice, warning, error.")
     var logLevel: Logger.Level = .notice
+
+    func validate() throws {
+        if let wait {
+            guard check else { throw ValidationError("--wait goes with --check") }
+            guard wait > 0 else { throw ValidationError("--wait must be a positive number of seconds") }
+        }
+    }
 
     func run() async throws {
         let configuration: NotificationStoreConfiguration
@@ -46,11 +61,23 @@ struct MigrateCommand: AsyncParsableCommand {
         var logger = Logger(label: "asnp.migrate", factory: { StreamLogHandler.standardError(label: $0) })
         logger.logLevel = logLevel
         let check = self.check
+        let deadline = wait.map { ContinuousClock.now.advanced(by: .seconds($0)) }
         do {
             let message = try await NotificationStore.withRunning(configuration: configuration, logger: logger) {
                 store in
                 if check {
-                    try await store.checkSchema()
+                    while true {
+                        do {
+                            try await store.checkSchema()
+                            break
+                        } catch {
+                            guard let deadline, ContinuousClock.now.advanced(by: .seconds(2)) < deadline else {
+                                throw error
+                            }
+                            logger.info("Schema not current yet; checking again", metadata: ["error": "\(error)"])
+                            try await Task.sleep(for: .seconds(2))
+                        }
+                    }
                     return "schema current at version \(SchemaMigration.latestVersion)"
                 }
                 let report = try await store.migrate()

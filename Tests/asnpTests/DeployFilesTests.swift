@@ -486,6 +486,51 @@ struct DeployFilesTests {
     }
 
     @Test(
+        """
+        a new version never serves before its migration: every pod using the database waits in an init container \
+        (asnp migrate --check --wait) for the schema; the migration Job is recreated per sync by Argo CD and Flux
+        """
+    )
+    func migrationBeforeRollout() throws {
+        let documents =
+            try Self.yamlDocuments(under: "kubernetes/base")
+            + Self.yamlDocuments(under: "kubernetes/overlays/production")
+        var waiting: Set<String> = []
+        for document in documents where document["kind"] as? String == "Deployment" {
+            let name = try #require(Self.value(document, "metadata", "name") as? String)
+            let pod = try #require(Self.value(document, "spec", "template", "spec") as? [String: Any])
+            let containers = pod["containers"] as? [[String: Any]] ?? []
+            let usesDatabase = containers.contains { container in
+                (container["env"] as? [[String: Any]] ?? []).contains { $0["name"] as? String == "DATABASE_URL" }
+            }
+            guard usesDatabase else { continue }
+            let initContainers = pod["initContainers"] as? [[String: Any]] ?? []
+            let wait = try #require(
+                initContainers.first {
+                    ($0["args"] as? [String])?.starts(with: ["migrate", "--check", "--wait"]) == true
+                },
+                "\(name) waits for the schema"
+            )
+            // A command asnp takes, with the database from the same secret as the container's.
+            let arguments = try #require(wait["args"] as? [String])
+            let parsed = try ASNP.parseAsRoot(arguments)
+            #expect(parsed is MigrateCommand, "\(arguments)")
+            let env = wait["env"] as? [[String: Any]] ?? []
+            #expect(
+                env.contains { Self.value($0, "valueFrom", "secretKeyRef", "key") as? String == "database-url" },
+                "\(name)"
+            )
+            waiting.insert(name)
+        }
+        #expect(waiting == ["asnp-worker", "asnp-history"])
+        let job = try #require(documents.first { $0["kind"] as? String == "Job" })
+        let annotations = try #require(Self.value(job, "metadata", "annotations") as? [String: String])
+        #expect(annotations["argocd.argoproj.io/hook"] == "PreSync")
+        #expect(annotations["argocd.argoproj.io/hook-delete-policy"] == "BeforeHookCreation")
+        #expect(annotations["kustomize.toolkit.fluxcd.io/force"] == "enabled")
+    }
+
+    @Test(
         "the production overlay's PodMonitors scrape /metrics on a named port of every Deployment that serves metrics"
     )
     func podMonitors() throws {

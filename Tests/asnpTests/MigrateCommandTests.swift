@@ -83,6 +83,27 @@ struct MigrateCommandTests {
         #expect(wrongHost.standardError.contains("does not name the host 127.0.0.1"), "\(wrongHost.standardError)")
     }
 
+    @Test(
+        "--check --wait holds until another process migrated the schema (an init container's wait); alone, a usage error"
+    )
+    func checkWaits() async throws {
+        let server = try await TestPostgresServer.shared()
+        let database = try await server.makeDatabase().database
+        let url = "postgres://postgres@127.0.0.1:\(server.port)/\(database)?sslmode=disable"
+        async let waited = ASNPProcess.run(["migrate", "--check", "--wait", "120", "--database-url", url])
+        // The wait is under way (nothing migrated it yet) when the migration runs.
+        while try await server.psql(database, "SELECT count(*) FROM pg_stat_activity WHERE datname = '\(database)'")
+            == "0"
+        {
+            try await Task.sleep(for: .milliseconds(100))
+        }
+        #expect(try await ASNPProcess.run(["migrate", "--database-url", url]).status == 0)
+        let check = try await waited
+        #expect(check.status == 0, "\(check.standardError)")
+        #expect(check.standardOutput.contains("schema current at version \(SchemaMigration.latestVersion)"))
+        #expect(try await ASNPProcess.run(["migrate", "--wait", "5", "--database-url", url]).status == 2)
+    }
+
     @Test("a server that is not there: exit 3 and a retriable error naming the address, promptly")
     func unreachable() async throws {
         let url = "postgres://postgres:hunter2@127.0.0.1:1/asnp?sslmode=disable"
