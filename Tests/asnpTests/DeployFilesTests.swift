@@ -486,6 +486,34 @@ struct DeployFilesTests {
     }
 
     @Test(
+        "every whole Kubernetes resource passes kubernetes-validate --strict: the API's schemas, unknown fields refused"
+    )
+    func kubernetesValidate() async throws {
+        let directories = ["kubernetes/base", "kubernetes/overlays/production", "kubernetes/kafka-topics"]
+        var files: [String] = []
+        for directory in directories {
+            // kustomize's patches are partial resources, checked after merging by the tests above.
+            let patches = Set(
+                try Self.text("\(directory)/kustomization.yaml").matches(of: /- path: (\S+)/).map {
+                    String($0.output.1)
+                }
+            )
+            let names = try FileManager.default.contentsOfDirectory(
+                atPath: Self.deploy.appendingPathComponent(directory).path
+            )
+            files += names.filter { $0.hasSuffix(".yaml") && $0 != "kustomization.yaml" && !patches.contains($0) }
+                .sorted().map { Self.deploy.appendingPathComponent("\(directory)/\($0)").path }
+        }
+        #expect(files.count >= 10)
+        let run = try await runProgram("python3", ["-m", "kubernetes_validate", "--strict"] + files)
+        let report = String(decoding: run.output, as: UTF8.self)
+        #expect(run.status == 0, "\(report)")
+        #expect(!report.contains("ERROR"), "\(report)")
+        // Every Deployment, Job, Service, autoscaler and budget was checked (custom resources have no schema there).
+        #expect(report.matches(of: /passed for resource/).count >= 8, "\(report)")
+    }
+
+    @Test(
         """
         a new version never serves before its migration: every pod using the database waits in an init container \
         (asnp migrate --check --wait) for the schema; the migration Job is recreated per sync by Argo CD and Flux
