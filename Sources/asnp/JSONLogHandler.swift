@@ -15,9 +15,8 @@ struct JSONLogHandler: LogHandler {
     /// One write per line, so lines of concurrent tasks never interleave.
     private static let output = Mutex(FileHandle.standardError)
 
-    init(label: String, metadataProvider: Logger.MetadataProvider? = nil) {
+    init(label: String) {
         self.label = label
-        self.metadataProvider = metadataProvider
     }
 
     subscript(metadataKey key: String) -> Logger.Metadata.Value? {

@@ -74,7 +74,7 @@ struct AlertRulesTests {
 
     @Test("every alert has a severity, annotations linking the runbook, and names only exported metrics and labels")
     func namesAreExported() throws {
-        let exported = Self.exportedMetrics()
+        let exported = ExportedMetrics.labelsByName()
         #expect(exported["asnp_worker_failed_batches_total"] == ["stage", "code"])
         #expect(exported["asnp_ingress_unverifiable_total"] == ["app", "environment", "version"])
         let runbook = try String(
@@ -182,43 +182,5 @@ struct AlertRulesTests {
     static func rules() throws -> [[String: Any]] {
         let groups = try #require(try yaml(rulesFile)["groups"] as? [[String: Any]])
         return groups.flatMap { $0["rules"] as? [[String: Any]] ?? [] }
-    }
-
-    /// Every metric the ingress and the worker export, each made at least once, with its label names.
-    static func exportedMetrics() -> [String: Set<String>] {
-        let ingress = IngressMetrics(registry: PrometheusCollectorRegistry())
-        ingress.countRequest(route: "v2", status: 503)
-        ingress.countProduceFailure(code: "TIMED_OUT")
-        ingress.countUnverifiable(
-            NotificationTarget(version: 2, environment: .production, app: PipelineApp(name: "notes", bundleID: "b"))
-        )
-        ingress.acknowledgementDuration.recordMilliseconds(1)
-        let worker = WorkerMetrics()
-        let partition = KafkaTopicPartition(topic: "raw", partition: 0)
-        let error = KafkaError(code: .fatal, reason: "refused")
-        worker.countRejected(status: "UNKNOWN_APP", count: 1)
-        worker.countFailedBatch(stage: "store", code: "UNAVAILABLE")
-        worker.countLost(KafkaOffsetGap(topicPartition: partition, offsets: 0..<1, logStartOffset: 1))
-        worker.countRefused(stream: OutboxStream(rawValue: "decoded"), error: error)
-        worker.countUnacknowledged(stream: OutboxStream(rawValue: "decoded"), error: error)
-        worker.setSampleAge(.outbox, seconds: 1)
-        worker.setLag([
-            KafkaPartitionLag(topicPartition: partition, committedOffset: 0, lowWatermark: 0, highWatermark: 1)
-        ])
-        var metrics: [String: Set<String>] = [:]
-        for registry in [ingress.registry, worker.registry] {
-            var bytes: [UInt8] = []
-            registry.emit(into: &bytes)
-            for line in String(decoding: bytes, as: UTF8.self).split(separator: "\n") {
-                if line.hasPrefix("# TYPE ") {
-                    metrics[String(line.split(separator: " ")[2]), default: []] = []
-                } else if let sample = line.firstMatch(of: /^([a-z_]+)\{([^}]*)\}/) {
-                    let name = String(sample.output.1).replacing(/_(bucket|sum|count)$/, with: "")
-                    let labels = sample.output.2.matches(of: /([a-z_]+)="/).map { String($0.output.1) }
-                    metrics[name, default: []].formUnion(labels.filter { $0 != "le" })
-                }
-            }
-        }
-        return metrics
     }
 }
