@@ -25,7 +25,7 @@ package final class LocalPostgresServer: Sendable {
 
     /// Whether a server runs on this data directory (`pg_ctl status`).
     package var isRunning: Bool {
-        (try? asServerUser(try Self.binary("pg_ctl"), ["-D", dataDirectory, "status"])) != nil
+        (try? Self.runAsServerUser(try Self.binary("pg_ctl"), ["-D", dataDirectory, "status"])) != nil
     }
 
     /// Creates the directory and the cluster (user `postgres`, trust authentication, UTF-8, C locale), unless it
@@ -36,7 +36,7 @@ package final class LocalPostgresServer: Sendable {
             try Self.run("/bin/chown", ["-R", "postgres:postgres", directory])
         }
         guard !isInitialized else { return }
-        try asServerUser(
+        try Self.runAsServerUser(
             try Self.binary("initdb"),
             ["-D", dataDirectory, "-A", "trust", "-U", "postgres", "--no-sync", "-E", "UTF8", "--locale=C"]
         )
@@ -49,7 +49,7 @@ package final class LocalPostgresServer: Sendable {
         var options = "-p \(port) -k \(directory) -c listen_addresses=127.0.0.1"
         if !durable { options += " -c fsync=off -c synchronous_commit=off -c full_page_writes=off" }
         for (name, value) in settings.sorted(by: { $0.key < $1.key }) { options += " -c \(name)=\(value)" }
-        try asServerUser(
+        try Self.runAsServerUser(
             try Self.binary("pg_ctl"),
             ["-D", dataDirectory, "-l", directory + "/server.log", "-w", "-o", options, "start"]
         )
@@ -57,7 +57,7 @@ package final class LocalPostgresServer: Sendable {
 
     /// Stops the server: `fast` closes open connections and shuts down cleanly, `immediate` as a crash would.
     package func stop(mode: String = "fast") throws {
-        try asServerUser(try Self.binary("pg_ctl"), ["-D", dataDirectory, "-m", mode, "-w", "stop"])
+        try Self.runAsServerUser(try Self.binary("pg_ctl"), ["-D", dataDirectory, "-m", mode, "-w", "stop"])
     }
 
     /// Runs SQL through `psql` and returns its unaligned, tuples-only output, trimmed.
@@ -78,7 +78,9 @@ package final class LocalPostgresServer: Sendable {
         if exists != "1" { try psql("postgres", "CREATE DATABASE \(name)") }
     }
 
-    private func asServerUser(_ program: String, _ arguments: [String]) throws {
+    /// Runs a program as the server's user: `postgres` when this process runs as root (PostgreSQL, like PgBouncer,
+    /// refuses to run as root), else this process's own user.
+    package static func runAsServerUser(_ program: String, _ arguments: [String]) throws {
         if Self.isRoot {
             let command = ([program] + arguments).map(Self.shellQuoted).joined(separator: " ")
             try Self.run("/bin/su", ["postgres", "-s", "/bin/sh", "-c", command])
@@ -199,7 +201,7 @@ package struct LocalPostgresError: Error, CustomStringConvertible {
     /// A human explanation: the program, and what it said.
     package var reason: String
 
-    init(_ code: Code, _ reason: String) {
+    package init(_ code: Code, _ reason: String) {
         self.code = code
         self.reason = reason
     }

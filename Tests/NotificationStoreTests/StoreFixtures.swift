@@ -66,6 +66,20 @@ enum StoreFixtures {
         }
     }
 
+    /// Each subscription's last notification type as stored, to compare with ``scenarioFinal()``.
+    static func finalTypes(_ server: TestPostgresServer, _ database: String) async throws -> [String: String] {
+        let rows = try await server.psql(
+            database,
+            "SELECT original_transaction_id || '=' || last_notification_type FROM subscriptions"
+        )
+        return Dictionary(
+            uniqueKeysWithValues: rows.split(separator: "\n").map {
+                let parts = $0.split(separator: "=")
+                return (String(parts[0]), String(parts[1]))
+            }
+        )
+    }
+
     static func scenarioFinal() throws -> [String: String] {
         try JSONDecoder().decode([String: String].self, from: Fixtures.data("scenario-final.json"))
     }

@@ -8,20 +8,6 @@ import Testing
 
 @Suite("Subscription state, last writer wins by signedDate")
 struct SubscriptionStateTests {
-    /// `last_notification_type` of every subscription.
-    private func finalTypes(_ server: TestPostgresServer, _ database: String) async throws -> [String: String] {
-        let rows = try await server.psql(
-            database,
-            "SELECT original_transaction_id || '=' || last_notification_type FROM subscriptions"
-        )
-        return Dictionary(
-            uniqueKeysWithValues: rows.split(separator: "\n").map {
-                let parts = $0.split(separator: "=")
-                return (String(parts[0]), String(parts[1]))
-            }
-        )
-    }
-
     @Test(
         "the scenario shuffled, with duplicates, in batches of every size: subscriptions equal scenario-final.json",
         arguments: [
@@ -45,7 +31,7 @@ struct SubscriptionStateTests {
             }
             return stored
         }
-        #expect(try await finalTypes(server, configuration.database) == StoreFixtures.scenarioFinal())
+        #expect(try await StoreFixtures.finalTypes(server, configuration.database) == StoreFixtures.scenarioFinal())
         #expect(total == Set(try StoreFixtures.scenario().map(\.uuid)).count)
     }
 
@@ -66,7 +52,7 @@ struct SubscriptionStateTests {
         #expect(late.storedNotifications.count == olderEntries.count)
         #expect(late.subscriptionChanges.isEmpty)
         #expect(late.outbox.allSatisfy { $0.stream == .decoded })
-        #expect(try await finalTypes(server, configuration.database) == ["5000000007": "EXPIRED"])
+        #expect(try await StoreFixtures.finalTypes(server, configuration.database) == ["5000000007": "EXPIRED"])
     }
 
     @Test("equal signedDates: the higher notification_uuid wins, whatever the order")
@@ -95,7 +81,7 @@ struct SubscriptionStateTests {
                     _ = try await store.write(NotificationBatch(entries: [entry]))
                 }
             }
-            #expect(try await finalTypes(server, configuration.database) == [line.key: "EXPIRED"])
+            #expect(try await StoreFixtures.finalTypes(server, configuration.database) == [line.key: "EXPIRED"])
         }
     }
 }
