@@ -1,6 +1,7 @@
 import AppStoreModels
 import Logging
 import ServiceLifecycle
+import Synchronization
 
 #if canImport(FoundationEssentials)
 import FoundationEssentials
@@ -18,8 +19,16 @@ package struct PeriodicHistorySync: Service {
     package let interval: Duration
     package let lookback: Duration
     package let logger: Logger
+    /// Turns, pages and notifications, labelled with the sync's app and `environment`.
+    package let metrics: HistorySyncMetrics
+    /// A turn in progress for longer than this is stuck, and ``liveness()`` says so: three intervals (the
+    /// `AsnpHistorySyncStale` alert's horizon), and never under two hours, twice the longest wait the API client
+    /// accepts from Apple for one request (a `Retry-After` up to an hour).
+    package var stuckAfter: Duration
     /// Called after each turn with its outcome.
     package var onTurn: @Sendable (Result<HistorySyncProgress, HistorySyncError>) -> Void = { _ in }
+    /// When the turn in progress started; nil between turns.
+    private let turnStarted = TurnStart()
 
     package init(
         sync: HistorySync,
@@ -33,6 +42,17 @@ package struct PeriodicHistorySync: Service {
         self.interval = interval
         self.lookback = lookback
         self.logger = logger
+        metrics = HistorySyncMetrics(app: sync.appName, environment: environment)
+        stuckAfter = max(interval * 3, .seconds(7_200))
+    }
+
+    /// Why the service is not live, or nil: a turn has been in progress for longer than ``stuckAfter``. Waiting
+    /// between turns is always live.
+    package func liveness() -> String? {
+        guard let started = turnStarted.value.withLock({ $0 }), started.duration(to: .now) > stuckAfter else {
+            return nil
+        }
+        return "a history sync turn has been in progress for more than \(stuckAfter)"
     }
 
     package func run() async throws {
@@ -47,7 +67,7 @@ package struct PeriodicHistorySync: Service {
                 end: Date(timeIntervalSince1970: end)
             )
             do throws(HistorySyncError) {
-                let progress = try await sync.sync(request, environment: environment)
+                let progress = try await turn(request)
                 onTurn(.success(progress))
             } catch {
                 onTurn(.failure(error))
@@ -57,4 +77,33 @@ package struct PeriodicHistorySync: Service {
             try? await cancelWhenGracefulShutdown { try await Task.sleep(for: interval) }
         }
     }
+
+    /// One turn, measured: its pages as they are produced (a failed turn's too), then its outcome and duration.
+    private func turn(_ request: NotificationHistoryRequest) async throws(HistorySyncError) -> HistorySyncProgress {
+        let started = ContinuousClock.now
+        turnStarted.value.withLock { $0 = started }
+        defer { turnStarted.value.withLock { $0 = nil } }
+        let counted = Mutex(0)
+        do {
+            let progress = try await sync.sync(request, environment: environment) { progress in
+                // Called once a page, with the turn's running totals.
+                let before = counted.withLock { count in
+                    defer { count = progress.notificationsThisRun }
+                    return count
+                }
+                metrics.countPage(notifications: progress.notificationsThisRun - before)
+            }
+            // A turn stopped by a graceful shutdown is neither a success nor a failure: the process is going away.
+            if progress.isComplete { metrics.recordTurn(succeeded: true, duration: started.duration(to: .now)) }
+            return progress
+        } catch {
+            metrics.recordTurn(succeeded: false, duration: started.duration(to: .now))
+            throw error
+        }
+    }
+}
+
+/// The start of the turn in progress, shared with the status server's liveness probe.
+private final class TurnStart: Sendable {
+    let value = Mutex<ContinuousClock.Instant?>(nil)
 }

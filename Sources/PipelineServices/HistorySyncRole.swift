@@ -4,6 +4,7 @@ import KafkaClient
 import Logging
 import NotificationStore
 import PipelineContract
+import PipelineStatus
 import ServiceLifecycle
 
 /// `asnp history sync`: Apple's notification history for a window (or periodically) onto the raw topic.
@@ -13,13 +14,14 @@ package struct HistorySyncRole: PipelineRole {
     package let sync: HistorySync
     /// The window (or the periodic turns); ends the group when done.
     package let job: any Service
+    /// The periodic sync's probes and metrics; nil for one window.
+    package let statusServer: StatusServer?
 
-    /// The job ends the group when it is done; then the producer flushes and the store's pool closes.
+    /// The job ends the group when it is done; then the status endpoints close, the producer flushes and the
+    /// store's pool closes.
     package var services: [ServiceGroupConfiguration.ServiceConfiguration] {
-        [
-            .init(service: store), .init(service: producer),
-            .init(service: job, successTerminationBehavior: .gracefullyShutdownGroup),
-        ]
+        [.init(service: store), .init(service: producer)] + (statusServer.map { [.init(service: $0)] } ?? [])
+            + [.init(service: job, successTerminationBehavior: .gracefullyShutdownGroup)]
     }
 }
 
@@ -66,6 +68,7 @@ package func buildHistorySync(
         logger: logger
     )
     let job: any Service
+    var statusServer: StatusServer?
     switch schedule {
     case .window(let request, let restart, let progress, let finished):
         job = HistoryWindowJob(
@@ -86,8 +89,29 @@ package func buildHistorySync(
         )
         periodic.onTurn = turn
         job = periodic
+        statusServer = periodic.statusServer(configuration: settings.status, logger: logger)
     }
-    return HistorySyncRole(store: store, producer: producer, sync: sync, job: job)
+    return HistorySyncRole(store: store, producer: producer, sync: sync, job: job, statusServer: statusServer)
+}
+
+extension PeriodicHistorySync {
+    /// The periodic sync's ``StatusServer``: `/metrics` serves its ``HistorySyncMetrics``; `/health/live` fails
+    /// while a turn is stuck (``liveness()``); `/health/ready` answers 200 once the server listens, since the sync
+    /// serves no traffic and must not turn unready with Apple's API (failed turns are the alerts' business).
+    package func statusServer(
+        configuration: StatusServerConfiguration,
+        logger: Logger,
+        onListening: @escaping @Sendable (_ port: Int) async -> Void = { _ in }
+    ) -> StatusServer {
+        StatusServer(
+            configuration: configuration,
+            registry: metrics.registry,
+            logger: logger,
+            live: { liveness() },
+            ready: { nil },
+            onListening: onListening
+        )
+    }
 }
 
 /// One window, to its end (or to a graceful shutdown, after the page in hand).

@@ -5,7 +5,7 @@ import NIOCore
 import Prometheus
 import ServiceLifecycle
 
-/// The small HTTP server of a service without HTTP traffic of its own (the worker): the
+/// The small HTTP server of a service without HTTP traffic of its own (the worker, the periodic reconciler): the
 /// ``HealthRoutes`` for Kubernetes probes and the Prometheus scrape.
 package final class StatusServer: Service, Sendable {
     package let configuration: StatusServerConfiguration

@@ -18,8 +18,9 @@ struct HistorySyncCommand: AsyncParsableCommand {
             raw topic as the ingress would (header asnp-source: history); the workers verify it and drop what they \
             already stored. Progress is checkpointed in history_sync after every page: run the same command again to \
             resume. Apple keeps 180 days of production history and 30 days of sandbox history. \
-            With --every, runs as a service: each turn syncs the last --lookback. SIGTERM or SIGINT: stop after the \
-            page in hand.
+            With --every, runs as a service: each turn syncs the last --lookback, and /health/live, /health/ready \
+            and /metrics answer on history.statusHost:history.statusPort (0.0.0.0:9090). SIGTERM or SIGINT: stop \
+            after the page in hand.
             """
     )
 

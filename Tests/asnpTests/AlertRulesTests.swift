@@ -77,6 +77,7 @@ struct AlertRulesTests {
         let exported = ExportedMetrics.labelsByName()
         #expect(exported["asnp_worker_failed_batches_total"] == ["stage", "code"])
         #expect(exported["asnp_ingress_unverifiable_total"] == ["app", "environment", "version"])
+        #expect(exported["asnp_history_turns_total"] == ["app", "environment", "outcome"])
         let runbook = try String(
             contentsOf: Fixtures.packageRoot.appendingPathComponent("Docs/runbook.md"),
             encoding: .utf8

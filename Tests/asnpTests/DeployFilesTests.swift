@@ -303,7 +303,9 @@ struct DeployFilesTests {
         }
     }
 
-    @Test("every metric the dashboard and Prometheus queries name is one the ingress or the worker exports")
+    @Test(
+        "every metric the dashboard and Prometheus queries name is one the ingress, the worker or the reconciler exports"
+    )
     func metricNames() throws {
         let exported = Set(ExportedMetrics.labelsByName().keys)
         #expect(exported.contains("asnp_worker_consumer_lag_messages"))
@@ -323,7 +325,9 @@ struct DeployFilesTests {
         #expect((jobs.last?["dns_sd_configs"] as? [[String: Any]])?.first?["port"] as? Int == 9090)
     }
 
-    @Test("the probe paths the manifests use answer on the worker's status server and are the ingress's routes")
+    @Test(
+        "the probe paths the manifests use answer on the status server (worker, reconciler) and are the ingress's routes"
+    )
     func probePaths() async throws {
         let paths = ["/health/live", "/health/ready", "/metrics"]
         for path in paths {
@@ -397,7 +401,7 @@ struct DeployFilesTests {
         async throws
     {
         let ports = container["ports"] as? [[String: Any]] ?? []
-        guard command != "migrate", command != "history" else {
+        guard command != "migrate" else {
             #expect(ports.isEmpty)
             return
         }
@@ -405,7 +409,15 @@ struct DeployFilesTests {
             file: nil,
             environment: try withSecretFiles(minimalEnvironment.merging(settings) { $1 })
         )
-        let port = command == "ingress" ? try loaded.ingressRole().ingress.port : try loaded.workerRole().status.port
+        let port: Int
+        switch command {
+        case "ingress": port = try loaded.ingressRole().ingress.port
+        case "history":
+            // Only the periodic sync serves its status endpoints.
+            #expect((container["args"] as? [String])?.contains("--every") == true)
+            port = try loaded.historyRole(appName: nil).status.port
+        default: port = try loaded.workerRole().status.port
+        }
         let portName = try #require(ports.first?["name"] as? String)
         #expect(ports.first?["containerPort"] as? Int == port)
         for (probe, path) in [("livenessProbe", "/health/live"), ("readinessProbe", "/health/ready")] {
@@ -570,9 +582,17 @@ struct DeployFilesTests {
                 #expect(ports.contains(endpoint["port"] as? String ?? ""), "\(name): \(endpoint)")
                 #expect(endpoint["path"] as? String == "/metrics", "\(name)")
             }
+            // Without the operator, the pods' annotations name the same port and path.
+            let annotations = Self.value(deployment, "spec", "template", "metadata", "annotations") as? [String: String]
+            let scrapedPort =
+                containers.flatMap { $0["ports"] as? [[String: Any]] ?? [] }
+                .first { $0["name"] as? String == endpoints.first?["port"] as? String }?["containerPort"] as? Int
+            #expect(annotations?["prometheus.io/scrape"] == "true", "\(name)")
+            #expect(annotations?["prometheus.io/port"] == scrapedPort.map(String.init), "\(name)")
+            #expect(annotations?["prometheus.io/path"] == "/metrics", "\(name)")
         }
-        // Both export metrics (the dashboard test checks which); the reconciler does not yet.
-        #expect(monitored == ["asnp-ingress", "asnp-worker"])
+        // Each exports metrics (ExportedMetrics lists them; the dashboard and alert tests check which).
+        #expect(monitored == ["asnp-ingress", "asnp-worker", "asnp-history"])
     }
 
     static func text(_ path: String) throws -> String {

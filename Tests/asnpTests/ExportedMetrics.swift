@@ -1,5 +1,6 @@
 import AppStoreModels
 import CoreMetrics
+import HistorySync
 import KafkaClient
 import NotificationStore
 import PipelineContract
@@ -8,9 +9,11 @@ import Prometheus
 @testable import Ingress
 @testable import Worker
 
-/// What the ingress and the worker export, for the tests that hold dashboards and alert rules to the code.
+/// What the ingress, the worker and the reconciler export, for the tests that hold dashboards and alert rules to the
+/// code.
 enum ExportedMetrics {
-    /// Every metric the ingress and the worker export, each made at least once, with its label names.
+    /// Every metric the ingress, the worker and the periodic history sync export, each made at least once, with its
+    /// label names.
     static func labelsByName() -> [String: Set<String>] {
         let ingress = IngressMetrics(registry: PrometheusCollectorRegistry())
         ingress.countRequest(route: "v2", status: 503)
@@ -31,8 +34,10 @@ enum ExportedMetrics {
         worker.setLag([
             KafkaPartitionLag(topicPartition: partition, committedOffset: 0, lowWatermark: 0, highWatermark: 1)
         ])
+        // Every series of the history sync exists from its start.
+        let history = HistorySyncMetrics(app: "notes", environment: .production)
         var metrics: [String: Set<String>] = [:]
-        for registry in [ingress.registry, worker.registry] {
+        for registry in [ingress.registry, worker.registry, history.registry] {
             var bytes: [UInt8] = []
             registry.emit(into: &bytes)
             for line in String(decoding: bytes, as: UTF8.self).split(separator: "\n") {

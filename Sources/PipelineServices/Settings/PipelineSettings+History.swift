@@ -2,6 +2,7 @@ import HistorySync
 import KafkaClient
 import NotificationStore
 import PipelineContract
+import PipelineStatus
 
 /// Everything `asnp history sync` reads from the settings.
 package struct HistoryRoleSettings {
@@ -11,12 +12,14 @@ package struct HistoryRoleSettings {
     package var cluster: KafkaClusterConfiguration
     package var rawTopic: String
     package var database: NotificationStoreConfiguration
+    /// Where the periodic sync (`--every`) serves its probes and metrics (`history.statusHost`, `.statusPort`).
+    package var status: StatusServerConfiguration
 }
 
 extension PipelineSettings {
     /// The reconciler's settings for the app named `appName` (or the only app): its App Store Connect API key
-    /// (`apps.{name}.api.keyId`, `.issuerId`, `.privateKey` or `.privateKeyFile`), `history.*`, Kafka and the
-    /// database.
+    /// (`apps.{name}.api.keyId`, `.issuerId`, `.privateKey` or `.privateKeyFile`), `history.*` (the status port
+    /// included, read whether or not the sync is periodic), Kafka and the database.
     package func historyRole(appName: String?) throws -> HistoryRoleSettings {
         let apps = try apps()
         let app: PipelineApp
@@ -67,7 +70,8 @@ extension PipelineSettings {
             requestsPerSecond: rate,
             cluster: try kafkaCluster(clientID: "asnp-history"),
             rawTopic: try rawTopic(),
-            database: try database()
+            database: try database(),
+            status: try status(section: "history")
         )
     }
 }

@@ -116,11 +116,17 @@ extension PipelineSettings {
 
     /// `worker.statusHost`, `worker.statusPort`: the probes and the Prometheus scrape.
     package func workerStatus() throws -> StatusServerConfiguration {
+        try status(section: "worker")
+    }
+
+    /// `{section}.statusHost`, `{section}.statusPort`: where a service without HTTP traffic of its own serves its
+    /// probes and the Prometheus scrape.
+    func status(section: String) throws -> StatusServerConfiguration {
         var configuration = StatusServerConfiguration()
-        configuration.host = try string("worker.statusHost") ?? configuration.host
-        configuration.port = try int("worker.statusPort") ?? configuration.port
+        configuration.host = try string("\(section).statusHost") ?? configuration.host
+        configuration.port = try int("\(section).statusPort") ?? configuration.port
         guard (0...65_535).contains(configuration.port) else {
-            throw SettingsError(key: "worker.statusPort", reason: "must be a port number (0 picks a free one)")
+            throw SettingsError(key: "\(section).statusPort", reason: "must be a port number (0 picks a free one)")
         }
         return configuration
     }
