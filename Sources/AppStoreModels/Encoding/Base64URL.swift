@@ -3,26 +3,58 @@
 package enum Base64URL {
     /// `bytes` in base64url without padding.
     package static func encode(_ bytes: some Sequence<UInt8>) -> String {
-        let alphabet = Array("ABCDEFGHIJKLMNOPQRSTUVWXYZabcdefghijklmnopqrstuvwxyz0123456789-_".utf8)
-        var output: [UInt8] = []
-        var buffer: UInt32 = 0
-        var bits = 0
-        for byte in bytes {
-            buffer = buffer << 8 | UInt32(byte)
-            bits += 8
-            while bits >= 6 {
-                bits -= 6
-                output.append(alphabet[Int((buffer >> UInt32(bits)) & 0x3F)])
-            }
-        }
-        if bits > 0 { output.append(alphabet[Int((buffer << UInt32(6 - bits)) & 0x3F)]) }
-        return String(decoding: output, as: UTF8.self)
+        String(decoding: encodedBytes(bytes), as: UTF8.self)
     }
+
+    /// `bytes` in base64url without padding, as ASCII bytes: three input bytes at a time into a buffer sized once
+    /// (the packed-body store rebuilds 7 KB payloads with it on every read).
+    package static func encodedBytes(_ bytes: some Sequence<UInt8>) -> [UInt8] {
+        if let encoded = bytes.withContiguousStorageIfAvailable({ encodedBytes(contiguous: $0) }) {
+            return encoded
+        }
+        return Array(bytes).withUnsafeBufferPointer { encodedBytes(contiguous: $0) }
+    }
+
+    private static func encodedBytes(contiguous input: UnsafeBufferPointer<UInt8>) -> [UInt8] {
+        let count = input.count
+        let outputCount = count / 3 * 4 + [0, 2, 3][count % 3]
+        return [UInt8](unsafeUninitializedCapacity: outputCount) { output, initialized in
+            alphabet.withUnsafeBufferPointer { alphabet in
+                var out = 0
+                var index = 0
+                while index + 3 <= count {
+                    let group = UInt32(input[index]) << 16 | UInt32(input[index + 1]) << 8 | UInt32(input[index + 2])
+                    output[out] = alphabet[Int(group >> 18)]
+                    output[out + 1] = alphabet[Int(group >> 12 & 0x3F)]
+                    output[out + 2] = alphabet[Int(group >> 6 & 0x3F)]
+                    output[out + 3] = alphabet[Int(group & 0x3F)]
+                    out += 4
+                    index += 3
+                }
+                switch count - index {
+                case 1:
+                    let group = UInt32(input[index]) << 16
+                    output[out] = alphabet[Int(group >> 18)]
+                    output[out + 1] = alphabet[Int(group >> 12 & 0x3F)]
+                case 2:
+                    let group = UInt32(input[index]) << 16 | UInt32(input[index + 1]) << 8
+                    output[out] = alphabet[Int(group >> 18)]
+                    output[out + 1] = alphabet[Int(group >> 12 & 0x3F)]
+                    output[out + 2] = alphabet[Int(group >> 6 & 0x3F)]
+                default:
+                    break
+                }
+            }
+            initialized = outputCount
+        }
+    }
+
+    private static let alphabet = Array("ABCDEFGHIJKLMNOPQRSTUVWXYZabcdefghijklmnopqrstuvwxyz0123456789-_".utf8)
 
     /// 6-bit values by ASCII code; 0x80 marks a byte outside the alphabet.
     private static let table: [UInt8] = {
         var table = [UInt8](repeating: 0x80, count: 256)
-        for (index, character) in "ABCDEFGHIJKLMNOPQRSTUVWXYZabcdefghijklmnopqrstuvwxyz0123456789-_".utf8.enumerated() {
+        for (index, character) in alphabet.enumerated() {
             table[Int(character)] = UInt8(index)
         }
         return table
