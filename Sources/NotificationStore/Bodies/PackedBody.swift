@@ -3,18 +3,31 @@
 /// verbatim when it cannot be packed exactly.
 ///
 /// The raw body is the only cryptographic proof kept, so ``unpack(_:headers:)`` must give it back byte for byte: the
-/// packer keeps a packed form only after rebuilding the body from it, and falls back to verbatim on any difference
-/// (a body that is not a JWS, base64url with padding or non-zero spare bits, anything unexpected).
+/// packer keeps a packed form only after rebuilding the body from it. It tries ``Format/packedV2`` (payloads and
+/// signatures decoded), then ``Format/packedV1`` (which keeps the inner ones and the outer signature as text, so a
+/// non-canonical one does not matter), then verbatim (a body that is not a JWS, an outer payload with padding or
+/// non-zero spare bits, anything unexpected).
 package struct PackedBody: Sendable, Hashable {
     /// The stored bytes (for a `bytea` column): the ``Format`` byte, then the body verbatim or its packed form.
     package var bytes: [UInt8]
     /// The JWS headers the packed form refers to, base64url text by digest; empty when verbatim.
     package var headers: [JWSHeaderDigest: [UInt8]]
 
-    /// Packs `raw`: by reference when that rebuilds it exactly, otherwise verbatim.
+    /// Packs `raw`: in the first packed format that rebuilds it exactly, newest first, otherwise verbatim.
     package init(packing raw: [UInt8]) {
-        var headers: [JWSHeaderDigest: [UInt8]] = [:]
-        if let form = PackedForm(packing: raw, headers: &headers) {
+        self.init(packing: raw, formats: [.packedV2, .packedV1])
+    }
+
+    /// Packs `raw` in `format` when that rebuilds it exactly, otherwise verbatim: for tests that need the forms an
+    /// older program wrote, which readers must keep reading.
+    package init(packing raw: [UInt8], format: Format) {
+        self.init(packing: raw, formats: format == .verbatim ? [] : [format])
+    }
+
+    private init(packing raw: [UInt8], formats: [Format]) {
+        for format in formats {
+            var headers: [JWSHeaderDigest: [UInt8]] = [:]
+            guard let form = PackedForm(packing: raw, format: format, headers: &headers) else { continue }
             let bytes = form.encoded()
             // The check that makes packing safe: whatever the scan guessed, only an exact rebuild is kept.
             if (try? Self.unpack(bytes, headers: { headers[$0] })) == raw {
@@ -64,14 +77,18 @@ extension PackedBody {
 
         /// The body as received.
         package static let verbatim = Format(rawValue: 0)
-        /// Headers by reference, the outer payload decoded (``PackedForm``).
+        /// Headers by reference, the outer payload decoded (``PackedForm``); the inner payloads and all signatures
+        /// stay base64url text. Still read: bodies stored before ``packedV2``, and bodies it cannot hold.
         package static let packedV1 = Format(rawValue: 1)
+        /// As ``packedV1``, with the inner payloads and all signatures decoded too (``PackedForm``).
+        package static let packedV2 = Format(rawValue: 2)
 
-        /// `verbatim`, `packed-v1` or `unknown-N`.
+        /// `verbatim`, `packed-v1`, `packed-v2` or `unknown-N`.
         package var description: String {
             switch self {
             case .verbatim: "verbatim"
             case .packedV1: "packed-v1"
+            case .packedV2: "packed-v2"
             default: "unknown-\(rawValue)"
             }
         }
@@ -82,7 +99,7 @@ extension PackedBody {
                 throw PackedBodyError(code: .truncated, reason: "an empty form has no format byte")
             }
             self.init(rawValue: first)
-            guard self == .verbatim || self == .packedV1 else {
+            guard self == .verbatim || self == .packedV1 || self == .packedV2 else {
                 throw PackedBodyError(
                     code: .unknownFormat,
                     reason: "format byte \(first) is not one this program reads"

@@ -1,38 +1,62 @@
 import AppStoreModels
 
 extension PackedForm {
-    /// The packed form of `raw` and the headers it refers to, or nil when `raw` holds no JWS string whose payload is
-    /// base64url. Unchecked: ``PackedBody/init(packing:)`` keeps it only if it rebuilds `raw` exactly.
-    init?(packing raw: [UInt8], headers: inout [JWSHeaderDigest: [UInt8]]) {
-        guard
-            let (outer, payload) = raw.withUnsafeBufferPointer({ text -> (JWSLiteral, [UInt8])? in
-                guard let outer = JWSLiteral.find(in: text, limit: 1).first,
-                    let payload = Base64URL.decode(UnsafeBufferPointer(rebasing: text[outer.payload]))
-                else { return nil }
-                return (outer, payload)
-            })
+    /// The packed form of `raw` in `format` and the headers it refers to, or nil when `raw` holds no JWS string whose
+    /// payload is base64url, or (format 2) when a payload or signature to store decoded is not canonical base64url.
+    /// Unchecked: ``PackedBody/init(packing:)`` keeps it only if it rebuilds `raw` exactly.
+    init?(packing raw: [UInt8], format: PackedBody.Format, headers: inout [JWSHeaderDigest: [UInt8]]) {
+        let decodesSegments = format == .packedV2
+        guard let outer = raw.withUnsafeBufferPointer({ JWSLiteral.find(in: $0, limit: 1).first }),
+            let payload = Self.decoded(raw[outer.payload])
         else { return nil }
+        var signature = raw[outer.signature]
+        if decodesSegments {
+            guard let decoded = Self.decoded(signature) else { return nil }
+            signature = decoded[...]
+        }
+        // The same header is usually in every JWS of a body: comparing its text is cheaper than hashing it again.
+        var referenced: [(header: ArraySlice<UInt8>, digest: JWSHeaderDigest)] = []
         func reference(_ header: ArraySlice<UInt8>) -> JWSHeaderDigest {
+            if let known = referenced.first(where: { $0.header == header }) { return known.digest }
             let digest = JWSHeaderDigest(of: header)
             if headers[digest] == nil { headers[digest] = Array(header) }
+            referenced.append((header, digest))
             return digest
         }
-        // Only the inner headers go by reference; their payloads and signatures stay text within the literals.
+        // Format 1 takes only the inner headers out of the text, their payloads and signatures staying text within the
+        // literals; format 2 takes each whole inner JWS, or gives up so that the caller can fall back to format 1.
         var pieces: [Piece] = []
         var position = 0
         for inner in payload.withUnsafeBufferPointer({ JWSLiteral.find(in: $0) }) {
+            var segments: DecodedSegments?
+            if decodesSegments {
+                guard let innerPayload = Self.decoded(payload[inner.payload]),
+                    let innerSignature = Self.decoded(payload[inner.signature])
+                else { return nil }
+                segments = DecodedSegments(payload: innerPayload[...], signature: innerSignature[...])
+            }
             pieces.append(
-                Piece(literal: payload[position..<inner.header.lowerBound], header: reference(payload[inner.header]))
+                Piece(
+                    literal: payload[position..<inner.header.lowerBound],
+                    header: reference(payload[inner.header]),
+                    segments: segments
+                )
             )
-            position = inner.header.upperBound
+            position = decodesSegments ? inner.signature.upperBound : inner.header.upperBound
         }
         self.init(
+            format: format,
             prefix: raw[..<outer.header.lowerBound],
             header: reference(raw[outer.header]),
             pieces: pieces,
             tail: payload[position...],
-            signature: raw[outer.signature],
+            signature: signature,
             suffix: raw[outer.signature.upperBound...]
         )
+    }
+
+    /// `text` decoded, or nil unless it is canonical base64url (the only kind that re-encodes to the same text).
+    private static func decoded(_ text: ArraySlice<UInt8>) -> [UInt8]? {
+        text.withUnsafeBufferPointer { Base64URL.decode($0) }
     }
 }
