@@ -22,7 +22,7 @@ extension NotificationStore {
         limit: Int = 1_000
     ) async throws(NotificationStoreError) -> [OutboxMessage] {
         let logger = self.logger
-        return try await withConnection("reading the outbox of \(source)") { connection in
+        return try await withConnection("reading the outbox of \(source)") { [self] connection in
             let rows = try await connection.query(
                 """
                 SELECT o.id, o.stream, o.message_key, to_jsonb(s)::text,
@@ -30,9 +30,11 @@ extension NotificationStore {
                     n.original_transaction_id, n.raw_body,
                     r.status, r.reason, r.raw_body, r.headers::text, r.kafka_topic, r.kafka_partition, r.kafka_offset,
                     s.last_notification_uuid, n.version, s.original_transaction_id, s.last_signed_date, s.environment,
-                    s.bundle_id, r.received_at
+                    s.bundle_id, r.received_at, b.body, r.body
                 FROM outbox o
                 LEFT JOIN notifications n ON o.stream = 'decoded' AND n.notification_uuid = o.notification_uuid
+                LEFT JOIN notification_bodies b
+                    ON b.notification_uuid = n.notification_uuid AND b.received_at = n.received_at
                 LEFT JOIN rejected_notifications r ON o.stream = 'dead_letter' AND r.id = o.rejected_id
                 LEFT JOIN subscriptions s
                     ON o.stream = 'subscription_state' AND s.original_transaction_id = o.message_key
@@ -44,18 +46,21 @@ extension NotificationStore {
                 logger: logger
             )
             var messages: [OutboxMessage] = []
-            // Rows whose JSON this version cannot build from their bodies (stored by an earlier one): by index.
-            var unbuilt: [Int: UUID] = [:]
+            // Packed bodies, rebuilt after the rows are read (their headers may need a query): by index.
+            var packed: [(index: Int, form: [UInt8])] = []
             for try await row in rows {
                 let cells = row.makeRandomAccess()
                 let stream = OutboxStream(rawValue: try cells[1].decode(String.self))
                 var payload = OutboxMessage.Payload.missing
                 switch stream {
                 case .decoded:
-                    if let uuid = try cells[4].decode(UUID?.self), let body = try cells[11].decode(String?.self) {
-                        // Built again from the body, exactly as when the batch was stored and first published.
-                        let json = NotificationRow.decodedJSON(version: try cells[20].decode(Int16.self), body: body)
-                        if json == nil { unbuilt[messages.count] = uuid }
+                    if let uuid = try cells[4].decode(UUID?.self) {
+                        // Built from the body later, exactly as when the batch was stored and first published.
+                        if let body = try cells[11].decode(String?.self) {
+                            packed.append((messages.count, [PackedBody.Format.verbatim.rawValue] + Array(body.utf8)))
+                        } else if let form = try cells[26].decode(ByteBuffer?.self) {
+                            packed.append((messages.count, Array(form.readableBytesView)))
+                        }
                         payload = .decoded(
                             OutboxMessage.DecodedEvent(
                                 attributes: OutputEvent.DecodedAttributes(
@@ -68,7 +73,7 @@ extension NotificationStore {
                                     bundleID: try cells[9].decode(String?.self),
                                     originalTransactionID: try cells[10].decode(String?.self)
                                 ),
-                                json: json ?? ""
+                                json: ""
                             )
                         )
                     }
@@ -84,9 +89,14 @@ extension NotificationStore {
                         payload = .subscriptionState(OutboxMessage.StateEvent(json: json, attributes: attributes))
                     }
                 case .deadLetter:
-                    if let status = try cells[12].decode(String?.self),
-                        let body = try cells[14].decode(ByteBuffer?.self)
-                    {
+                    if let status = try cells[12].decode(String?.self) {
+                        if let body = try cells[14].decode(ByteBuffer?.self) {
+                            packed.append(
+                                (messages.count, [PackedBody.Format.verbatim.rawValue] + body.readableBytesView)
+                            )
+                        } else if let form = try cells[27].decode(ByteBuffer?.self) {
+                            packed.append((messages.count, Array(form.readableBytesView)))
+                        }
                         let headersJSON = try cells[15].decode(String?.self) ?? "{}"
                         let headers =
                             (try? JSONDecoder().decode([String: String].self, from: Data(headersJSON.utf8))) ?? [:]
@@ -94,7 +104,7 @@ extension NotificationStore {
                             OutboxMessage.DeadLetter(
                                 status: status,
                                 reason: try cells[13].decode(String.self),
-                                body: Array(body.readableBytesView),
+                                body: [],
                                 receivedAt: try cells[25].decode(Date.self),
                                 headers: headers,
                                 source: KafkaTopicPartitionOffset(
@@ -117,6 +127,43 @@ extension NotificationStore {
                     )
                 )
             }
+            // Rows whose JSON this version cannot build from their bodies (stored by an earlier one, or a body it
+            // cannot rebuild): by index.
+            var unbuilt: [Int: UUID] = [:]
+            let bodies = try await unpack(packed.map(\.form), on: connection)
+            for ((index, _), body) in zip(packed, bodies) {
+                switch messages[index].payload {
+                case .decoded(var event):
+                    let json = (try? body.get()).flatMap {
+                        NotificationRow.decodedJSON(version: Int16(event.attributes.version), body: $0)
+                    }
+                    guard let json else {
+                        unbuilt[index] = event.attributes.notificationUUID
+                        continue
+                    }
+                    event.json = json
+                    messages[index].payload = .decoded(event)
+                case .deadLetter(var letter):
+                    do {
+                        letter.body = try body.get()
+                        messages[index].payload = .deadLetter(letter)
+                    } catch {
+                        logger.error(
+                            "A rejected body cannot be rebuilt; its dead letter is not published",
+                            metadata: ["outbox.id": "\(messages[index].id)", "error": "\(error)"]
+                        )
+                        messages[index].payload = .missing
+                    }
+                default:
+                    break
+                }
+            }
+            for (index, message) in messages.enumerated() {
+                if case .decoded(let event) = message.payload, event.json.isEmpty, unbuilt[index] == nil {
+                    // Neither a body nor a packed form: past retention, or never stored.
+                    unbuilt[index] = event.attributes.notificationUUID
+                }
+            }
             guard !unbuilt.isEmpty else { return messages }
             let stored = try await Self.storedDecodedJSON(Array(unbuilt.values), connection: connection, logger: logger)
             for (index, uuid) in unbuilt {
@@ -132,14 +179,17 @@ extension NotificationStore {
         }
     }
 
-    /// The `decoded` column of notifications stored by an earlier version whose JSON this one cannot build.
+    /// The stored decoded JSON of notifications whose JSON this version cannot build from their bodies.
     private static func storedDecodedJSON(
         _ uuids: [UUID],
         connection: PostgresConnection,
         logger: Logger
     ) async throws -> [UUID: String] {
         let rows = try await connection.query(
-            "SELECT notification_uuid, decoded::text FROM notifications WHERE notification_uuid = ANY(\(uuids))",
+            """
+            SELECT notification_uuid, decoded::text FROM notifications_decoded
+            WHERE notification_uuid = ANY(\(uuids)) AND decoded IS NOT NULL
+            """,
             logger: logger
         )
         var json: [UUID: String] = [:]

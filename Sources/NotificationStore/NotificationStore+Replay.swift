@@ -19,11 +19,11 @@ extension NotificationStore {
         let logger = self.logger
         let statuses = filter.statuses
         let ids = filter.ids
-        return try await withConnection("reading rejected notifications") { connection in
+        return try await withConnection("reading rejected notifications") { [self] connection in
             let rows = try await connection.query(
                 """
                 SELECT id, status, reason, raw_body, headers::text, received_at, kafka_topic, kafka_partition,
-                    kafka_offset, replayed_at
+                    kafka_offset, replayed_at, body
                 FROM rejected_notifications
                 WHERE id > \(afterID)
                     AND (cardinality(\(statuses)::text[]) = 0 OR status = ANY(\(statuses)::text[]))
@@ -37,15 +37,21 @@ extension NotificationStore {
                 logger: logger
             )
             var rejected: [RejectedNotification] = []
+            // Bodies stored packed (schema 6 on): rebuilt once the rows are read.
+            var packed: [(index: Int, form: [UInt8])] = []
             for try await row in rows {
                 let cells = row.makeRandomAccess()
+                let body = try cells[3].decode(ByteBuffer?.self).map { Array($0.readableBytesView) }
+                if body == nil, let form = try cells[10].decode(ByteBuffer?.self) {
+                    packed.append((rejected.count, Array(form.readableBytesView)))
+                }
                 let headersJSON = try cells[4].decode(String.self)
                 rejected.append(
                     RejectedNotification(
                         id: try cells[0].decode(Int64.self),
                         status: try cells[1].decode(String.self),
                         reason: try cells[2].decode(String.self),
-                        body: Array(try cells[3].decode(ByteBuffer.self).readableBytesView),
+                        body: body ?? [],
                         headers: (try? JSONDecoder().decode([String: String].self, from: Data(headersJSON.utf8)))
                             ?? [:],
                         receivedAt: try cells[5].decode(Date.self),
@@ -57,6 +63,16 @@ extension NotificationStore {
                         replayedAt: try cells[9].decode(Date?.self)
                     )
                 )
+            }
+            for ((index, _), body) in zip(packed, try await unpack(packed.map(\.form), on: connection)) {
+                do {
+                    rejected[index].body = try body.get()
+                } catch {
+                    throw NotificationStoreError(
+                        code: .queryFailed,
+                        reason: "the body of rejected notification \(rejected[index].id) cannot be rebuilt: \(error)"
+                    )
+                }
             }
             return rejected
         }

@@ -77,6 +77,7 @@ extension NotificationStore {
         logger: Logger
     ) async throws -> BatchWriteResult {
         var result = BatchWriteResult()
+        try await prepareBodies(batch, on: connection, logger: logger)
         if !batch.notifications.isEmpty {
             switch method.base {
             case .copy:
@@ -110,6 +111,7 @@ extension NotificationStore {
         logger: Logger
     ) async throws -> BatchWriteResult {
         var result = BatchWriteResult()
+        try await prepareBodies(batch, on: connection, logger: logger)
         var rejected = batch.rejected
         var stored = 0
         for row in batch.notifications {
@@ -155,6 +157,43 @@ extension NotificationStore {
         result.unstorableNotifications = batch.unstorable + (batch.notifications.count - stored)
         result.outbox.sort { $0.id < $1.id }
         return result
+    }
+
+    /// Stores the headers the batch's packed bodies refer to and makes sure its months have partitions
+    /// (``BatchStatements/prepareBodies``); a batch of rejections alone needs no partition.
+    private static func prepareBodies(
+        _ batch: PreparedBatch,
+        on connection: PostgresConnection,
+        logger: Logger
+    ) async throws {
+        var headers: [JWSHeaderDigest: [UInt8]] = [:]
+        for row in batch.notifications { headers.merge(row.body.headers) { first, _ in first } }
+        for row in batch.rejected { headers.merge(row.body.headers) { first, _ in first } }
+        let millisecondsADay: Int64 = 86_400_000
+        let days = Set(batch.notifications.map { $0.receivedAt / millisecondsADay * millisecondsADay })
+        try await prepareBodies(headers: headers, days: days, on: connection, logger: logger)
+    }
+
+    /// Stores `headers` and makes sure the months of `days` (milliseconds since 1970) and the months after have
+    /// partitions (``BatchStatements/prepareBodies``).
+    static func prepareBodies(
+        headers: [JWSHeaderDigest: [UInt8]],
+        days: Set<Int64>,
+        on connection: PostgresConnection,
+        logger: Logger
+    ) async throws {
+        guard !headers.isEmpty || !days.isEmpty else { return }
+        var bindings = PostgresBindings(capacity: 3)
+        let headerList = Array(headers)
+        bindings.append(headerList.map { ByteBuffer(bytes: $0.key.bytes) })
+        bindings.append(headerList.map { String(decoding: $0.value, as: UTF8.self) })
+        bindings.append(days.sorted())
+        // Read to the end: a statement's error arrives with its rows.
+        let partitions = try await connection.query(
+            PostgresQuery(unsafeSQL: BatchStatements.prepareBodies, binds: bindings),
+            logger: logger
+        )
+        for try await _ in partitions {}
     }
 
     private static func writeNotificationsByCopy(
@@ -247,7 +286,7 @@ extension NotificationStore {
         bindings.append(rows.map(\.ordinal))
         bindings.append(rows.map(\.status))
         bindings.append(rows.map(\.reason))
-        bindings.append(rows.map { ByteBuffer(bytes: $0.rawBody) })
+        bindings.append(rows.map { ByteBuffer(bytes: $0.body.bytes) })
         bindings.append(rows.map(\.headers))
         bindings.append(rows.map(\.receivedAt))
         bindings.append(rows.map(\.source.topic))
@@ -336,7 +375,7 @@ extension CopyTextEncoder {
         text(row.currency)
         integer(row.offerType)
         text(row.decoded)
-        text(row.rawBody)
+        bytea(row.body.bytes)
         integer(row.receivedAt)
         text(row.source.topic)
         integer(row.source.partition)

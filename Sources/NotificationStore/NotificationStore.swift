@@ -19,6 +19,8 @@ package final class NotificationStore: Service, Sendable {
     package let logger: Logger
     /// Operations still running, waited for before the pool shuts down.
     let operations = OperationsInFlight()
+    /// The JWS headers of packed bodies read so far.
+    let headerCache = JWSHeaderCache()
 
     /// Creates a store; nothing connects until ``run()`` runs and an operation needs a connection.
     package init(configuration: NotificationStoreConfiguration, logger: Logger) {

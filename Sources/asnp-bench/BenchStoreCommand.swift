@@ -72,7 +72,7 @@ struct BenchStoreCommand: AsyncParsableCommand {
         let rounds = self.rounds
         for compression in ["lz4", "pglz", "none"] {
             try await NotificationStore.withRunning(configuration: configuration, logger: logger) { store in
-                for statement in NotificationStore.notificationsCompression(compression) {
+                for statement in NotificationStore.bodiesCompression(compression) {
                     _ = try await store.execute(statement)
                 }
                 _ = try await store.execute("DROP TABLE IF EXISTS bench_plain_copy")
@@ -87,7 +87,9 @@ struct BenchStoreCommand: AsyncParsableCommand {
                     settings.batchWriteMethod = method.writeMethod ?? configuration.batchWriteMethod
                     let sample = try await NotificationStore.withRunning(configuration: settings, logger: logger) {
                         store in
-                        _ = try await store.execute("TRUNCATE notifications, subscriptions, outbox, bench_plain_copy")
+                        _ = try await store.execute(
+                            "TRUNCATE notifications, notification_bodies, subscriptions, outbox, bench_plain_copy"
+                        )
                         _ = try? await store.execute("CHECKPOINT")
                         let start = ContinuousClock.now
                         var bytes = 0

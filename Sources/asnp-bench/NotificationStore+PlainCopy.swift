@@ -26,7 +26,7 @@ extension NotificationStore {
         try await withConnection("copying a benchmark batch") { connection in
             try await Self.copy(rows, into: table, on: connection, logger: logger)
         }
-        return rows.reduce(0) { $0 + $1.rawBody.utf8.count + $1.decoded.utf8.count }
+        return rows.reduce(0) { $0 + $1.body.bytes.count + $1.decoded.utf8.count }
     }
 
     /// The statements creating a table `name` with the staged columns, for ``copyPlain(_:into:)``;
@@ -37,13 +37,21 @@ extension NotificationStore {
             + largeColumnStorage(table: name, compression: compression)
     }
 
-    /// The statements that give `notifications`' large columns the compression `lz4`, `pglz` or `none`.
-    static func notificationsCompression(_ compression: String) -> [String] {
-        largeColumnStorage(table: "notifications", compression: compression)
+    /// The statements that give `notification_bodies`' columns (and its partitions') the compression `lz4`, `pglz`
+    /// or `none`; compressed, they stay in the row (`MAIN`), as the schema has them.
+    static func bodiesCompression(_ compression: String) -> [String] {
+        ["decoded", "body"].flatMap { column in
+            compression == "none"
+                ? ["ALTER TABLE notification_bodies ALTER COLUMN \(column) SET STORAGE EXTERNAL"]
+                : [
+                    "ALTER TABLE notification_bodies ALTER COLUMN \(column) SET STORAGE MAIN",
+                    "ALTER TABLE notification_bodies ALTER COLUMN \(column) SET COMPRESSION \(compression)",
+                ]
+        }
     }
 
     private static func largeColumnStorage(table: String, compression: String) -> [String] {
-        ["decoded", "raw_body"].flatMap { column in
+        ["decoded", "body"].flatMap { column in
             compression == "none"
                 ? ["ALTER TABLE \(table) ALTER COLUMN \(column) SET STORAGE EXTERNAL"]
                 : [

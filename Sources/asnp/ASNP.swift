@@ -16,6 +16,7 @@ struct ASNP: AsyncParsableCommand {
         var commands: [any ParsableCommand.Type] = [
             VerifyCommand.self, IngressCommand.self, WorkerCommand.self, MigrateCommand.self, ReplayCommand.self,
             StatusCommand.self, SubscriptionCommand.self, TailCommand.self, HistoryCommand.self,
+            RetentionCommand.self,
         ]
         #if DevelopmentTools
         commands.append(DevCommand.self)

@@ -16,6 +16,10 @@ struct MigrateCommand: AsyncParsableCommand {
             Running it again changes nothing. With --check it changes nothing and fails unless the schema is \
             current: a readiness check for workers that do not migrate by themselves.
 
+            Then it moves what notifications stored before schema 6 keep in their row (raw body, decoded JSON) to \
+            notification_bodies, packed, 500 rows a transaction, while the workers go on writing; interrupted, it \
+            resumes where it stopped when run again. --skip-moving-bodies leaves that for a later run.
+
             The database is --database-url (or DATABASE_URL) when given; otherwise the settings the services \
             read: --config, the environment and secret files (database.url or database.urlFile, the TLS settings \
             database.sslMode, sslRootCert, sslCert, sslKey, database.timeoutSeconds).
@@ -32,6 +36,9 @@ struct MigrateCommand: AsyncParsableCommand {
 
     @Flag(help: "Only check that the schema is current; apply nothing.")
     var check = false
+
+    @Flag(help: "Apply the schema only; leave the bodies of notifications stored before schema 6 in their rows.")
+    var skipMovingBodies = false
 
     @Option(
         help: """
@@ -61,6 +68,7 @@ struct MigrateCommand: AsyncParsableCommand {
         var logger = Logger(label: "asnp.migrate", factory: { StreamLogHandler.standardError(label: $0) })
         logger.logLevel = logLevel
         let check = self.check
+        let movesBodies = !skipMovingBodies
         let deadline = wait.map { ContinuousClock.now.advanced(by: .seconds($0)) }
         do {
             let message = try await NotificationStore.withRunning(configuration: configuration, logger: logger) {
@@ -85,7 +93,12 @@ struct MigrateCommand: AsyncParsableCommand {
                     report.applied.isEmpty
                     ? "nothing to apply"
                     : "applied " + report.applied.map { "\($0.version) (\($0.name))" }.joined(separator: ", ")
-                return "schema at version \(report.version): \(applied)"
+                guard movesBodies else { return "schema at version \(report.version): \(applied)" }
+                let moved = try await store.moveBodies { [logger] moved in
+                    logger.info("Moving bodies to notification_bodies", metadata: ["moved": "\(moved)"])
+                }
+                let bodies = moved == 0 ? "" : "; moved \(moved) bodies to notification_bodies"
+                return "schema at version \(report.version): \(applied)\(bodies)"
             }
             print("\(configuration.redactedURL): \(message)")
         } catch {

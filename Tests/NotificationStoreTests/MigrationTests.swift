@@ -1,5 +1,6 @@
 import AppStoreTestSupport
 import Foundation
+import KafkaClient
 import NotificationStore
 import StoreTestSupport
 import Testing
@@ -21,11 +22,33 @@ struct MigrationTests {
         }
         let tables = try await server.psql(
             configuration.database,
-            "SELECT string_agg(tablename, ',' ORDER BY tablename) FROM pg_tables WHERE schemaname = 'public'"
+            """
+            SELECT string_agg(c.relname, ',' ORDER BY c.relname) FROM pg_class c
+            WHERE c.relnamespace = 'public'::regnamespace AND c.relkind IN ('r', 'p') AND NOT c.relispartition
+            """
         )
         #expect(
-            tables == "asnp_schema_migrations,history_sync,notifications,outbox,rejected_notifications,subscriptions"
+            tables == """
+                asnp_schema_migrations,history_sync,jws_headers,notification_bodies,notifications,outbox,\
+                rejected_notifications,subscriptions
+                """
         )
+        // The bodies' partitions of this month and the next are made ahead.
+        let partitions = try await server.psql(
+            configuration.database,
+            """
+            SELECT string_agg(c.relname, ',' ORDER BY c.relname) FROM pg_inherits i JOIN pg_class c ON c.oid = i.inhrelid
+            WHERE i.inhparent = 'notification_bodies'::regclass
+            """
+        )
+        let expected = try await server.psql(
+            configuration.database,
+            """
+            SELECT 'notification_bodies_' || to_char(now() AT TIME ZONE 'UTC', 'YYYY_MM') || ',notification_bodies_'
+                || to_char((now() AT TIME ZONE 'UTC') + interval '1 month', 'YYYY_MM')
+            """
+        )
+        #expect(partitions == expected)
         #expect(
             try await server.psql(configuration.database, "SELECT count(*) FROM asnp_schema_migrations")
                 == String(SchemaMigration.all.count)
@@ -101,6 +124,7 @@ struct MigrationTests {
         try await server.psql(
             configuration.database,
             """
+            \(StoreFixtures.bodiesInTheirRows)
             UPDATE notifications SET environment = NULL, bundle_id = NULL, app_apple_id = NULL \
             WHERE decoded #> '{payload,data}' IS NULL;
             UPDATE outbox SET message_key = NULL WHERE stream = 'decoded' AND message_key = notification_uuid::text;
@@ -144,6 +168,7 @@ struct MigrationTests {
         try await server.psql(
             configuration.database,
             """
+            \(StoreFixtures.bodiesInTheirRows)
             ALTER TABLE subscriptions \(
                 columns.split(separator: ",").map { "DROP COLUMN \($0.trimmingCharacters(in: .whitespaces))" }
                 .joined(separator: ", ")
@@ -178,6 +203,61 @@ struct MigrationTests {
             others
                 == written.split(separator: ",").filter { !$0.hasPrefix(graceKey) && !$0.hasPrefix(expiredKey) }
         )
+    }
+
+    @Test(
+        """
+        Version 6: bodies and decoded JSON that earlier versions kept in their rows move to notification_bodies, \
+        packed, a few rows a transaction, while a writer stores more; every body and JSON comes out as the writer \
+        stores them today, the events read from the outbox too, and a second move finds nothing
+        """
+    )
+    func movingBodies() async throws {
+        let entries = try await StoreFixtures.scenarioEntries()
+        let (older, newer) = (Array(entries.prefix(entries.count / 2)), Array(entries.dropFirst(entries.count / 2)))
+        let stored = """
+            SELECT string_agg(n.notification_uuid || ':' || encode(sha256(asnp_raw_body(b.body)), 'hex') || ':'
+                || md5(b.decoded::text), ',' ORDER BY n.notification_uuid)
+            FROM notifications n JOIN notification_bodies b USING (notification_uuid, received_at)
+            WHERE n.raw_body IS NULL AND n.decoded IS NULL
+            """
+        let source = KafkaTopicPartition(topic: StoreFixtures.topic, partition: 0)
+        // The reference: everything written as this version writes it.
+        let (server, reference) = try await makeDatabase()
+        let expectedOutbox = try await withStore(reference) { store in
+            _ = try await store.write(NotificationBatch(entries: older))
+            _ = try await store.write(NotificationBatch(entries: newer))
+            return try await store.pendingOutbox(source: source)
+        }
+        let expected = try await server.psql(reference.database, stored)
+
+        let configuration = try await server.makeDatabase()
+        try await withStore(configuration) { store in
+            _ = try await store.write(NotificationBatch(entries: older))
+        }
+        try await server.psql(configuration.database, StoreFixtures.bodiesInTheirRows)
+        let inRows = try await server.psql(
+            configuration.database,
+            "SELECT count(*) FROM notifications WHERE raw_body IS NOT NULL AND decoded IS NOT NULL"
+        )
+        #expect(Int(inRows) ?? 0 > 3)
+        let (moved, again, outbox) = try await withStore(configuration, migrate: false) { store in
+            async let moving = store.moveBodies(batchSize: 3)
+            _ = try await store.write(NotificationBatch(entries: newer))
+            return (try await moving, try await store.moveBodies(), try await store.pendingOutbox(source: source))
+        }
+        #expect("\(moved)" == inRows)
+        #expect(again == 0)
+        #expect(try await server.psql(configuration.database, stored) == expected)
+        // The decoded events, built from the bodies (state events differ in their update times only).
+        func decodedEvents(_ messages: [OutboxMessage]) -> [OutboxMessage.DecodedEvent] {
+            messages.compactMap { message in
+                if case .decoded(let event) = message.payload { return event }
+                return nil
+            }
+        }
+        #expect(decodedEvents(outbox).count == Set(try StoreFixtures.scenario().map(\.uuid)).count)
+        #expect(decodedEvents(outbox) == decodedEvents(expectedOutbox))
     }
 
     @Test("an applied migration that was edited afterwards is refused")

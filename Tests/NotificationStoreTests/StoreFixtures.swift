@@ -66,6 +66,13 @@ enum StoreFixtures {
         }
     }
 
+    /// Puts every notification's body and decoded JSON back in its row, as versions before schema 6 stored them.
+    static let bodiesInTheirRows = """
+        UPDATE notifications n SET raw_body = convert_from(asnp_raw_body(b.body), 'UTF8'), decoded = b.decoded
+        FROM notification_bodies b WHERE b.notification_uuid = n.notification_uuid AND b.received_at = n.received_at;
+        DELETE FROM notification_bodies;
+        """
+
     /// Each subscription's last notification type as stored, to compare with ``scenarioFinal()``.
     static func finalTypes(_ server: TestPostgresServer, _ database: String) async throws -> [String: String] {
         let rows = try await server.psql(
@@ -84,13 +91,19 @@ enum StoreFixtures {
         try JSONDecoder().decode([String: String].self, from: Fixtures.data("scenario-final.json"))
     }
 
-    /// Verifies `body` and makes the batch entry the worker would, read from `offset` of partition 0.
-    static func entry(body: String, offset: Int64, partition: Int32 = 0) async -> NotificationBatch.Entry {
+    /// Verifies `body` and makes the batch entry the worker would, read from `offset` of `partition`, received on
+    /// 2026-01-01 (plus `offset` seconds) unless `receivedAt` says otherwise.
+    static func entry(
+        body: String,
+        offset: Int64,
+        partition: Int32 = 0,
+        receivedAt: Date? = nil
+    ) async -> NotificationBatch.Entry {
         let raw = RawNotification(
             body: Array(body.utf8),
             key: "key-\(offset)",
             headers: ["version": "2", "environment": "sandbox"],
-            receivedAt: Date(timeIntervalSince1970: 1_767_225_600 + Double(offset)),
+            receivedAt: receivedAt ?? Date(timeIntervalSince1970: 1_767_225_600 + Double(offset)),
             source: KafkaTopicPartitionOffset(topic: topic, partition: partition, offset: offset)
         )
         switch await verifier.verify(body: Array(body.utf8)) {

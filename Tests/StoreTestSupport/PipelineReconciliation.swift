@@ -41,8 +41,10 @@ package struct PipelineReconciliation: Sendable {
         let storedRows = try await rows(
             query(
                 """
-                SELECT notification_uuid, version, encode(sha256(convert_to(raw_body, 'UTF8')), 'hex')
-                FROM notifications
+                SELECT n.notification_uuid, n.version,
+                    encode(sha256(COALESCE(convert_to(n.raw_body, 'UTF8'), asnp_raw_body(b.body))), 'hex')
+                FROM notifications n
+                LEFT JOIN notification_bodies b USING (notification_uuid, received_at)
                 """
             )
         )
@@ -50,7 +52,12 @@ package struct PipelineReconciliation: Sendable {
         for row in storedRows where row.count == 3 { storedByUUID[row[0]] = (row[1], row[2]) }
         var rejectedByHash: [String: Int] = [:]
         for row in try await rows(
-            query("SELECT encode(sha256(raw_body), 'hex'), count(*) FROM rejected_notifications GROUP BY 1")
+            query(
+                """
+                SELECT encode(sha256(COALESCE(raw_body, asnp_raw_body(body))), 'hex'), count(*)
+                FROM rejected_notifications GROUP BY 1
+                """
+            )
         ) where row.count == 2 {
             rejectedByHash[row[0]] = Int(row[1]) ?? 0
         }

@@ -20,10 +20,11 @@ struct MigrateCommandTests {
         #expect(first.status == 0, "\(first.standardError)")
         #expect(
             first.standardOutput.contains(
-                "schema at version 5: applied 1 (initial schema), 2 (replay marks on rejected notifications), "
+                "schema at version 6: applied 1 (initial schema), 2 (replay marks on rejected notifications), "
                     + "3 (outbox rows set aside after a permanent refusal), "
                     + "4 (environment, bundle id and app Apple id of every V2 shape), "
-                    + "5 (subscription status and entitlement)"
+                    + "5 (subscription status and entitlement), "
+                    + "6 (raw bodies and decoded JSON packed, in monthly partitions)"
             )
         )
         let second = try await ASNPProcess.run(["migrate", "--database-url", url])

@@ -38,7 +38,8 @@ struct WorkerCrashTests {
 
     @Test("Killing a worker with SIGKILL twice while it consumes: the tables end exactly as a clean run leaves them")
     func killNine() async throws {
-        let workload = try VerifyWorkload(count: 1_000, chains: 1)
+        // 2,000 bodies of 12 KB over 8 partitions: 3 MB a partition, under the mock's 5 MB.
+        let workload = try VerifyWorkload(count: 2_000, chains: 1)
         let directory = FileManager.default.temporaryDirectory.appendingPathComponent("asnp-crash-\(UUID().uuidString)")
         try FileManager.default.createDirectory(at: directory, withIntermediateDirectories: true)
         defer { try? FileManager.default.removeItem(at: directory) }
@@ -84,12 +85,12 @@ struct WorkerCrashTests {
             tasks.cancelAll()
         }
 
-        // Kill a worker whenever the table has grown by a few hundred rows, twice, replacing it each time.
+        // Kill a worker whenever the table has grown by a fifth of the messages, twice, replacing it each time.
         var kills = 0
         var count = 0
-        for _ in 0..<1_200 where count < messages.count {
+        for _ in 0..<2_400 where count < messages.count {
             count = Int((try? await server.psql(database.database, "SELECT count(*) FROM notifications")) ?? "") ?? 0
-            if kills < 2, count >= 250 * (kills + 1) {
+            if kills < 2, count >= messages.count / 5 * (kills + 1) {
                 kill(workers[0].processIdentifier, SIGKILL)
                 await workers[0].exited()
                 workers[0] = try startWorker()

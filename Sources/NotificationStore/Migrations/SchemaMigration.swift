@@ -37,7 +37,7 @@ package struct SchemaMigration: Sendable, Hashable {
 extension SchemaMigration {
     /// Every migration this program knows, in version order.
     package static let all: [SchemaMigration] = [
-        .initialSchema, .replayMarks, .outboxRefusals, .notificationOrigin, .subscriptionEntitlement,
+        .initialSchema, .replayMarks, .outboxRefusals, .notificationOrigin, .subscriptionEntitlement, .bodyStore,
     ]
 
     /// The schema version this program needs.

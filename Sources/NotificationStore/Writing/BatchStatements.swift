@@ -25,7 +25,7 @@ package enum BatchStatements {
         ("currency", "text"),
         ("offer_type", "smallint"),
         ("decoded", "jsonb"),
-        ("raw_body", "text"),
+        ("body", "bytea"),
         ("received_at", "bigint"),
         ("kafka_topic", "text"),
         ("kafka_partition", "integer"),
@@ -44,7 +44,7 @@ package enum BatchStatements {
                     stagedColumns.map { "\($0.name) \($0.type)" }.joined(separator: ", ")
                 )) ON COMMIT DELETE ROWS;
                 ALTER TABLE \(stagingTable) ALTER COLUMN decoded SET STORAGE EXTERNAL,
-                    ALTER COLUMN raw_body SET STORAGE EXTERNAL;
+                    ALTER COLUMN body SET STORAGE EXTERNAL;
             END IF;
         END $$
         """
@@ -104,15 +104,20 @@ package enum BatchStatements {
             INSERT INTO notifications (
                 notification_uuid, version, notification_type, subtype, environment, bundle_id, app_apple_id,
                 original_transaction_id, transaction_id, product_id, signed_date, expires_date, revocation_date,
-                auto_renew_status, decoded, raw_body, received_at, kafka_topic, kafka_partition, kafka_offset
+                auto_renew_status, received_at, kafka_topic, kafka_partition, kafka_offset
             )
             SELECT notification_uuid, version, notification_type, subtype, environment, bundle_id, app_apple_id,
                 original_transaction_id, transaction_id, product_id, \(timestamp("signed_date")),
-                \(timestamp("expires_date")), \(timestamp("revocation_date")), auto_renew_status, decoded, raw_body,
+                \(timestamp("expires_date")), \(timestamp("revocation_date")), auto_renew_status,
                 \(timestamp("received_at")), kafka_topic, kafka_partition, kafka_offset
             FROM staged ORDER BY notification_uuid
             ON CONFLICT (notification_uuid) DO NOTHING
-            RETURNING notification_uuid
+            RETURNING notification_uuid, received_at
+        ), bodies AS (
+            INSERT INTO notification_bodies (notification_uuid, received_at, body, decoded)
+            SELECT inserted.notification_uuid, inserted.received_at, staged.body, staged.decoded
+            FROM inserted JOIN staged USING (notification_uuid)
+            ORDER BY inserted.notification_uuid
         ), latest AS (
             SELECT DISTINCT ON (original_transaction_id) * FROM staged
             WHERE original_transaction_id IS NOT NULL AND signed_date IS NOT NULL
@@ -191,16 +196,29 @@ package enum BatchStatements {
         """
     }
 
+    /// Before a batch's rows, in its transaction: stores the JWS headers its packed bodies refer to (each once, ever;
+    /// digests in order, so that concurrent writers lock them in the same order), and makes sure the partitions of
+    /// `notification_bodies` for its days' months and the months after exist.
+    static let prepareBodies = """
+        WITH stored_headers AS (
+            INSERT INTO jws_headers (digest, header)
+            SELECT digest, header FROM unnest($1::bytea[], $2::text[]) AS headers(digest, header) ORDER BY digest
+            ON CONFLICT (digest) DO NOTHING
+        )
+        SELECT asnp_notification_bodies_partition(to_timestamp(day / 1000.0) + months * interval '1 month')
+        FROM unnest($3::bigint[]) AS day, (VALUES (0), (1)) AS ahead(months)
+        """
+
     /// Inserts rejected bodies (dedupe on their Kafka coordinates) and a dead-letter outbox row for each new one.
     static let writeRejected = """
         WITH inserted AS (
             INSERT INTO rejected_notifications (
-                status, reason, raw_body, headers, received_at, kafka_topic, kafka_partition, kafka_offset
+                status, reason, body, headers, received_at, kafka_topic, kafka_partition, kafka_offset
             )
-            SELECT status, reason, raw_body, headers::jsonb, \(timestamp("received_at")), kafka_topic,
+            SELECT status, reason, body, headers::jsonb, \(timestamp("received_at")), kafka_topic,
                 kafka_partition, kafka_offset
             FROM unnest($1::integer[], $2::text[], $3::text[], $4::bytea[], $5::text[], $6::bigint[], $7::text[],
-                $8::integer[], $9::bigint[]) AS rejected_input(ordinal, status, reason, raw_body, headers,
+                $8::integer[], $9::bigint[]) AS rejected_input(ordinal, status, reason, body, headers,
                 received_at, kafka_topic, kafka_partition, kafka_offset)
             ORDER BY ordinal
             ON CONFLICT (kafka_topic, kafka_partition, kafka_offset) DO NOTHING

@@ -35,6 +35,20 @@ struct CopyTextEncoder {
         }
     }
 
+    /// A `bytea` field in PostgreSQL's hex format, its backslash escaped for COPY: `\\x` and two digits a byte.
+    mutating func bytea(_ bytes: [UInt8]) {
+        separate()
+        let digits: StaticString = "0123456789abcdef"
+        buffer.writeStaticString("\\\\x")
+        buffer.reserveCapacity(minimumWritableBytes: bytes.count * 2)
+        digits.withUTF8Buffer { digits in
+            for byte in bytes {
+                buffer.writeInteger(digits[Int(byte >> 4)])
+                buffer.writeInteger(digits[Int(byte & 0x0F)])
+            }
+        }
+    }
+
     mutating func integer(_ value: (some BinaryInteger)?) {
         separate()
         guard let value else { return writeNull() }

@@ -42,7 +42,8 @@ package struct NotificationRow: Sendable {
     var currency: String?
     var offerType: Int16?
     package var decoded: String
-    package var rawBody: String
+    /// The body as received (V1: its password redacted), packed for `notification_bodies`.
+    package var body: PackedBody
     var receivedAt: Int64
     var source: KafkaTopicPartitionOffset
 }
@@ -52,7 +53,8 @@ struct RejectedRow: Sendable {
     var ordinal: Int32
     var status: String
     var reason: String
-    var rawBody: [UInt8]
+    /// The body as received (V1: its password redacted), packed.
+    var body: PackedBody
     var headers: String
     var receivedAt: Int64
     var key: String?
@@ -73,7 +75,7 @@ extension RejectedRow {
         self.status = Self.textColumnSafe(status)
         self.reason = Self.textColumnSafe(reason)
         // A V1 body carries the shared secret (even a wrong one is somebody's secret).
-        self.rawBody = StatusUpdateNotification.redactingPassword(in: raw.body)
+        self.body = PackedBody(packing: StatusUpdateNotification.redactingPassword(in: raw.body))
         let headers = Dictionary(
             raw.headers.map { (Self.textColumnSafe($0.key), Self.textColumnSafe($0.value)) },
             uniquingKeysWith: { first, _ in first }
@@ -106,7 +108,7 @@ extension NotificationRow {
     ///   PostgreSQL's range, a NUL character).
     init(ordinal: Int32, notification: DecodedNotification, raw: RawNotification) throws(UnstorableNotification) {
         let facts = NotificationFacts(notification)
-        guard let body = String(validating: raw.body, as: UTF8.self) else {
+        guard String(validating: raw.body, as: UTF8.self) != nil else {
             throw UnstorableNotification(reason: "the body is not UTF-8 text")
         }
         self.ordinal = ordinal
@@ -134,7 +136,7 @@ extension NotificationRow {
             self.currency = v2.transactionInfo?.currency
             self.offerType = v2.transactionInfo?.offerType.flatMap { Int16(exactly: $0.rawValue) }
             self.decoded = try Self.json(v2, body: raw.body)
-            self.rawBody = body
+            self.body = PackedBody(packing: raw.body)
         case .v1(let v1):
             // V1 has no id: the same body (Apple's retries repeat it byte for byte) always gets the same one.
             self.notificationUUID = UUID.derived(fromSHA256Of: raw.body)
@@ -146,7 +148,7 @@ extension NotificationRow {
             )
             let stored = StatusUpdateNotification.redactingPassword(in: raw.body)
             self.decoded = try Self.json(DecodedNotificationJSON.v1(storedBody: stored))
-            self.rawBody = String(decoding: stored, as: UTF8.self)
+            self.body = PackedBody(packing: stored)
         }
         guard let notificationType = facts.notificationType else {
             throw UnstorableNotification(reason: "the notification has no notificationType")
@@ -167,7 +169,7 @@ extension NotificationRow {
             ("notificationType", notificationType), ("subtype", subtype), ("environment", environment),
             ("bundleId", bundleId), ("originalTransactionId", originalTransactionId),
             ("transactionId", transactionId), ("productId", productId), ("autoRenewProductId", autoRenewProductId),
-            ("currency", currency), ("body", rawBody),
+            ("currency", currency),
         ]
         for case (let name, let value?) in texts where Self.containsNUL(value) {
             throw UnstorableNotification(
@@ -280,12 +282,12 @@ extension Date {
 extension NotificationRow {
     /// The `decoded` JSON of a stored notification built again from its stored body: the same text its batch
     /// stored and first published. Nil when this version cannot build it (a body stored by an earlier version).
-    static func decodedJSON(version: Int16, body: String) -> String? {
+    static func decodedJSON(version: Int16, body: [UInt8]) -> String? {
         switch version {
         case 1:
-            return String(decoding: DecodedNotificationJSON.v1(storedBody: Array(body.utf8)), as: UTF8.self)
+            return String(decoding: DecodedNotificationJSON.v1(storedBody: body), as: UTF8.self)
         default:
-            guard let built = try? DecodedNotificationJSON.v2(body: Array(body.utf8)) else { return nil }
+            guard let built = try? DecodedNotificationJSON.v2(body: body) else { return nil }
             return String(decoding: built.json, as: UTF8.self)
         }
     }

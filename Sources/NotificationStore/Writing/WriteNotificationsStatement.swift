@@ -37,7 +37,7 @@ struct WriteNotificationsStatement: PostgresPreparedStatement {
         bindings.append(NullableArray(rows.map(\.currency)))
         bindings.append(NullableArray(rows.map(\.offerType)))
         bindings.append(rows.map(\.decoded))
-        bindings.append(rows.map(\.rawBody))
+        bindings.append(rows.map { ByteBuffer(bytes: $0.body.bytes) })
         bindings.append(rows.map(\.receivedAt))
         bindings.append(rows.map(\.source.topic))
         bindings.append(rows.map(\.source.partition))

@@ -1,0 +1,119 @@
+import Logging
+import PostgresNIO
+import Synchronization
+
+#if canImport(FoundationEssentials)
+import FoundationEssentials
+#else
+import Foundation
+#endif
+
+extension NotificationStore {
+    /// The advisory lock key under which a month's partition of `notification_bodies` is created: ASCII `asnb`.
+    static let partitionLockKey: Int64 = 0x6173_6E62
+
+    /// The bodies of one read, in order, rebuilt from their packed forms: the headers they refer to come from the
+    /// cache or, once, from `jws_headers` on `connection`. A form that cannot be rebuilt (a header missing, a
+    /// corrupt form) is a failure of its own, not of the read.
+    func unpack(
+        _ forms: [[UInt8]],
+        on connection: PostgresConnection
+    ) async throws -> [Result<[UInt8], PackedBodyError>] {
+        var wanted = Set<JWSHeaderDigest>()
+        for form in forms {
+            for digest in (try? PackedBody.referencedDigests(in: form)) ?? [] where headerCache[digest] == nil {
+                wanted.insert(digest)
+            }
+        }
+        if !wanted.isEmpty {
+            let digests = wanted.map { ByteBuffer(bytes: $0.bytes) }
+            let rows = try await connection.query(
+                "SELECT digest, header FROM jws_headers WHERE digest = ANY(\(digests))",
+                logger: logger
+            )
+            for try await (digest, header) in rows.decode((ByteBuffer, String).self) {
+                if let digest = JWSHeaderDigest(bytes: digest.readableBytesView) {
+                    headerCache[digest] = Array(header.utf8)
+                }
+            }
+        }
+        return forms.map { form in
+            Result { () throws(PackedBodyError) in try PackedBody.unpack(form, headers: { headerCache[$0] }) }
+        }
+    }
+}
+
+/// The JWS headers packed bodies refer to, by digest. Content-addressed: an entry can never go stale, and
+/// Apple's few signing chains make it a handful of entries.
+final class JWSHeaderCache: Sendable {
+    private let headers = Mutex<[JWSHeaderDigest: [UInt8]]>([:])
+
+    subscript(digest: JWSHeaderDigest) -> [UInt8]? {
+        get { headers.withLock { $0[digest] } }
+        set { headers.withLock { $0[digest] = newValue } }
+    }
+}
+
+extension NotificationStore {
+    /// Moves what notifications stored before schema 6 keep in `notifications` (`raw_body`, `decoded`) to
+    /// `notification_bodies`, the body packed, `batchSize` rows a transaction in `notification_uuid` order, and
+    /// returns how many it moved. Online: workers write meanwhile (they never touch these rows, and each batch holds
+    /// its rows' locks for one short transaction); several movers share the work (`SKIP LOCKED`); an interrupted
+    /// move resumes where rows still have a `raw_body`. `progress` is called after each batch with the total so far.
+    @discardableResult
+    package func moveBodies(
+        batchSize: Int = 500,
+        progress: @escaping @Sendable (_ moved: Int) -> Void = { _ in }
+    ) async throws(NotificationStoreError) -> Int {
+        var moved = 0
+        var after = UUID(uuid: (0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0))
+        let logger = self.logger
+        while true {
+            let start = after
+            let batch = try await inTransaction("moving up to \(batchSize) bodies") { connection in
+                let rows = try await connection.query(
+                    """
+                    SELECT notification_uuid, received_at, raw_body FROM notifications
+                    WHERE notification_uuid > \(start) AND raw_body IS NOT NULL
+                    ORDER BY notification_uuid LIMIT \(batchSize)
+                    FOR UPDATE SKIP LOCKED
+                    """,
+                    logger: logger
+                )
+                var uuids: [UUID] = []
+                var bodies: [PackedBody] = []
+                var days = Set<Int64>()
+                for try await (uuid, receivedAt, body) in rows.decode((UUID, Date, String).self) {
+                    uuids.append(uuid)
+                    bodies.append(PackedBody(packing: Array(body.utf8)))
+                    days.insert(Int64((receivedAt.timeIntervalSince1970 / 86_400).rounded(.down)) * 86_400_000)
+                }
+                guard let last = uuids.last else { return (count: 0, last: start) }
+                var headers: [JWSHeaderDigest: [UInt8]] = [:]
+                for body in bodies { headers.merge(body.headers) { first, _ in first } }
+                try await Self.prepareBodies(headers: headers, days: days, on: connection, logger: logger)
+                let forms = bodies.map { ByteBuffer(bytes: $0.bytes) }
+                try await connection.query(
+                    """
+                    WITH moved AS (
+                        INSERT INTO notification_bodies (notification_uuid, received_at, body, decoded)
+                        SELECT n.notification_uuid, n.received_at, packed.body, n.decoded
+                        FROM unnest(\(uuids)::uuid[], \(forms)::bytea[]) AS packed(notification_uuid, body)
+                        JOIN notifications n USING (notification_uuid)
+                        ORDER BY n.notification_uuid
+                        ON CONFLICT (notification_uuid, received_at) DO NOTHING
+                    )
+                    UPDATE notifications SET raw_body = NULL, decoded = NULL
+                    WHERE notification_uuid = ANY(\(uuids)::uuid[])
+                    """,
+                    logger: logger
+                )
+                return (count: uuids.count, last: last)
+            }
+            guard batch.count > 0 else { return moved }
+            moved += batch.count
+            after = batch.last
+            progress(moved)
+        }
+    }
+}

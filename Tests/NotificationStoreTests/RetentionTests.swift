@@ -1,0 +1,85 @@
+import AppStoreTestSupport
+import Foundation
+import NotificationStore
+import StoreTestSupport
+import Testing
+
+/// Retention of raw bodies: whole months of `notification_bodies` dropped, the facts kept.
+@Suite("Retention: months of bodies past the setting are dropped whole; facts and newer bodies stay")
+struct RetentionTests {
+    @Test(
+        """
+        the scenario received in January, newer notifications this month: keeping one month drops January's bodies \
+        (a dry run first names it and drops nothing), notifications and subscriptions stay as they were, this \
+        month's bodies come back byte for byte; with the clock a year ahead everything goes, and the next write makes \
+        its month again
+        """
+    )
+    func dropsWholeMonths() async throws {
+        let (server, configuration) = try await makeDatabase()
+        let database = configuration.database
+        let scenario = try await StoreFixtures.scenarioEntries()
+        let recentFixtures = Fixtures.v2Cases.filter { $0.kind == "valid" }.prefix(3)
+        var entries: [NotificationBatch.Entry] = []
+        for (index, fixture) in recentFixtures.enumerated() {
+            entries.append(
+                await StoreFixtures.entry(body: fixture.body, offset: Int64(1_000 + index), receivedAt: Date())
+            )
+        }
+        let recent = entries
+        let facts = """
+            SELECT (SELECT count(*) || ':' || md5(string_agg(notification_uuid || notification_type || kafka_offset, ','
+                ORDER BY notification_uuid)) FROM notifications)
+            || ' ' || (SELECT count(*) || ':' || md5(string_agg(original_transaction_id || last_notification_uuid, ','
+                ORDER BY original_transaction_id)) FROM subscriptions)
+            """
+        let recentBodies = """
+            SELECT string_agg(encode(sha256(asnp_raw_body(body)), 'hex'), ',' ORDER BY notification_uuid)
+            FROM notification_bodies WHERE received_at > now() - interval '1 day'
+            """
+        let january = "notification_bodies_2026_01"
+        // January's writes made February ahead.
+        let past = [january, "notification_bodies_2026_02"]
+
+        try await withStore(configuration) { store in
+            _ = try await store.write(NotificationBatch(entries: scenario))
+            _ = try await store.write(NotificationBatch(entries: recent))
+            let before = (try await server.psql(database, facts), try await server.psql(database, recentBodies))
+            #expect(try await store.bodyPartitions().map(\.name).contains(january))
+
+            let wouldDrop = try await store.applyBodyRetention(keepMonths: 1, dryRun: true)
+            #expect(wouldDrop.map(\.name) == past)
+            #expect(try await store.bodyPartitions().map(\.name).contains(january))
+
+            let dropped = try await store.applyBodyRetention(keepMonths: 1)
+            #expect(dropped.map(\.name) == past)
+            let kept = try await store.bodyPartitions()
+            #expect(!kept.map(\.name).contains(january))
+            #expect(kept.allSatisfy { $0.end > NotificationStore.retentionCutoff(keepMonths: 1) })
+            #expect(try await server.psql(database, facts) == before.0)
+            #expect(try await server.psql(database, recentBodies) == before.1)
+            #expect(before.1.split(separator: ",").count == recent.count)
+            // January's notifications keep their facts, without their decoded JSON.
+            #expect(
+                try await server.psql(
+                    database,
+                    "SELECT count(*) FILTER (WHERE decoded IS NULL) || '/' || count(*) FROM notifications_decoded"
+                ) == "\(Set(try StoreFixtures.scenario().map(\.uuid)).count)/\(try await store.counts().notifications)"
+            )
+
+            let yearAhead = Date().addingTimeInterval(366 * 86_400)
+            let all = try await store.applyBodyRetention(keepMonths: 0, now: yearAhead)
+            #expect(Set(all.map(\.name)) == Set(kept.map(\.name)))
+            #expect(try await store.bodyPartitions().isEmpty)
+            #expect(try await server.psql(database, facts) == before.0)
+
+            let later = await StoreFixtures.entry(
+                body: try #require(Fixtures.v2Cases.filter { $0.kind == "valid" }.dropFirst(3).first).body,
+                offset: 2_000,
+                receivedAt: Date()
+            )
+            #expect(try await store.write(NotificationBatch(entries: [later])).storedNotifications.count == 1)
+            #expect(try await store.bodyPartitions().count == 2, "this month and the next, made again")
+        }
+    }
+}
