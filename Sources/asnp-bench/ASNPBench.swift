@@ -15,7 +15,7 @@ struct ASNPBench: AsyncParsableCommand {
             """,
         subcommands: [
             BenchVerifyCommand.self, BenchKafkaCommand.self, BenchStoreCommand.self, BenchIngressCommand.self,
-            BenchWorkerCommand.self, BenchEndToEndCommand.self, LoadgenCommand.self,
+            BenchWorkerCommand.self, BenchEndToEndCommand.self, BenchMoveBodiesCommand.self, LoadgenCommand.self,
         ]
     )
 

@@ -103,8 +103,15 @@ struct BenchStoreCommand: AsyncParsableCommand {
                             }
                         }
                         let seconds = (ContinuousClock.now - start).seconds
-                        let table = method == .plainCopy ? "bench_plain_copy" : "notifications"
-                        let size = try await store.execute("SELECT pg_total_relation_size('\(table)')::text")
+                        let size = try await store.execute(
+                            method == .plainCopy
+                                ? "SELECT pg_total_relation_size('bench_plain_copy')::text"
+                                : """
+                                SELECT (pg_total_relation_size('notifications') + pg_total_relation_size('jws_headers')
+                                    + (SELECT coalesce(sum(pg_total_relation_size(inhrelid)), 0) FROM pg_inherits
+                                        WHERE inhparent = 'notification_bodies'::regclass))::text
+                                """
+                        )
                         return StoreBenchSample(
                             rows: stored,
                             seconds: seconds,
@@ -130,7 +137,7 @@ struct BenchStoreCommand: AsyncParsableCommand {
     }
 
     /// Signed, verified notifications as the worker would hand them over, in batches.
-    private static func workload(count: Int, batchSize: Int) async throws -> [NotificationBatch] {
+    static func workload(count: Int, batchSize: Int) async throws -> [NotificationBatch] {
         let workload = try VerifyWorkload(count: count, chains: 1)
         let verifier = try workload.verifier(cacheCapacity: 64)
         var batches: [NotificationBatch] = []
