@@ -28,6 +28,9 @@ package final class WorkerMetrics: Sendable {
     let outboxRows: Gauge
     /// Outbox rows set aside after the broker refused their events for good (all partitions), sampled likewise.
     let refusedOutboxRows: Gauge
+    /// The start of the oldest month of raw bodies kept (`notification_bodies`), in seconds since 1970 (0: none),
+    /// sampled likewise: retention drops months from the old end, so an age past the retention shows it not running.
+    let oldestBody: Gauge
     /// The group's consumer lag per raw-topic partition, sampled likewise.
     private let lagGauges = Mutex<[KafkaTopicPartition: Gauge]>([:])
 
@@ -35,6 +38,7 @@ package final class WorkerMetrics: Sendable {
     enum Sample: String, CaseIterable, Sendable {
         case outbox
         case consumerLag = "consumer_lag"
+        case bodies
     }
 
     /// Metrics in `registry` (a new one by default).
@@ -86,6 +90,17 @@ package final class WorkerMetrics: Sendable {
                 "outbox_refused",
                 "rows",
                 "Outbox rows set aside after the broker refused their events for good, all partitions (sampled)."
+            )
+        )
+        // The store's, not the worker's own: named for what it describes (any worker's scrape shows the same value).
+        oldestBody = registry.makeGauge(
+            descriptor: MetricNameDescriptor(
+                namespace: "asnp",
+                subsystem: "store",
+                metricName: "oldest_body_timestamp",
+                unitName: "seconds",
+                helpText:
+                    "The start of the oldest month of raw bodies kept, in seconds since 1970 (0: none; sampled)."
             )
         )
     }

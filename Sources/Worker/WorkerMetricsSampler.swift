@@ -1,3 +1,4 @@
+import Foundation
 import KafkaClient
 import Logging
 import NotificationStore
@@ -5,9 +6,10 @@ import Prometheus
 import ServiceLifecycle
 import Synchronization
 
-/// Samples the worker's gauges that need PostgreSQL or Kafka (the outbox's rows, the raw topic's consumer lag) in the
-/// background, each with a timeout, so that a scrape never waits on a dependency: with the database or the brokers
-/// down in an incident, `/metrics` still answers at once, with the last values and their age.
+/// Samples the worker's gauges that need PostgreSQL or Kafka (the outbox's rows, the raw topic's consumer lag, the
+/// oldest month of bodies kept) in the background, each with a timeout, so that a scrape never waits on a dependency:
+/// with the database or the brokers down in an incident, `/metrics` still answers at once, with the last values and
+/// their age.
 ///
 /// The lag is the consumer group's, for every partition of the raw topic (committed offsets and watermarks), whoever
 /// owns them: it keeps growing when every worker is down or crash-looping, and any one worker's scrape shows all of
@@ -17,6 +19,9 @@ package final class WorkerMetricsSampler: Service, Sendable {
     private let store: NotificationStore
     private let metrics: WorkerMetrics
     private let logger: Logger
+    /// How often the oldest month of bodies is sampled at most: it changes once a month (a day, when retention runs
+    /// late), and listing the months sizes each of them.
+    static let bodiesSampleInterval: Duration = .seconds(60)
     /// When each sample last succeeded.
     private let lastSuccess = Mutex<[WorkerMetrics.Sample: ContinuousClock.Instant]>([:])
 
@@ -46,8 +51,9 @@ package final class WorkerMetricsSampler: Service, Sendable {
         }
     }
 
-    /// Takes both samples, each bounded by ``WorkerConfiguration/metricsSampleTimeout``; a failed or late one is
-    /// logged at debug and leaves its gauges as they were.
+    /// Takes the samples (the bodies' at most every ``bodiesSampleInterval``), each bounded by
+    /// ``WorkerConfiguration/metricsSampleTimeout``; a failed or late one is logged at debug and leaves its gauges as
+    /// they were.
     func sampleOnce(admin: KafkaAdminClient) async {
         let timeout = configuration.metricsSampleTimeout
         await sample(.outbox, within: timeout) { [store, metrics] in
@@ -65,6 +71,13 @@ package final class WorkerMetricsSampler: Service, Sendable {
                 )
             }
             metrics.setLag(lags)
+        }
+        let bodiesSampled = lastSuccess.withLock { $0[.bodies] }
+        if bodiesSampled.map({ $0.duration(to: .now) >= Self.bodiesSampleInterval }) ?? true {
+            await sample(.bodies, within: timeout) { [store, metrics] in
+                let oldest = try await store.bodyPartitions().first
+                metrics.oldestBody.set(oldest?.start.timeIntervalSince1970 ?? 0)
+            }
         }
     }
 

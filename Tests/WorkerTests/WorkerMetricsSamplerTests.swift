@@ -1,4 +1,5 @@
 import AppStoreTestSupport
+import Foundation
 import KafkaClient
 import NotificationStore
 import Prometheus
@@ -58,7 +59,8 @@ struct WorkerMetricsSamplerTests {
                 return lagLines.compactMap { $0.split(separator: " ").last.flatMap { Double($0) } }.reduce(0, +) == 10
             }
             #expect(lagLines.count == 4, "every partition of the raw topic, owned by nobody: \(lagLines)")
-            #expect(lagLines.compactMap { $0.split(separator: " ").last.flatMap { Double($0) } }.reduce(0, +) == 10)
+            let lag: Double = lagLines.compactMap { $0.split(separator: " ").last.flatMap { Double($0) } }.reduce(0, +)
+            #expect(lag == 10)
             // The outbox sample succeeded too (on a loaded machine the first connection may take a while).
             let outboxAge = #"asnp_worker_metrics_sample_age_seconds{sample="outbox"}"#
             var sampled: [Substring] = []
@@ -68,6 +70,15 @@ struct WorkerMetricsSamplerTests {
             }
             #expect((Self.value(sampled, outboxAge) ?? -1) >= 0)
             #expect(Self.value(sampled, "asnp_worker_outbox_rows ") == 0)
+            // The oldest month of bodies kept: the migration made this UTC month's partition (and the next).
+            let bodiesAge = #"asnp_worker_metrics_sample_age_seconds{sample="bodies"}"#
+            _ = await eventually {
+                sampled = Self.scrape(sampler, metrics)
+                return (Self.value(sampled, bodiesAge) ?? -1) >= 0
+            }
+            let oldest = Self.value(sampled, "asnp_store_oldest_body_timestamp_seconds ") ?? 0
+            let now = Date().timeIntervalSince1970
+            #expect(oldest > 0 && oldest <= now && now - oldest < 32 * 86_400, "this month's start: \(oldest)")
 
             // PostgreSQL goes away: scrapes go on answering, with the last count and a growing age, while the lag
             // (Kafka is still there) goes on being sampled.

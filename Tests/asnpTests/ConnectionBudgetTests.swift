@@ -52,7 +52,8 @@ struct ConnectionBudgetTests {
         return merged
     }
 
-    /// Every Deployment and Job whose containers get a `DATABASE_URL`, at its most replicas and connections.
+    /// Every Deployment, Job and CronJob whose containers get a `DATABASE_URL`, at its most replicas and connections
+    /// (a CronJob never runs two jobs at once: `concurrencyPolicy: Forbid`).
     static func clients(_ documents: [[String: Any]], settings: [String: String]) throws -> [Client] {
         let defaultPool = NotificationStoreConfiguration(
             endpoint: .tcp(host: "localhost", port: 5432),
@@ -71,9 +72,15 @@ struct ConnectionBudgetTests {
             maximumReplicas[target] = try #require(maximum as? Int, "\(target): an autoscaler without a maximum")
         }
         var clients: [Client] = []
-        for document in documents where ["Deployment", "Job"].contains(document["kind"] as? String) {
+        for document in documents {
+            guard let pod = DeployFilesTests.podSpec(document) else { continue }
             let name = try #require(DeployFilesTests.value(document, "metadata", "name") as? String)
-            let pod = try #require(DeployFilesTests.value(document, "spec", "template", "spec") as? [String: Any])
+            if document["kind"] as? String == "CronJob" {
+                #expect(
+                    DeployFilesTests.value(document, "spec", "concurrencyPolicy") as? String == "Forbid",
+                    "\(name): overlapping runs would multiply its connections"
+                )
+            }
             func pool(_ container: [String: Any]) -> Int {
                 let environment = container["env"] as? [[String: Any]] ?? []
                 guard environment.contains(where: { $0["name"] as? String == "DATABASE_URL" }) else { return 0 }
@@ -93,7 +100,8 @@ struct ConnectionBudgetTests {
             let replicas =
                 maximumReplicas[name]
                 ?? DeployFilesTests.value(document, "spec", "replicas") as? Int
-                ?? DeployFilesTests.value(document, "spec", "parallelism") as? Int ?? 1
+                ?? DeployFilesTests.value(document, "spec", "parallelism") as? Int
+                ?? DeployFilesTests.value(document, "spec", "jobTemplate", "spec", "parallelism") as? Int ?? 1
             clients.append(Client(name: name, replicas: replicas, connectionsPerPod: perPod))
         }
         return clients
@@ -123,7 +131,7 @@ struct ConnectionBudgetTests {
         let settings = try DeployFilesTests.envFile("kubernetes/base/settings.env")
             .merging(try DeployFilesTests.envFile("kubernetes/overlays/production/settings.env")) { $1 }
         let clients = try Self.clients(documents, settings: settings)
-        #expect(Set(clients.map(\.name)) == ["asnp-migrate", "asnp-worker", "asnp-history"])
+        #expect(Set(clients.map(\.name)) == ["asnp-migrate", "asnp-worker", "asnp-history", "asnp-retention"])
 
         let bouncer = try INIFile(
             contentsOfFile: DeployFilesTests.deploy.appendingPathComponent(

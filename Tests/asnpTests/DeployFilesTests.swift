@@ -122,10 +122,8 @@ struct DeployFilesTests {
             // The ConfigMap serves every role: each of its variables must be read by one of them.
             var readByAnyRole: Set<String> = []
             for document in documents {
-                let kind = document["kind"] as? String
-                guard kind == "Deployment" || kind == "Job" else { continue }
+                guard let pod = Self.podSpec(document) else { continue }
                 let name = try #require((document["metadata"] as? [String: Any])?["name"] as? String)
-                let pod = try #require(Self.value(document, "spec", "template", "spec") as? [String: Any])
                 for container in try #require(pod["containers"] as? [[String: Any]]) {
                     // Kustomize's images: rewrites 'asnp'; the one other image is the production overlay's pooler.
                     guard container["image"] as? String == "asnp" else {
@@ -151,8 +149,39 @@ struct DeployFilesTests {
             }
         }
         #expect(
-            seen == ["asnp-migrate migrate", "asnp-ingress ingress", "asnp-worker worker", "asnp-history history"]
+            seen == [
+                "asnp-migrate migrate", "asnp-ingress ingress", "asnp-worker worker", "asnp-history history",
+                "asnp-retention retention",
+            ]
         )
+    }
+
+    @Test(
+        """
+        production drops bodies past retention daily: a CronJob runs asnp retention --apply, never two at once, \
+        with the retention its settings set
+        """
+    )
+    func retentionCronJob() async throws {
+        let documents = try Self.yamlDocuments(under: "kubernetes/overlays/production")
+        let cronJob = try #require(documents.first { $0["kind"] as? String == "CronJob" })
+        #expect(Self.value(cronJob, "metadata", "name") as? String == "asnp-retention")
+        #expect(Self.value(cronJob, "spec", "concurrencyPolicy") as? String == "Forbid")
+        let schedule = try #require(Self.value(cronJob, "spec", "schedule") as? String)
+        #expect(schedule.split(separator: " ").suffix(3) == ["*", "*", "*"], "daily: \(schedule)")
+        let container = try #require((Self.podSpec(cronJob)?["containers"] as? [[String: Any]])?.first)
+        let arguments = try #require(container["args"] as? [String])
+        let command = try #require(try ASNP.parseAsRoot(arguments) as? RetentionCommand, "\(arguments)")
+        #expect(command.apply && !command.dryRun && command.retainMonths == nil)
+        // Without a retention, `asnp retention --apply` refuses to run (exit 2): the overlay's settings give one.
+        let settings = try Self.envFile("kubernetes/base/settings.env")
+            .merging(try Self.envFile("kubernetes/overlays/production/settings.env")) { $1 }
+        let loaded = try await PipelineSettings.load(
+            file: nil,
+            environment: try Self.environment(of: container, settings: settings)
+        )
+        #expect(try loaded.int("retention.retainBodyMonths") == 13)
+        #expect(try Self.envFile("kubernetes/base/settings.env")["RETENTION_RETAIN_BODY_MONTHS"] == nil)
     }
 
     @Test(
@@ -178,12 +207,12 @@ struct DeployFilesTests {
             settings["INGRESS_READINESS_TIMEOUT_SECONDS"].flatMap(Double.init)
             ?? Double(IngressConfiguration(apps: []).readinessTimeout.components.seconds)
         var pods = 0
-        for document in documents where ["Deployment", "Job"].contains(document["kind"] as? String) {
+        for document in documents {
+            guard let pod = Self.podSpec(document) else { continue }
             let name = try #require(Self.value(document, "metadata", "name") as? String)
             if autoscaled.contains(name) {
                 #expect(Self.value(document, "spec", "replicas") == nil, "\(name): its autoscaler owns the count")
             }
-            let pod = try #require(Self.value(document, "spec", "template", "spec") as? [String: Any])
             pods += 1
             #expect(Self.value(pod, "securityContext", "runAsNonRoot") as? Bool == true, "\(name)")
             #expect(
@@ -204,7 +233,7 @@ struct DeployFilesTests {
                 }
             }
         }
-        #expect(pods == 5, "ingress, worker, migrate, history, pgbouncer")
+        #expect(pods == 6, "ingress, worker, migrate, history, pgbouncer, retention")
 
         // Scaling in is damped: each change of the workers' count is a rebalance.
         let workerScaling = try #require(documents.first { $0["kind"] as? String == "ScaledObject" })
@@ -310,6 +339,7 @@ struct DeployFilesTests {
         let exported = Set(ExportedMetrics.labelsByName().keys)
         #expect(exported.contains("asnp_worker_consumer_lag_messages"))
         #expect(exported.contains("asnp_ingress_requests_total"))
+        #expect(exported.contains("asnp_store_oldest_body_timestamp_seconds"))
         let dashboard = try Self.text("grafana/asnp-dashboard.json")
         let named = Set(dashboard.matches(of: /asnp_[a-z_]+/).map { String($0.output) })
         #expect(named.count >= 15)
@@ -384,13 +414,20 @@ struct DeployFilesTests {
             return ["DATABASE_URL"]
         }
         let settings = try await PipelineSettings.load(file: nil, environment: try withSecretFiles(environment))
+        var read: Set<String> = []
         switch command {
         case "ingress": _ = try settings.ingressRole()
         case "worker": _ = try settings.workerRole()
         case "history": _ = try settings.historyRole(appName: nil)
+        case "retention":
+            // With DATABASE_URL and no --config, `asnp retention` takes the database from the URL, as `asnp migrate`
+            // does, and its retention from the settings.
+            #expect(throws: Never.self) { try NotificationStoreConfiguration(url: environment["DATABASE_URL"] ?? "") }
+            read.insert("DATABASE_URL")
+            _ = try settings.int("retention.retainBodyMonths")
         default: Issue.record("\(place): no settings check for \(command)")
         }
-        let read = Set(settings.keysRead.all.map(PipelineSettings.environmentName(of:)))
+        read.formUnion(settings.keysRead.all.map(PipelineSettings.environmentName(of:)))
         for variable in ownVariables.sorted() {
             #expect(read.contains(variable), "\(place) sets \(variable), which asnp \(command) never reads")
         }
@@ -401,7 +438,7 @@ struct DeployFilesTests {
         async throws
     {
         let ports = container["ports"] as? [[String: Any]] ?? []
-        guard command != "migrate" else {
+        guard command != "migrate", command != "retention" else {
             #expect(ports.isEmpty)
             return
         }
@@ -593,6 +630,15 @@ struct DeployFilesTests {
         }
         // Each exports metrics (ExportedMetrics lists them; the dashboard and alert tests check which).
         #expect(monitored == ["asnp-ingress", "asnp-worker", "asnp-history"])
+    }
+
+    /// The pod template's spec of a Deployment, Job or CronJob (its jobs'); nil for other kinds.
+    static func podSpec(_ document: [String: Any]) -> [String: Any]? {
+        switch document["kind"] as? String {
+        case "Deployment", "Job": value(document, "spec", "template", "spec") as? [String: Any]
+        case "CronJob": value(document, "spec", "jobTemplate", "spec", "template", "spec") as? [String: Any]
+        default: nil
+        }
     }
 
     static func text(_ path: String) throws -> String {

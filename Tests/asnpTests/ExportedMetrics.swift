@@ -13,7 +13,7 @@ import Prometheus
 /// code.
 enum ExportedMetrics {
     /// Every metric the ingress, the worker and the periodic history sync export, each made at least once, with its
-    /// label names.
+    /// label names. The worker's include the store's gauge it samples, `asnp_store_oldest_body_timestamp_seconds`.
     static func labelsByName() -> [String: Set<String>] {
         let ingress = IngressMetrics(registry: PrometheusCollectorRegistry())
         ingress.countRequest(route: "v2", status: 503)
@@ -31,6 +31,7 @@ enum ExportedMetrics {
         worker.countRefused(stream: OutboxStream(rawValue: "decoded"), error: error)
         worker.countUnacknowledged(stream: OutboxStream(rawValue: "decoded"), error: error)
         worker.setSampleAge(.outbox, seconds: 1)
+        worker.setSampleAge(.bodies, seconds: 1)
         worker.setLag([
             KafkaPartitionLag(topicPartition: partition, committedOffset: 0, lowWatermark: 0, highWatermark: 1)
         ])

@@ -82,6 +82,7 @@ struct WorkerRoleTests {
         #expect(metricLines.contains("asnp_worker_messages_total \(lines.count)"))
         #expect(metricLines.contains { $0.hasPrefix("asnp_worker_consumer_lag_messages{") })
         #expect(metricLines.contains { $0.hasPrefix("asnp_worker_outbox_rows ") })
+        #expect(metricLines.contains { $0.hasPrefix("asnp_store_oldest_body_timestamp_seconds ") })
 
         try await worker.stop()
 
