@@ -55,11 +55,11 @@ final class JWSHeaderCache: Sendable {
 }
 
 extension NotificationStore {
-    /// Moves what notifications stored before schema 6 keep in `notifications` (`raw_body`, `decoded`) to
+    /// Moves what notifications stored before schema 6 keep in `notifications` (`legacy_raw_body`, `legacy_decoded`) to
     /// `notification_bodies`, the body packed, `batchSize` rows a transaction in `notification_uuid` order, and
     /// returns how many it moved. Online: workers write meanwhile (they never touch these rows, and each batch holds
     /// its rows' locks for one short transaction); several movers share the work (`SKIP LOCKED`); an interrupted
-    /// move resumes where rows still have a `raw_body`. `progress` is called after each batch with the total so far.
+    /// move resumes where rows still have a `legacy_raw_body`. `progress` is called after each batch with the total so far.
     @discardableResult
     package func moveBodies(
         batchSize: Int = 500,
@@ -73,8 +73,8 @@ extension NotificationStore {
             let batch = try await inTransaction("moving up to \(batchSize) bodies") { connection in
                 let rows = try await connection.query(
                     """
-                    SELECT notification_uuid, received_at, raw_body FROM notifications
-                    WHERE notification_uuid > \(start) AND raw_body IS NOT NULL
+                    SELECT notification_uuid, received_at, legacy_raw_body FROM notifications
+                    WHERE notification_uuid > \(start) AND legacy_raw_body IS NOT NULL
                     ORDER BY notification_uuid LIMIT \(batchSize)
                     FOR UPDATE SKIP LOCKED
                     """,
@@ -97,13 +97,13 @@ extension NotificationStore {
                     """
                     WITH moved AS (
                         INSERT INTO notification_bodies (notification_uuid, received_at, body, decoded)
-                        SELECT n.notification_uuid, n.received_at, packed.body, n.decoded
+                        SELECT n.notification_uuid, n.received_at, packed.body, n.legacy_decoded
                         FROM unnest(\(uuids)::uuid[], \(forms)::bytea[]) AS packed(notification_uuid, body)
                         JOIN notifications n USING (notification_uuid)
                         ORDER BY n.notification_uuid
                         ON CONFLICT (notification_uuid, received_at) DO NOTHING
                     )
-                    UPDATE notifications SET raw_body = NULL, decoded = NULL
+                    UPDATE notifications SET legacy_raw_body = NULL, legacy_decoded = NULL
                     WHERE notification_uuid = ANY(\(uuids)::uuid[])
                     """,
                     logger: logger

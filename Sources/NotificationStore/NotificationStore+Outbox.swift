@@ -27,8 +27,8 @@ extension NotificationStore {
                 """
                 SELECT o.id, o.stream, o.message_key, to_jsonb(s)::text,
                     n.notification_uuid, n.notification_type, n.subtype, n.signed_date, n.environment, n.bundle_id,
-                    n.original_transaction_id, n.raw_body,
-                    r.status, r.reason, r.raw_body, r.headers::text, r.kafka_topic, r.kafka_partition, r.kafka_offset,
+                    n.original_transaction_id, n.legacy_raw_body,
+                    r.status, r.reason, r.legacy_raw_body, r.headers::text, r.kafka_topic, r.kafka_partition, r.kafka_offset,
                     s.last_notification_uuid, n.version, s.original_transaction_id, s.last_signed_date, s.environment,
                     s.bundle_id, r.received_at, b.body, r.body
                 FROM outbox o

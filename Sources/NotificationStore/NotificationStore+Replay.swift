@@ -22,7 +22,7 @@ extension NotificationStore {
         return try await withConnection("reading rejected notifications") { [self] connection in
             let rows = try await connection.query(
                 """
-                SELECT id, status, reason, raw_body, headers::text, received_at, kafka_topic, kafka_partition,
+                SELECT id, status, reason, legacy_raw_body, headers::text, received_at, kafka_topic, kafka_partition,
                     kafka_offset, replayed_at, body
                 FROM rejected_notifications
                 WHERE id > \(afterID)

@@ -62,8 +62,8 @@ struct BenchMoveBodiesCommand: AsyncParsableCommand {
                 // As versions before schema 6 left them: body and decoded JSON in the row.
                 _ = try await store.execute(
                     """
-                    UPDATE notifications n SET raw_body = convert_from(asnp_raw_body(b.body), 'UTF8'),
-                        decoded = b.decoded
+                    UPDATE notifications n SET legacy_raw_body = convert_from(asnp_raw_body(b.body), 'UTF8'),
+                        legacy_decoded = b.decoded
                     FROM notification_bodies b
                     WHERE b.notification_uuid = n.notification_uuid AND b.received_at = n.received_at
                     """

@@ -139,7 +139,7 @@ struct RetentionCommand: AsyncParsableCommand {
                         "\(month.bytes)", cutoff.map { month.end <= $0 ? "past retention" : "kept" } ?? "kept",
                     ]
                 }
-            let widths = (0..<5).map { column in rows.map { $0[column].count }.max() ?? 0 }
+            let widths = (0..<5).map { column in (rows.map { $0[column].count }.max() ?? 0) + 1 }
             lines += rows.map { TextColumns.line($0, widths: widths).trimmingCharacters(in: .whitespaces) }
             return lines.joined(separator: "\n")
         }

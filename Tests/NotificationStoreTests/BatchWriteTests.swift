@@ -65,7 +65,7 @@ struct BatchWriteTests {
                     configuration.database,
                     """
                     SELECT (SELECT string_agg(notification_uuid::text || decoded::text, ',' ORDER BY notification_uuid)
-                        FROM notifications)
+                        FROM notifications_decoded)
                     || (SELECT string_agg(original_transaction_id || last_notification_uuid::text, ','
                         ORDER BY original_transaction_id) FROM subscriptions)
                     || (SELECT count(*) FROM outbox)::text
@@ -105,7 +105,7 @@ struct BatchWriteTests {
                 b.decoded #>> '{payload,data,signedTransactionInfo}' IS NULL,
                 b.decoded #>> '{transactionInfo,originalTransactionId}')
             FROM notifications n JOIN notification_bodies b USING (notification_uuid, received_at)
-            WHERE notification_uuid = '\(line.uuid)' AND n.raw_body IS NULL AND n.decoded IS NULL
+            WHERE notification_uuid = '\(line.uuid)' AND n.legacy_raw_body IS NULL AND n.legacy_decoded IS NULL
             """
         )
         let facts = NotificationFacts(decoded)
@@ -204,7 +204,8 @@ struct BatchWriteTests {
             _ = try await server.psql(
                 configuration.database,
                 """
-                UPDATE notifications SET raw_body = '{"signedPayload": 1}', decoded = '{"payload": {"stored": true}}'
+                UPDATE notifications SET legacy_raw_body = '{"signedPayload": 1}',
+                    legacy_decoded = '{"payload": {"stored": true}}'
                 WHERE notification_uuid = '\(uuid)';
                 DELETE FROM notification_bodies WHERE notification_uuid = '\(uuid)'
                 """
@@ -269,7 +270,7 @@ struct BatchWriteTests {
             configuration.database,
             """
             SELECT convert_from(asnp_raw_body(body), 'UTF8') FROM rejected_notifications
-            WHERE kafka_offset = 200 AND raw_body IS NULL
+            WHERE kafka_offset = 200 AND legacy_raw_body IS NULL
             """
         )
         #expect(storedV1.contains("<redacted>"))

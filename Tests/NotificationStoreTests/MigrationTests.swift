@@ -125,6 +125,7 @@ struct MigrationTests {
             configuration.database,
             """
             \(StoreFixtures.bodiesInTheirRows)
+            \(StoreFixtures.columnsBeforeBodyStore)
             UPDATE notifications SET environment = NULL, bundle_id = NULL, app_apple_id = NULL \
             WHERE decoded #> '{payload,data}' IS NULL;
             UPDATE outbox SET message_key = NULL WHERE stream = 'decoded' AND message_key = notification_uuid::text;
@@ -169,6 +170,7 @@ struct MigrationTests {
             configuration.database,
             """
             \(StoreFixtures.bodiesInTheirRows)
+            \(StoreFixtures.columnsBeforeBodyStore)
             ALTER TABLE subscriptions \(
                 columns.split(separator: ",").map { "DROP COLUMN \($0.trimmingCharacters(in: .whitespaces))" }
                 .joined(separator: ", ")
@@ -219,7 +221,7 @@ struct MigrationTests {
             SELECT string_agg(n.notification_uuid || ':' || encode(sha256(asnp_raw_body(b.body)), 'hex') || ':'
                 || md5(b.decoded::text), ',' ORDER BY n.notification_uuid)
             FROM notifications n JOIN notification_bodies b USING (notification_uuid, received_at)
-            WHERE n.raw_body IS NULL AND n.decoded IS NULL
+            WHERE n.legacy_raw_body IS NULL AND n.legacy_decoded IS NULL
             """
         let source = KafkaTopicPartition(topic: StoreFixtures.topic, partition: 0)
         // The reference: everything written as this version writes it.
@@ -238,7 +240,7 @@ struct MigrationTests {
         try await server.psql(configuration.database, StoreFixtures.bodiesInTheirRows)
         let inRows = try await server.psql(
             configuration.database,
-            "SELECT count(*) FROM notifications WHERE raw_body IS NOT NULL AND decoded IS NOT NULL"
+            "SELECT count(*) FROM notifications WHERE legacy_raw_body IS NOT NULL AND legacy_decoded IS NOT NULL"
         )
         #expect(Int(inRows) ?? 0 > 3)
         let (moved, again, outbox) = try await withStore(configuration, migrate: false) { store in

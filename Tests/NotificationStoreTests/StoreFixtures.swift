@@ -68,9 +68,16 @@ enum StoreFixtures {
 
     /// Puts every notification's body and decoded JSON back in its row, as versions before schema 6 stored them.
     static let bodiesInTheirRows = """
-        UPDATE notifications n SET raw_body = convert_from(asnp_raw_body(b.body), 'UTF8'), decoded = b.decoded
+        UPDATE notifications n SET legacy_raw_body = convert_from(asnp_raw_body(b.body), 'UTF8'),
+            legacy_decoded = b.decoded
         FROM notification_bodies b WHERE b.notification_uuid = n.notification_uuid AND b.received_at = n.received_at;
         DELETE FROM notification_bodies;
+        """
+
+    /// Gives the columns ``bodiesInTheirRows`` fills their names before schema 6, for re-running earlier migrations.
+    static let columnsBeforeBodyStore = """
+        ALTER TABLE notifications RENAME COLUMN legacy_raw_body TO raw_body;
+        ALTER TABLE notifications RENAME COLUMN legacy_decoded TO decoded;
         """
 
     /// Each subscription's last notification type as stored, to compare with ``scenarioFinal()``.

@@ -42,7 +42,7 @@ package struct PipelineReconciliation: Sendable {
             query(
                 """
                 SELECT n.notification_uuid, n.version,
-                    encode(sha256(COALESCE(convert_to(n.raw_body, 'UTF8'), asnp_raw_body(b.body))), 'hex')
+                    encode(sha256(COALESCE(convert_to(n.legacy_raw_body, 'UTF8'), asnp_raw_body(b.body))), 'hex')
                 FROM notifications n
                 LEFT JOIN notification_bodies b USING (notification_uuid, received_at)
                 """
@@ -54,7 +54,7 @@ package struct PipelineReconciliation: Sendable {
         for row in try await rows(
             query(
                 """
-                SELECT encode(sha256(COALESCE(raw_body, asnp_raw_body(body))), 'hex'), count(*)
+                SELECT encode(sha256(COALESCE(legacy_raw_body, asnp_raw_body(body))), 'hex'), count(*)
                 FROM rejected_notifications GROUP BY 1
                 """
             )

@@ -6,8 +6,10 @@ extension SchemaMigration {
     /// `notifications_decoded` gives the facts with their decoded JSON, as `notifications` had them.
     ///
     /// Only metadata changes here, so the migration takes its locks for moments: rows stored by earlier versions
-    /// keep `raw_body` and `decoded` in `notifications` until ``NotificationStore/moveBodies(batchSize:progress:)``
-    /// moves them in short batches while workers write, and every read takes them from there while they are set.
+    /// keep their body and JSON in `notifications` (renamed `legacy_raw_body`, `legacy_decoded`: an earlier version's
+    /// worker still running must fail on them, not read NULL and drop an event) until
+    /// ``NotificationStore/moveBodies(batchSize:progress:)`` moves them in short batches while workers write, and every
+    /// read takes them from there while they are set. `rejected_notifications.raw_body` becomes `legacy_raw_body` alike.
     /// The rejected table's check is `NOT VALID` for the same reason: every existing row holds it (`raw_body`, no
     /// `body`), and validating would scan the table under an exclusive lock.
     ///
@@ -174,11 +176,15 @@ extension SchemaMigration {
             "SELECT asnp_notification_bodies_partition(now())",
             "SELECT asnp_notification_bodies_partition(now() + interval '1 month')",
             "ALTER TABLE notifications ALTER COLUMN raw_body DROP NOT NULL, ALTER COLUMN decoded DROP NOT NULL",
+            // Renamed, so that a worker of an earlier version still running in a rolling update fails on them
+            // (and retries, storing nothing) instead of reading NULL where it expects a body and dropping the event.
+            "ALTER TABLE notifications RENAME COLUMN raw_body TO legacy_raw_body",
+            "ALTER TABLE notifications RENAME COLUMN decoded TO legacy_decoded",
             """
             CREATE VIEW notifications_decoded AS
             SELECT n.notification_uuid, n.version, n.notification_type, n.subtype, n.environment, n.bundle_id,
                 n.app_apple_id, n.original_transaction_id, n.transaction_id, n.product_id, n.signed_date,
-                n.expires_date, n.revocation_date, n.auto_renew_status, COALESCE(b.decoded, n.decoded) AS decoded,
+                n.expires_date, n.revocation_date, n.auto_renew_status, COALESCE(b.decoded, n.legacy_decoded) AS decoded,
                 n.received_at, n.stored_at, n.kafka_topic, n.kafka_partition, n.kafka_offset
             FROM notifications n
             LEFT JOIN notification_bodies b
@@ -187,8 +193,12 @@ extension SchemaMigration {
             """
             ALTER TABLE rejected_notifications
                 ADD COLUMN body bytea COMPRESSION lz4,
-                ALTER COLUMN raw_body DROP NOT NULL,
-                ADD CONSTRAINT rejected_notifications_body_check CHECK (num_nonnulls(body, raw_body) = 1) NOT VALID
+                ALTER COLUMN raw_body DROP NOT NULL
+            """,
+            "ALTER TABLE rejected_notifications RENAME COLUMN raw_body TO legacy_raw_body",
+            """
+            ALTER TABLE rejected_notifications ADD CONSTRAINT rejected_notifications_body_check
+                CHECK (num_nonnulls(body, legacy_raw_body) = 1) NOT VALID
             """,
         ]
     )
