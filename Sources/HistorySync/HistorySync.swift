@@ -28,6 +28,9 @@ package struct HistorySync: Sendable {
     package let logger: Logger
     /// Times a window may start over after an expired pagination token before the sync gives up.
     package var maximumRestarts = 5
+    /// How far inside Apple's history limit (``NotificationHistoryRequest/historyRetention(in:)``) a window's start
+    /// is moved when it lies beyond it, so clock skew and a long run do not cross the limit.
+    package var startDateMargin: Duration = .seconds(3_600)
 
     package init(
         client: AppStoreServerAPIClient,
@@ -89,6 +92,29 @@ package struct HistorySync: Sendable {
         if progress.isComplete {
             logger.info("History window already synced; nothing to do (restart it to sync again)")
             return progress
+        }
+        // Apple refuses a start older than it keeps history: ask from the oldest start it accepts, and say what
+        // part of the window is gone. The checkpoint keeps the window as asked, so a rerun finds it.
+        var request = request
+        if let retention = NotificationHistoryRequest.historyRetention(in: environment) {
+            let oldest = Date().addingTimeInterval(-Self.seconds(retention) + Self.seconds(startDateMargin))
+            let oldestMilliseconds = Int64((oldest.timeIntervalSince1970 * 1000).rounded(.up))
+            if request.startDate < oldestMilliseconds {
+                let skippedTo = min(oldestMilliseconds, request.endDate)
+                progress.unfetchableBefore = Date(timeIntervalSince1970: Double(skippedTo) / 1000)
+                logger.notice(
+                    "The start of the history window is older than Apple keeps; skipping it as no longer fetchable",
+                    metadata: [
+                        "history.unfetchable": "\(window.start)..<\(progress.unfetchableBefore ?? window.end)",
+                        "history.retention": "\(retention)",
+                    ]
+                )
+                guard oldestMilliseconds < request.endDate else {
+                    progress.isComplete = true  // Nothing of the window can be fetched any more.
+                    return progress
+                }
+                request.startDate = oldestMilliseconds
+            }
         }
         if progress.resumed {
             logger.info("Resuming a history window", metadata: ["history.pages": "\(checkpoint.pagesFetched)"])
@@ -190,6 +216,10 @@ package struct HistorySync: Sendable {
     static func body(signedPayload: String) -> Data {
         // Encoding a struct of one string cannot fail.
         (try? JSONEncoder().encode(ResponseBodyV2(signedPayload: signedPayload))) ?? Data()
+    }
+
+    private static func seconds(_ duration: Duration) -> Double {
+        Double(duration.components.seconds) + Double(duration.components.attoseconds) / 1e18
     }
 
     private func storeCall<Result>(

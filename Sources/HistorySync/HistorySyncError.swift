@@ -12,6 +12,9 @@ package struct HistorySyncError: Error, Sendable, Hashable, CustomStringConverti
         case unauthorized = "UNAUTHORIZED"
         /// Apple refused the request (4xx other than 401 and 429): the context names Apple's error code.
         case rejected = "REJECTED"
+        /// Apple no longer keeps the window's start (400 StartDateTooFarInPastError, 4000012: over 180 days ago in
+        /// production, 30 in the sandbox): that range is gone, and asking again cannot bring it back.
+        case rangeGone = "RANGE_GONE"
         /// Apple or the network kept failing (5xx, 429, timeouts) past the retry budget.
         case unavailable = "UNAVAILABLE"
         /// Apple answered something that is not a notification history page.

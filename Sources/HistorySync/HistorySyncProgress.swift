@@ -1,5 +1,11 @@
 import NotificationStore
 
+#if canImport(FoundationEssentials)
+import FoundationEssentials
+#else
+import Foundation
+#endif
+
 /// Where a history sync stands: reported after every page, and returned at the end.
 package struct HistorySyncProgress: Sendable, Hashable {
     package var window: HistoryCheckpoint.Window
@@ -15,7 +21,10 @@ package struct HistorySyncProgress: Sendable, Hashable {
     package var restarts = 0
     /// This run continued a window an earlier run had started.
     package var resumed = false
-    /// Every page was produced.
+    /// Set when the window starts before the oldest history Apple keeps (with ``HistorySync/startDateMargin``): the
+    /// range from the window's start to this date was skipped as no longer fetchable; the rest was asked for.
+    package var unfetchableBefore: Date?
+    /// Every page was produced (of the fetchable part of the window).
     package var isComplete = false
     /// The API client's requests, 429s and retries, this run.
     package var requests = AppStoreServerAPIClient.Counts()

@@ -12,7 +12,8 @@ import Foundation
 /// The reconciler as a service beside the workers: every `interval`, syncs the last `lookback` of history (windows
 /// overlap, so a notification Apple sent near a boundary is fetched twice and deduplicated by the workers).
 /// Stops at graceful shutdown after the page in hand; a failed turn is logged and tried again at the next one,
-/// except when Apple refuses the key or the request (those need a person).
+/// except when Apple refuses the key or the request (those need a person). A window partly older than Apple keeps is
+/// fetched from the oldest start Apple accepts; Apple refusing the start anyway (`RANGE_GONE`) fails only the turn.
 package struct PeriodicHistorySync: Service {
     package let sync: HistorySync
     package let environment: AppStoreEnvironment
@@ -71,8 +72,16 @@ package struct PeriodicHistorySync: Service {
                 onTurn(.success(progress))
             } catch {
                 onTurn(.failure(error))
-                guard error.isRetriable else { throw error }
-                logger.warning("History sync turn failed; trying at the next turn", metadata: ["error": "\(error)"])
+                if error.code == .rangeGone {
+                    // Not retriable, but no person can bring the range back either: the next turn asks from later.
+                    logger.notice(
+                        "Apple no longer keeps part of this turn's window; going on with the next turn",
+                        metadata: ["error": "\(error)"]
+                    )
+                } else {
+                    guard error.isRetriable else { throw error }
+                    logger.warning("History sync turn failed; trying at the next turn", metadata: ["error": "\(error)"])
+                }
             }
             try? await cancelWhenGracefulShutdown { try await Task.sleep(for: interval) }
         }

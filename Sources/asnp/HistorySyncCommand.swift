@@ -158,11 +158,12 @@ private final class ProgressLine: Sendable {
         let state =
             progress.isComplete
             ? (progress.pagesThisRun == 0 ? "already complete" : "complete") : "stopped; run again to resume"
+        let skipped = progress.unfetchableBefore.map { "; before \($0.formatted(.iso8601)) older than Apple keeps" }
         let summary =
             "history: \(progress.window): \(state); \(progress.notifications) notifications in \(progress.pages) pages"
             + " (this run: \(progress.notificationsThisRun) in \(progress.pagesThisRun)"
             + (progress.resumed ? ", resumed" : "") + (progress.restarts > 0 ? ", \(progress.restarts) restarts" : "")
-            + ")\n"
+            + ")" + (skipped ?? "") + "\n"
         FileHandle.standardOutput.write(Data(summary.utf8))
     }
 }

@@ -15,9 +15,11 @@ import StoreTestSupport
 struct HistorySyncRig {
     static let rawTopic = PipelineTopics.raw
     static let bundleID = "com.example.notes"
-    static let window = (
-        start: Date(timeIntervalSince1970: 1_767_225_600), end: Date(timeIntervalSince1970: 1_769_904_000)
-    )
+    /// Twenty whole days ending yesterday: within the 30 days Apple keeps sandbox history.
+    static let window: (start: Date, end: Date) = {
+        let end = ((Date().timeIntervalSince1970 / 86_400).rounded(.down) - 1) * 86_400
+        return (Date(timeIntervalSince1970: end - 20 * 86_400), Date(timeIntervalSince1970: end))
+    }()
 
     let apple: FakeAppStoreServer
     let baseURL: String

@@ -13,7 +13,7 @@ import Testing
 @Suite("History sync: Apple's notification history into the raw topic, resumable, with Apple's retry rules")
 struct HistorySyncTests {
     @Test(
-        "every request carries an ES256 token Apple accepts, reused across pages; bodies land as the ingress writes them"
+        "every request carries a fresh ES256 token Apple accepts; bodies land as the ingress writes them"
     )
     func pagesAndTokens() async throws {
         let history = try HistorySyncRig.signedHistory(count: 45)
@@ -26,12 +26,12 @@ struct HistorySyncTests {
             let log = rig.apple.log
             #expect(log.requests == 3)
             #expect(log.invalidTokens == 0)
-            #expect(log.tokens.count == 1, "one token, reused until near its expiry")
+            #expect(log.tokens.count == log.requests, "a new token for every request")
             #expect(log.paginationTokens.first == .some(nil), "no token on a window's first page")
             #expect(log.paginationTokens.dropFirst().allSatisfy { $0 != nil })
             let body = try #require(log.bodies.first)
-            #expect(body["startDate"] as? Int == 1_767_225_600_000)
-            #expect(body["endDate"] as? Int == 1_769_904_000_000)
+            #expect(body["startDate"] as? Int == Int(HistorySyncRig.window.start.timeIntervalSince1970) * 1000)
+            #expect(body["endDate"] as? Int == Int(HistorySyncRig.window.end.timeIntervalSince1970) * 1000)
             #expect(body["transactionId"] == nil && body["notificationType"] == nil)
 
             let messages = try await rig.rawMessages()
@@ -160,6 +160,44 @@ struct HistorySyncTests {
         }
     }
 
+    @Test(
+        """
+        a sandbox window reaching 45 days back asks Apple from 30 days ago less the margin, reports the range it \
+        skipped, and completes; a window wholly older asks nothing
+        """
+    )
+    func startDateLimit() async throws {
+        let history = try HistorySyncRig.signedHistory(count: 25)
+        try await HistorySyncRig.run(history: history) { rig in
+            let end = Date(timeIntervalSince1970: (Date().timeIntervalSince1970 / 60).rounded(.down) * 60)
+            let request = NotificationHistoryRequest(start: end.addingTimeInterval(-45 * 86_400), end: end)
+            let sync = try rig.sync()
+            let before = Date()
+            let progress = try await sync.sync(request, environment: .sandbox)
+            let after = Date()
+            #expect(progress.isComplete && progress.notifications == 25)
+            #expect(progress.window.start == end.addingTimeInterval(-45 * 86_400), "the checkpoint keeps the window")
+            // Apple's 30 days less the one-hour margin, as of some moment during the sync.
+            let skippedTo = try #require(progress.unfetchableBefore)
+            let limit: TimeInterval = -30 * 86_400 + 3_600
+            #expect(skippedTo.timeIntervalSince(before.addingTimeInterval(limit)) >= -0.001)
+            #expect(skippedTo.timeIntervalSince(after.addingTimeInterval(limit)) <= 0.001)
+            let starts = rig.apple.log.bodies.compactMap { $0["startDate"] as? Int }
+            let skippedToMilliseconds = Int((skippedTo.timeIntervalSince1970 * 1000).rounded())
+            #expect(starts == [skippedToMilliseconds, skippedToMilliseconds], "both pages ask from there")
+            #expect(try await rig.rawMessages().count == 25)
+
+            let gone = NotificationHistoryRequest(
+                start: end.addingTimeInterval(-45 * 86_400),
+                end: end.addingTimeInterval(-40 * 86_400)
+            )
+            let nothing = try await sync.sync(gone, environment: .sandbox)
+            #expect(nothing.isComplete && nothing.pagesThisRun == 0)
+            #expect(nothing.unfetchableBefore == nothing.window.end)
+            #expect(rig.apple.log.requests == 2)
+        }
+    }
+
     @Test("the rate limiter spaces requests evenly, shared by every caller")
     func rateLimiter() async throws {
         let limiter = RequestRateLimiter(requestsPerSecond: 20)
@@ -206,6 +244,55 @@ struct PeriodicHistorySyncTests {
             #expect(window == 3_600)
             #expect(progress.window.end.timeIntervalSince1970.truncatingRemainder(dividingBy: 60) == 0)
             #expect(try await rig.rawMessages().count == 25)
+        }
+    }
+
+    @Test(
+        """
+        Apple refusing a turn's start as too old (4000012) fails that turn as RANGE_GONE, not retriable, and the \
+        service goes on with its next turn
+        """
+    )
+    func rangeGone() async throws {
+        let history = try HistorySyncRig.signedHistory(count: 5)
+        try await HistorySyncRig.run(history: history) { rig in
+            rig.apple.queue(.startDateTooFarInPast)
+            let turns = Mutex<[Result<HistorySyncProgress, HistorySyncError>]>([])
+            let turnEnded = AsyncStream<Void>.makeStream()
+            var service = PeriodicHistorySync(
+                sync: try rig.sync(),
+                environment: .sandbox,
+                interval: .milliseconds(50),
+                lookback: .seconds(3_600),
+                logger: rig.logger
+            )
+            service.onTurn = { outcome in
+                turns.withLock { $0.append(outcome) }
+                turnEnded.continuation.yield()
+            }
+            let group = ServiceGroup(services: [service], logger: rig.logger)
+            try await withThrowingTaskGroup(of: Void.self) { tasks in
+                tasks.addTask {
+                    // A service that ends the group ends the stream too, so the test does not wait for ever.
+                    defer { turnEnded.continuation.finish() }
+                    try await group.run()
+                }
+                var ended = turnEnded.stream.makeAsyncIterator()
+                await ended.next()
+                await ended.next()
+                await group.triggerGracefulShutdown()
+                try await tasks.waitForAll()
+            }
+            let outcomes = turns.withLock { $0 }
+            #expect(outcomes.count >= 2, "the service ran a second turn")
+            guard case .failure(let error) = try #require(outcomes.first) else {
+                Issue.record("the first turn did not fail")
+                return
+            }
+            #expect(error.code == .rangeGone && !error.isRetriable)
+            #expect(error.appleErrorCode == AppStoreServerAPIClient.startDateTooFarInPast)
+            let second = try #require(outcomes.dropFirst().first).get()
+            #expect(second.isComplete && second.notifications == 5)
         }
     }
 }

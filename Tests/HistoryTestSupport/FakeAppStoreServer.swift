@@ -9,7 +9,8 @@ import Synchronization
 
 /// A stand-in for Apple's Get Notification History endpoint on 127.0.0.1: serves `history` 20 items a page with
 /// opaque pagination tokens, verifies every bearer token (ES256 with the API key's public key; `kid`, `iss`,
-/// `aud`, `bid`, `iat`, `exp`) as Apple does, and answers with the faults a test queues.
+/// `aud`, `bid`, `iat`, `exp`) as Apple does, refuses a `startDate` older than it keeps history (4000012), and
+/// answers with the faults a test queues.
 package final class FakeAppStoreServer: Sendable {
     /// A queued answer that replaces the next request's normal one.
     package enum Fault: Sendable {
@@ -19,6 +20,8 @@ package final class FakeAppStoreServer: Sendable {
         case internalRetryable
         /// 401.
         case unauthorized
+        /// 400 StartDateTooFarInPastError (4000012), whatever the start.
+        case startDateTooFarInPast
     }
 
     /// What the server saw.
@@ -44,18 +47,21 @@ package final class FakeAppStoreServer: Sendable {
     package let keyID = "TESTKEY123"
     package let issuerID = "57246542-96fe-1a63-e053-0824d011072a"
     package let bundleID: String
+    /// How far back a `startDate` may lie: Apple keeps 30 days in the sandbox (the default), 180 in production.
+    package let retention: Duration
     /// The API key the clients sign with (.p8 text).
     package let privateKeyPEM: String
     private let publicKey: P256.Signing.PublicKey
     private let history: [String]
     private let state = Mutex<(log: Log, faults: [Fault], generation: Int, expireAfterPage: Int?)>((Log(), [], 0, nil))
 
-    package init(bundleID: String, history: [String]) {
+    package init(bundleID: String, history: [String], retention: Duration = .seconds(30 * 86_400)) {
         let key = P256.Signing.PrivateKey()
         privateKeyPEM = key.pemRepresentation
         publicKey = key.publicKey
         self.bundleID = bundleID
         self.history = history
+        self.retention = retention
     }
 
     package var log: Log { state.withLock { $0.log } }
@@ -120,6 +126,8 @@ package final class FakeAppStoreServer: Sendable {
             return Self.appleError(.internalServerError, 5_000_001, "An unknown error occurred. Please try again.")
         case .unauthorized:
             return Self.response(.unauthorized, "")
+        case .startDateTooFarInPast:
+            return Self.startDateTooFarInPast()
         case nil:
             break
         }
@@ -127,6 +135,10 @@ package final class FakeAppStoreServer: Sendable {
             body["startDate"] is Int, body["endDate"] is Int
         else {
             return Self.appleError(.badRequest, 4_000_015, "Invalid request start date.")
+        }
+        let oldest = (Date().timeIntervalSince1970 - Double(retention.components.seconds)) * 1000
+        if let startDate = body["startDate"] as? Int, Double(startDate) < oldest {
+            return Self.startDateTooFarInPast()
         }
         // Tokens read "g<generation>-p<page>".
         var page = 0
@@ -180,6 +192,10 @@ package final class FakeAppStoreServer: Sendable {
             let expires = claims["exp"] as? Int, expires > now, expires - issuedAt <= 3600
         else { return false }
         return true
+    }
+
+    private static func startDateTooFarInPast() -> Response {
+        appleError(.badRequest, 4_000_012, "Invalid request. The start date is earlier than the allowed start date.")
     }
 
     private static func appleError(_ status: HTTPResponse.Status, _ code: Int, _ message: String) -> Response {

@@ -63,9 +63,12 @@ struct HistorySyncCommandTests {
             environment["APPS_NOTES_API_PRIVATE_KEY"] = apple.privateKeyPEM
             environment["HISTORY_SANDBOX_URL"] = baseURL
             environment["HISTORY_REQUESTS_PER_SECOND"] = "20"
+            // Twenty whole days ending yesterday: within the 30 days Apple keeps sandbox history.
+            let until = ((Date().timeIntervalSince1970 / 86_400).rounded(.down) - 1) * 86_400
+            let iso = { (seconds: Double) in Date(timeIntervalSince1970: seconds).formatted(.iso8601) }
             let arguments = [
-                "history", "sync", "--environment", "sandbox", "--since", "2026-01-01T00:00:00Z", "--until",
-                "2026-02-01T00:00:00Z",
+                "history", "sync", "--environment", "sandbox", "--since", iso(until - 20 * 86_400), "--until",
+                iso(until),
             ]
 
             // Stopped by SIGTERM after its second page: it says so and exits 0.

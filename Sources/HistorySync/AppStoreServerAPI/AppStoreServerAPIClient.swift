@@ -38,6 +38,8 @@ package final class AppStoreServerAPIClient: Sendable {
     package static let paginationTokenExpired = 4_000_017
     /// Apple's `errorCode` for a pagination token it does not know.
     package static let invalidPaginationToken = 4_000_014
+    /// Apple's `errorCode` for a `startDate` older than it keeps history (StartDateTooFarInPastError).
+    package static let startDateTooFarInPast = 4_000_012
 
     package let configuration: AppStoreServerAPIConfiguration
     private let httpClient: HTTPClient
@@ -102,7 +104,8 @@ package final class AppStoreServerAPIClient: Sendable {
             await rateLimiter.acquire()
             var request = HTTPClientRequest(url: url)
             request.method = .POST
-            request.headers.add(name: "Authorization", value: "Bearer \(try token.value())")
+            // A fresh token for every request, as Apple's documentation asks (signing one with ES256 is cheap).
+            request.headers.add(name: "Authorization", value: "Bearer \(try token.make())")
             request.headers.add(name: "Content-Type", value: "application/json")
             request.headers.add(name: "Accept", value: "application/json")
             request.headers.add(name: "User-Agent", value: "asnp-history-sync")
@@ -147,6 +150,14 @@ package final class AppStoreServerAPIClient: Sendable {
                 )
             default:
                 let apple = Self.appleError(in: responseBody)
+                if apple?.code == Self.startDateTooFarInPast {
+                    throw HistorySyncError(
+                        .rangeGone,
+                        "Apple no longer keeps history from the window's start: \(apple?.message ?? "")",
+                        appleErrorCode: apple?.code,
+                        httpStatus: status
+                    )
+                }
                 throw HistorySyncError(
                     .rejected,
                     "Apple refused the request: " + (apple.map { "\($0.message)" } ?? "no error details"),

@@ -21,7 +21,7 @@ package struct AppStoreServerAPIConfiguration: Sendable {
     /// Base URLs by environment (tests point them at a local server).
     package var productionBaseURL = Self.productionURL
     package var sandboxBaseURL = Self.sandboxURL
-    /// How long a bearer token is valid; Apple accepts up to an hour. Tokens are reused until a minute before.
+    /// How long a bearer token is valid; Apple accepts up to an hour. Each request signs a new one.
     package var tokenLifetime: Duration = .seconds(20 * 60)
     /// One request, answer included.
     package var requestTimeout: Duration = .seconds(30)

@@ -1,6 +1,5 @@
 import AppStoreModels
 import Crypto
-import Synchronization
 
 #if canImport(FoundationEssentials)
 import FoundationEssentials
@@ -9,29 +8,21 @@ import Foundation
 #endif
 
 /// The bearer tokens of App Store Server API requests: ES256 JWTs signed with the App Store Connect API key
-/// (header `alg`, `kid`, `typ`; claims `iss`, `iat`, `exp`, `aud` = `appstoreconnect-v1`, `bid`), made once and
-/// reused until a minute before they expire.
-final class AppStoreServerToken: Sendable {
+/// (header `alg`, `kid`, `typ`; claims `iss`, `iat`, `exp`, `aud` = `appstoreconnect-v1`, `bid`). Apple asks for a
+/// new token per request; ECDSA signatures are randomized, so no two tokens are alike even within one second.
+struct AppStoreServerToken: Sendable {
     static let audience = "appstoreconnect-v1"
 
     private let configuration: AppStoreServerAPIConfiguration
-    private let current = Mutex<(token: String, expires: Date)?>(nil)
 
     init(configuration: AppStoreServerAPIConfiguration) {
         self.configuration = configuration
     }
 
-    /// A token valid for at least another minute.
-    func value(now: Date = Date()) throws(HistorySyncError) -> String {
-        if let current = current.withLock({ $0 }), current.expires.timeIntervalSince(now) > 60 {
-            return current.token
-        }
-        let lifetime = Double(configuration.tokenLifetime.components.seconds)
+    /// A new token, valid for the configured lifetime from `now`.
+    func make(now: Date = Date()) throws(HistorySyncError) -> String {
         let issuedAt = Int(now.timeIntervalSince1970)
-        let expires = issuedAt + Int(lifetime)
-        let token = try sign(issuedAt: issuedAt, expires: expires)
-        current.withLock { $0 = (token, Date(timeIntervalSince1970: TimeInterval(expires))) }
-        return token
+        return try sign(issuedAt: issuedAt, expires: issuedAt + Int(configuration.tokenLifetime.components.seconds))
     }
 
     private func sign(issuedAt: Int, expires: Int) throws(HistorySyncError) -> String {

@@ -1,3 +1,5 @@
+import AppStoreModels
+
 #if canImport(FoundationEssentials)
 import FoundationEssentials
 #else
@@ -32,6 +34,16 @@ package struct NotificationHistoryRequest: Sendable, Hashable, Encodable {
         self.notificationSubtype = notificationSubtype
         transactionId = transactionID
         self.onlyFailures = onlyFailures ? true : nil
+    }
+
+    /// How far back Apple accepts a `startDate` in `environment` (180 days in production, 30 in the sandbox; older
+    /// is answered 400 StartDateTooFarInPastError, 4000012); nil where Apple keeps no history.
+    package static func historyRetention(in environment: AppStoreEnvironment) -> Duration? {
+        switch environment {
+        case .production: .seconds(180 * 86_400)
+        case .sandbox: .seconds(30 * 86_400)
+        default: nil
+        }
     }
 
     /// The filter in a stable text form (the checkpoint's `filter`), empty when none.
