@@ -212,32 +212,45 @@ struct HistorySyncTests {
 
 @Suite("The reconciler as a periodic service")
 struct PeriodicHistorySyncTests {
+    /// Runs a periodic sync of the rig's history (the last hour, a turn every 50 ms) until `count` turns ended, or the
+    /// service group ended by itself, then shuts it down gracefully; the turns' outcomes.
+    static func runTurns(
+        _ count: Int,
+        on rig: HistorySyncRig
+    ) async throws -> [Result<HistorySyncProgress, HistorySyncError>] {
+        let turns = Mutex<[Result<HistorySyncProgress, HistorySyncError>]>([])
+        let turnEnded = AsyncStream<Void>.makeStream()
+        var service = PeriodicHistorySync(
+            sync: try rig.sync(),
+            environment: .sandbox,
+            interval: .milliseconds(50),
+            lookback: .seconds(3_600),
+            logger: rig.logger
+        )
+        service.onTurn = { outcome in
+            turns.withLock { $0.append(outcome) }
+            turnEnded.continuation.yield()
+        }
+        let group = ServiceGroup(services: [service], logger: rig.logger)
+        try await withThrowingTaskGroup(of: Void.self) { tasks in
+            tasks.addTask {
+                // A service that ends the group ends the stream too, so the test does not wait for ever.
+                defer { turnEnded.continuation.finish() }
+                try await group.run()
+            }
+            var ended = turnEnded.stream.makeAsyncIterator()
+            for _ in 0..<count { await ended.next() }
+            await group.triggerGracefulShutdown()
+            try await tasks.waitForAll()
+        }
+        return turns.withLock { $0 }
+    }
+
     @Test("each turn syncs the last lookback; a graceful shutdown ends the service without an error")
     func turnsAndShutdown() async throws {
         let history = try HistorySyncRig.signedHistory(count: 25)
         try await HistorySyncRig.run(history: history) { rig in
-            let turns = Mutex<[Result<HistorySyncProgress, HistorySyncError>]>([])
-            let firstTurn = AsyncStream<Void>.makeStream()
-            var service = PeriodicHistorySync(
-                sync: try rig.sync(),
-                environment: .sandbox,
-                interval: .milliseconds(50),
-                lookback: .seconds(3_600),
-                logger: rig.logger
-            )
-            service.onTurn = { outcome in
-                turns.withLock { $0.append(outcome) }
-                firstTurn.continuation.yield()
-            }
-            let group = ServiceGroup(services: [service], logger: rig.logger)
-            try await withThrowingTaskGroup(of: Void.self) { tasks in
-                tasks.addTask { try await group.run() }
-                var iterator = firstTurn.stream.makeAsyncIterator()
-                await iterator.next()
-                await group.triggerGracefulShutdown()
-                try await tasks.waitForAll()
-            }
-            let first = try #require(turns.withLock { $0.first })
+            let first = try #require(try await Self.runTurns(1, on: rig).first)
             let progress = try first.get()
             #expect(progress.isComplete && progress.notifications == 25)
             let window = progress.window.end.timeIntervalSince(progress.window.start)
@@ -257,33 +270,7 @@ struct PeriodicHistorySyncTests {
         let history = try HistorySyncRig.signedHistory(count: 5)
         try await HistorySyncRig.run(history: history) { rig in
             rig.apple.queue(.startDateTooFarInPast)
-            let turns = Mutex<[Result<HistorySyncProgress, HistorySyncError>]>([])
-            let turnEnded = AsyncStream<Void>.makeStream()
-            var service = PeriodicHistorySync(
-                sync: try rig.sync(),
-                environment: .sandbox,
-                interval: .milliseconds(50),
-                lookback: .seconds(3_600),
-                logger: rig.logger
-            )
-            service.onTurn = { outcome in
-                turns.withLock { $0.append(outcome) }
-                turnEnded.continuation.yield()
-            }
-            let group = ServiceGroup(services: [service], logger: rig.logger)
-            try await withThrowingTaskGroup(of: Void.self) { tasks in
-                tasks.addTask {
-                    // A service that ends the group ends the stream too, so the test does not wait for ever.
-                    defer { turnEnded.continuation.finish() }
-                    try await group.run()
-                }
-                var ended = turnEnded.stream.makeAsyncIterator()
-                await ended.next()
-                await ended.next()
-                await group.triggerGracefulShutdown()
-                try await tasks.waitForAll()
-            }
-            let outcomes = turns.withLock { $0 }
+            let outcomes = try await Self.runTurns(2, on: rig)
             #expect(outcomes.count >= 2, "the service ran a second turn")
             guard case .failure(let error) = try #require(outcomes.first) else {
                 Issue.record("the first turn did not fail")

@@ -49,6 +49,14 @@ package final class TestPostgresServer: Sendable {
             .appendingPathComponent("asnp-postgres-\(UUID().uuidString.prefix(8))").path
         let server = TestPostgresServer(port: try LoopbackPort.free(), directory: directory)
         try server.server.initialize()
+        // Suites run side by side, each store's pool keeping up to 8 connections for a minute after use, and psql
+        // sessions on top: PostgreSQL's default of 100 was seen exhausted ("too many clients") on a busy machine.
+        // In postgresql.conf, so that a restart keeps it.
+        let configuration = server.server.dataDirectory + "/postgresql.conf"
+        let handle = try FileHandle(forWritingTo: URL(fileURLWithPath: configuration))
+        try handle.seekToEnd()
+        try handle.write(contentsOf: Data("\nmax_connections = 400\n".utf8))
+        try handle.close()
         try prepare(server.server.dataDirectory)
         if geteuid() == 0 {
             _ = try LocalPostgresServer.run("/bin/chown", ["-R", "postgres:postgres", server.server.dataDirectory])
