@@ -49,10 +49,17 @@ package final class LocalPostgresServer: Sendable {
         var options = "-p \(port) -k \(directory) -c listen_addresses=127.0.0.1"
         if !durable { options += " -c fsync=off -c synchronous_commit=off -c full_page_writes=off" }
         for (name, value) in settings.sorted(by: { $0.key < $1.key }) { options += " -c \(name)=\(value)" }
-        try Self.runAsServerUser(
-            try Self.binary("pg_ctl"),
-            ["-D", dataDirectory, "-l", directory + "/server.log", "-w", "-o", options, "start"]
-        )
+        do {
+            try Self.runAsServerUser(
+                try Self.binary("pg_ctl"),
+                ["-D", dataDirectory, "-l", directory + "/server.log", "-w", "-o", options, "start"]
+            )
+        } catch var error as LocalPostgresError {
+            // pg_ctl only says to examine the log: the reason is in its last lines.
+            let log = (try? String(contentsOfFile: directory + "/server.log", encoding: .utf8)) ?? ""
+            error.reason += "; server.log ends: " + log.split(separator: "\n").suffix(5).joined(separator: " | ")
+            throw error
+        }
     }
 
     /// Stops the server: `fast` closes open connections and shuts down cleanly, `immediate` as a crash would.
