@@ -97,9 +97,10 @@ package final class TestPostgresServer: Sendable {
             database: database,
             tls: .disable
         )
-        // Generous: a full run on a fresh CI machine saw a healthy 37-row write take more than 10 s. Tests that
-        // expect TIMED_OUT set their own.
-        configuration.operationTimeout = .seconds(30)
+        // Generous: a full run on a fresh CI machine saw a healthy 37-row write take more than 10 s, and a fresh
+        // clone with a busy core saw schema 6's migration and a row-by-row write pass 30 s. Tests that expect
+        // TIMED_OUT set their own.
+        configuration.operationTimeout = .seconds(60)
         return configuration
     }
 
