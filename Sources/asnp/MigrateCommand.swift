@@ -59,11 +59,9 @@ struct MigrateCommand: AsyncParsableCommand {
     }
 
     func run() async throws {
-        let configuration: NotificationStoreConfiguration
-        if database.databaseURL != nil || config == nil && ProcessInfo.processInfo.environment["DATABASE_URL"] != nil {
-            configuration = try database.configuration()
-        } else {
-            configuration = try await PipelineSettings.load(file: config).database()
+        let config = self.config
+        let configuration = try await database.configuration(configFile: config) {
+            try await PipelineSettings.load(file: config)
         }
         var logger = Logger(label: "asnp.migrate", factory: { StreamLogHandler.standardError(label: $0) })
         logger.logLevel = logLevel

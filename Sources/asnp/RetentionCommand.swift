@@ -49,12 +49,7 @@ struct RetentionCommand: AsyncParsableCommand {
         var logger = Logger(label: "asnp.retention")
         logger.logLevel = .notice
         let settings = try await PipelineSettings.load(file: config)
-        let configuration: NotificationStoreConfiguration
-        if database.databaseURL != nil || config == nil && ProcessInfo.processInfo.environment["DATABASE_URL"] != nil {
-            configuration = try database.configuration()
-        } else {
-            configuration = try settings.database()
-        }
+        let configuration = try await database.configuration(configFile: config) { settings }
         let retainMonths = try self.retainMonths ?? settings.int("retention.retainBodyMonths")
         if apply, retainMonths == nil {
             FileHandle.standardError.write(
