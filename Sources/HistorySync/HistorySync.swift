@@ -12,178 +12,366 @@ import FoundationEssentials
 import Foundation
 #endif
 
-/// Pulls one app's notification history from Apple, page by page, and feeds every `signedPayload` into the raw
-/// topic as a V2 body, exactly as the ingress would have (headers with source `history`); the workers verify and
-/// deduplicate it like any other body, so feeding a notification twice is harmless.
+/// Pulls one app's notification history in one environment from Apple, page by page, and feeds every
+/// `signedPayload` into the raw topic as a V2 body, exactly as the ingress would have (headers with source
+/// `history`); the workers verify and deduplicate it like any other body, so feeding a notification twice is harmless.
 ///
-/// After each page's notifications are acknowledged by Kafka, the window's checkpoint (the next pagination token
-/// and the counts) is saved in `history_sync`: a sync stopped at any point resumes at the page it had not finished.
+/// Every sync works from the app's **coverage ledger** (``HistoryLedger``, in `history_ledger`): it resumes the
+/// ranges in progress at their saved page, fetches the parts of the window no range holds, oldest first and at most
+/// ``rangeLimit`` at a time, and records what Apple no longer keeps as lost. After each page's notifications are
+/// acknowledged by Kafka, the page is recorded in the ledger: a sync stopped at any point, however it stopped,
+/// resumes at the page it had not finished.
 package struct HistorySync: Sendable {
     package let client: AppStoreServerAPIClient
+    package let environment: AppStoreEnvironment
     package let producer: KafkaProducer
     package let store: NotificationStore
     /// The app's name in the pipeline (the `asnp-app` header the workers pick the policy by).
     package let appName: String
     package let rawTopic: String
     package let logger: Logger
-    /// Times a window may start over after an expired pagination token before the sync gives up.
+    /// Pages, notifications, ranges and failed deliveries, labelled with the app and environment.
+    package let metrics: HistorySyncMetrics
+    /// What "now" is: the end of a window asked up to now, and the reference of Apple's history limit.
+    package var clock: any HistoryClock = SystemHistoryClock()
+    /// Times a range may start over after an expired pagination token before the sync gives up.
     package var maximumRestarts = 5
-    /// How far inside Apple's history limit (``NotificationHistoryRequest/historyRetention(in:)``) a window's start
-    /// is moved when it lies beyond it, so clock skew and a long run do not cross the limit.
+    /// How far inside Apple's history limit (``NotificationHistoryRequest/historyRetention(in:)``) the oldest range
+    /// asked for starts, so that clock skew and a long run do not cross the limit.
     package var startDateMargin: Duration = .seconds(3_600)
+    /// How long before now a window ends at the latest: Apple's history may not list a notification the moment it is
+    /// sent, and a range recorded as covered is not asked again.
+    package var settleTime: Duration = .seconds(300)
+    /// The longest range one request sequence covers: an expired pagination token restarts at most this much.
+    package var rangeLimit: Duration = .seconds(86_400)
 
     package init(
         client: AppStoreServerAPIClient,
+        environment: AppStoreEnvironment,
         producer: KafkaProducer,
         store: NotificationStore,
         appName: String,
         rawTopic: String,
+        metrics: HistorySyncMetrics? = nil,
         logger: Logger
     ) {
         self.client = client
+        self.environment = environment
         self.producer = producer
         self.store = store
         self.appName = appName
         self.rawTopic = rawTopic
+        self.metrics = metrics ?? HistorySyncMetrics(app: appName, environment: environment)
+        var logger = logger
+        logger[metadataKey: "history.app"] = "\(appName)"
+        logger[metadataKey: "history.environment"] = "\(environment.rawValue)"
         self.logger = logger
     }
 
-    /// Syncs the window and filter of `request` in `environment` to the end, resuming from its checkpoint (or from
-    /// the start with `restart`); a window already complete returns at once. Stops after the current page when
-    /// the task is cancelled or the service group shuts down gracefully (the checkpoint keeps what was done).
-    package func sync(
-        _ request: NotificationHistoryRequest,
-        environment: AppStoreEnvironment,
-        restart: Bool = false,
-        progress report: @Sendable (HistorySyncProgress) -> Void = { _ in }
-    ) async throws(HistorySyncError) -> HistorySyncProgress {
-        let window = HistoryCheckpoint.Window(
+    /// The ledger this sync keeps for `filter`.
+    package func ledgerKey(_ filter: NotificationHistoryFilter) -> HistoryLedger.Key {
+        HistoryLedger.Key(
             bundleID: client.configuration.bundleID,
             environment: environment.rawValue,
-            start: Date(timeIntervalSince1970: Double(request.startDate) / 1000),
-            end: Date(timeIntervalSince1970: Double(request.endDate) / 1000),
-            filter: request.filterDescription
+            filter: "\(filter)"
         )
+    }
+
+    /// Syncs `filter`'s history from `start` to `end` (nil: up to now), working from the ledger: what is covered is
+    /// not fetched again (unless `restart`, which forgets the window's ranges first), what is in progress resumes,
+    /// what is older than Apple keeps is recorded as lost. With `continuingLedger`, the window starts no later than
+    /// the ledger's last unbroken run of ranges, so that nothing between an earlier sync and this one is left out.
+    ///
+    /// Stops after the current page when the task is cancelled or the service group shuts down gracefully (the ledger
+    /// keeps what was done). A failure is noted on its range in the ledger before it is thrown.
+    package func sync(
+        from start: Date,
+        to end: Date? = nil,
+        filter: NotificationHistoryFilter = .none,
+        restart: Bool = false,
+        continuingLedger: Bool = false,
+        progress report: @Sendable (HistorySyncProgress) -> Void = { _ in }
+    ) async throws(HistorySyncError) -> HistorySyncProgress {
+        let key = ledgerKey(filter)
+        let now = clock.now()
+        let latestEnd = now.addingTimeInterval(-Self.seconds(settleTime)).wholeMilliseconds
+        var windowStart = start.wholeMilliseconds
+        if continuingLedger, let runStart = try await ledger(key).lastRunStart {
+            windowStart = min(windowStart, runStart)
+        }
+        let window = windowStart..<max(windowStart, min(end?.wholeMilliseconds ?? latestEnd, latestEnd))
+        var progress = HistorySyncProgress(key: key, window: window)
         let countsBefore = client.requestCounts
-        var checkpoint = HistoryCheckpoint(window: window)
-        if !restart,
-            let saved = try await storeCall({ () async throws(NotificationStoreError) in
-                try await store.historyCheckpoint(for: window)
-            })
-        {
-            checkpoint = saved
-        }
-        var progress = HistorySyncProgress(window: window)
-        progress.resumed = checkpoint.pagesFetched > 0
-        progress.isComplete = checkpoint.completedAt != nil
-        func update() {
-            progress.pages = checkpoint.pagesFetched
-            progress.notifications = checkpoint.notificationsFetched
-            let now = client.requestCounts
-            progress.requests = AppStoreServerAPIClient.Counts(
-                requests: now.requests - countsBefore.requests,
-                rateLimited: now.rateLimited - countsBefore.rateLimited,
-                retried: now.retried - countsBefore.retried
-            )
-        }
-        update()
         var logger = logger
-        logger[metadataKey: "history.window"] = "\(window)"
-        if progress.isComplete {
-            logger.info("History window already synced; nothing to do (restart it to sync again)")
-            return progress
-        }
-        // Apple refuses a start older than it keeps history: ask from the oldest start it accepts, and say what
-        // part of the window is gone. The checkpoint keeps the window as asked, so a rerun finds it.
-        var request = request
-        if let retention = NotificationHistoryRequest.historyRetention(in: environment) {
-            let oldest = Date().addingTimeInterval(-Self.seconds(retention) + Self.seconds(startDateMargin))
-            let oldestMilliseconds = Int64((oldest.timeIntervalSince1970 * 1000).rounded(.up))
-            if request.startDate < oldestMilliseconds {
-                let skippedTo = min(oldestMilliseconds, request.endDate)
-                progress.unfetchableBefore = Date(timeIntervalSince1970: Double(skippedTo) / 1000)
-                logger.notice(
-                    "The start of the history window is older than Apple keeps; skipping it as no longer fetchable",
-                    metadata: [
-                        "history.unfetchable": "\(window.start)..<\(progress.unfetchableBefore ?? window.end)",
-                        "history.retention": "\(retention)",
-                    ]
-                )
-                guard oldestMilliseconds < request.endDate else {
-                    progress.isComplete = true  // Nothing of the window can be fetched any more.
-                    return progress
-                }
-                request.startDate = oldestMilliseconds
-            }
-        }
-        if progress.resumed {
-            logger.info("Resuming a history window", metadata: ["history.pages": "\(checkpoint.pagesFetched)"])
-        }
+        logger[metadataKey: "history.window"] = "\(key) \(Self.text(window))"
 
-        // A graceful shutdown (SIGTERM) lets the page in hand finish: produced and checkpointed, then the loop ends.
-        while !progress.isComplete, !Task.isCancelled, !Task.isShuttingDownGracefully {
-            let page: NotificationHistoryResponse
-            do {
-                page = try await client.notificationHistory(
-                    request,
-                    paginationToken: checkpoint.paginationToken,
-                    environment: environment
-                )
-            } catch  where error.code == .cancelled {
-                break  // The checkpoint holds every page produced; the next run resumes there.
-            } catch
-                where error.appleErrorCode == AppStoreServerAPIClient.paginationTokenExpired
-                || (error.appleErrorCode == AppStoreServerAPIClient.invalidPaginationToken
-                    && checkpoint.paginationToken != nil)
-            {
-                // Tokens live for a limited time (a checkpoint resumed days later holds a stale one): start the
-                // window again; the workers drop what is fed twice.
-                progress.restarts += 1
-                guard progress.restarts <= maximumRestarts else { throw error }
-                logger.notice(
-                    "Pagination token expired or unknown to Apple; starting the window again",
-                    metadata: ["apple.error": "\(error.appleErrorCode ?? 0)"]
-                )
-                checkpoint.paginationToken = nil
-                continue
-            }
-            let items = page.notificationHistory ?? []
-            let payloads = items.compactMap(\.signedPayload)
-            progress.skippedItems += items.count - payloads.count
-            try await feed(payloads, environment: environment)
+        if restart {
+            try await record(key) { $0.forget(window) }
+        }
+        try await recordLost(window, key: key, now: now, progress: &progress, logger: logger)
 
-            checkpoint.pagesFetched += 1
-            checkpoint.notificationsFetched += payloads.count
-            progress.pagesThisRun += 1
-            progress.notificationsThisRun += payloads.count
-            if page.hasMore == true {
-                guard let token = page.paginationToken, !token.isEmpty else {
-                    throw HistorySyncError(.malformedResponse, "Apple said there is more history but sent no token")
-                }
-                checkpoint.paginationToken = token
-            } else {
-                checkpoint.paginationToken = nil
-                checkpoint.completedAt = Date()
+        // One range at a time, oldest first: the ledger is read again for each, so that a range another
+        // reconciler finished meanwhile is not fetched twice.
+        while !Task.isCancelled, !Task.isShuttingDownGracefully {
+            let ledger = try await ledger(key)
+            guard let next = Self.nextRange(in: ledger, window: window, limit: rangeLimit) else {
                 progress.isComplete = true
+                break
             }
-            let saved = checkpoint
-            try await storeCall { () async throws(NotificationStoreError) in
-                try await store.saveHistoryCheckpoint(saved)
+            if next.paginationToken != nil { progress.resumedRanges += 1 }
+            let finished = try await fetch(next, key: key, filter: filter, progress: &progress, logger: logger) {
+                Self.updateRequests(&$0, client: client, before: countsBefore)
+                report($0)
             }
-            update()
-            report(progress)
+            guard finished else { break }
         }
         if progress.isComplete {
             logger.info(
                 "History window synced",
-                metadata: ["history.pages": "\(progress.pages)", "history.notifications": "\(progress.notifications)"]
+                metadata: [
+                    "history.pages": "\(progress.pages)", "history.notifications": "\(progress.notifications)",
+                    "history.lostRanges": "\(progress.lostRanges.count)",
+                ]
             )
         }
+        Self.updateRequests(&progress, client: client, before: countsBefore)
         return progress
     }
 
+    /// The next range to fetch within `window`: the earliest of the ranges in progress and the gaps (a gap cut to
+    /// `limit`), or nil when the window is wholly covered or lost.
+    static func nextRange(in ledger: HistoryLedger, window: Range<Date>, limit: Duration) -> HistoryLedger.Entry? {
+        let resumable = ledger.inProgress(overlapping: window).first
+        let gap = ledger.gaps(in: window).first.map { gap in
+            HistoryLedger.Entry(
+                start: gap.lowerBound,
+                end: min(gap.upperBound, gap.lowerBound.addingTimeInterval(seconds(limit)).wholeMilliseconds),
+                state: .inProgress
+            )
+        }
+        switch (resumable, gap) {
+        case (let resumable?, let gap?): return gap.start < resumable.start ? gap : resumable
+        case (let resumable?, nil): return resumable
+        case (nil, let gap): return gap
+        }
+    }
+
+    /// Records as lost the parts of `window` neither covered nor lost that lie before the oldest start Apple accepts.
+    private func recordLost(
+        _ window: Range<Date>,
+        key: HistoryLedger.Key,
+        now: Date,
+        progress: inout HistorySyncProgress,
+        logger: Logger
+    ) async throws(HistorySyncError) {
+        guard let oldest = oldestFetchable(now: now, margin: startDateMargin), window.lowerBound < oldest else {
+            return
+        }
+        let gone = window.lowerBound..<min(oldest.wholeMilliseconds, window.upperBound)
+        let newlyLost = try await ledger(key).unsettled(in: gone)
+        guard !newlyLost.isEmpty else { return }
+        let note = lostNote
+        try await record(key) { ledger in
+            for range in newlyLost {
+                ledger.record(
+                    HistoryLedger.Entry(start: range.lowerBound, end: range.upperBound, state: .lost, note: note)
+                )
+            }
+        }
+        progress.lostRanges += newlyLost
+        for _ in newlyLost { metrics.countRange(lost: true) }
+        logger.notice(
+            "Part of the history window is older than Apple keeps; recorded as lost",
+            metadata: ["history.lost": "\(newlyLost.map(Self.text))", "history.oldestFetchable": "\(oldest)"]
+        )
+    }
+
+    /// Why a range is lost, for the ledger.
+    private var lostNote: String {
+        let days = NotificationHistoryRequest.historyRetention(in: environment).map { $0.components.seconds / 86_400 }
+        return "older than Apple keeps (\(days ?? 0) days in \(environment.rawValue))"
+    }
+
+    /// The oldest start Apple accepts now, moved `margin` inside its limit; nil where Apple keeps no limit.
+    private func oldestFetchable(now: Date, margin: Duration) -> Date? {
+        NotificationHistoryRequest.historyRetention(in: environment).map {
+            now.addingTimeInterval(-Self.seconds($0) + Self.seconds(margin))
+        }
+    }
+
+    /// Fetches `range` from its saved page (or its first) to its last, recording each page; returns false when it
+    /// stopped early for a shutdown, true when the range is covered, or when part of it turned out lost (the
+    /// caller goes on with the rest).
+    private func fetch(
+        _ range: HistoryLedger.Entry,
+        key: HistoryLedger.Key,
+        filter: NotificationHistoryFilter,
+        progress: inout HistorySyncProgress,
+        logger: Logger,
+        report: (inout HistorySyncProgress) -> Void
+    ) async throws(HistorySyncError) -> Bool {
+        let request = NotificationHistoryRequest(range.range, filter: filter)
+        var entry = range
+        var restarts = 0
+        if entry.paginationToken != nil {
+            logger.info("Resuming a history range", metadata: ["history.range": "\(Self.text(entry.range))"])
+        }
+        while !Task.isCancelled, !Task.isShuttingDownGracefully {
+            let page: NotificationHistoryResponse
+            do {
+                page = try await client.notificationHistory(
+                    request,
+                    paginationToken: entry.paginationToken,
+                    environment: environment
+                )
+            } catch  where error.code == .cancelled {
+                return false  // The ledger holds every page produced; the next run resumes there.
+            } catch
+                where error.appleErrorCode == AppStoreServerAPIClient.paginationTokenExpired
+                || (error.appleErrorCode == AppStoreServerAPIClient.invalidPaginationToken
+                    && entry.paginationToken != nil)
+            {
+                // Tokens live for a limited time (a range resumed days later holds a stale one): start the range
+                // again; the workers drop what is fed twice.
+                restarts += 1
+                progress.restarts += 1
+                guard restarts <= maximumRestarts else { throw await noted(error, on: entry, key: key) }
+                logger.notice(
+                    "Pagination token expired or unknown to Apple; starting the range again",
+                    metadata: [
+                        "apple.error": "\(error.appleErrorCode ?? 0)", "history.range": "\(Self.text(entry.range))",
+                    ]
+                )
+                entry.paginationToken = nil
+                entry.pages = 0
+                entry.notifications = 0
+                let restarted = entry
+                try await record(key) { $0.record(restarted) }
+                continue
+            } catch  where error.code == .rangeGone {
+                // Apple's limit lies later than this clock reckons: what lies before the limit reckoned with twice
+                // the margin is gone; the rest is asked again from its first page.
+                let limit = oldestFetchable(now: clock.now(), margin: startDateMargin * 2) ?? entry.start
+                guard limit > entry.start else { throw await noted(error, on: entry, key: key) }
+                let gone = entry.start..<min(limit.wholeMilliseconds, entry.end)
+                let note = lostNote
+                try await record(key) {
+                    $0.record(
+                        HistoryLedger.Entry(start: gone.lowerBound, end: gone.upperBound, state: .lost, note: note)
+                    )
+                }
+                progress.lostRanges.append(gone)
+                metrics.countRange(lost: true)
+                logger.notice(
+                    "Apple no longer keeps the start of a history range; recorded as lost",
+                    metadata: ["history.lost": "\(Self.text(gone))"]
+                )
+                return true
+            } catch {
+                throw await noted(error, on: entry, key: key)
+            }
+
+            let items = page.notificationHistory ?? []
+            let payloads = items.compactMap(\.signedPayload)
+            do throws(HistorySyncError) {
+                try await feed(payloads)
+            } catch {
+                throw await noted(error, on: entry, key: key)
+            }
+            let deliveries = failedDeliveries(in: items)
+            entry.pages += 1
+            entry.notifications += payloads.count
+            entry.note = nil
+            entry.updatedAt = Date()
+            if page.hasMore == true {
+                guard let token = page.paginationToken, !token.isEmpty else {
+                    let error = HistorySyncError(
+                        .malformedResponse,
+                        "Apple said there is more history but sent no token"
+                    )
+                    throw await noted(error, on: entry, key: key)
+                }
+                entry.paginationToken = token
+            } else {
+                entry.paginationToken = nil
+                entry.state = .covered
+            }
+            let saved = entry
+            let ledger = try await record(key, deliveries: deliveries) { $0.record(saved) }
+
+            progress.pages += 1
+            progress.notifications += payloads.count
+            progress.skippedItems += items.count - payloads.count
+            var failedByResult: [String: Int] = [:]
+            for delivery in deliveries { failedByResult[delivery.lastResult, default: 0] += 1 }
+            progress.failedDeliveries.merge(failedByResult, uniquingKeysWith: +)
+            metrics.countPage(notifications: payloads.count)
+            metrics.countFailedDeliveries(failedByResult)
+            if key.filter.isEmpty { metrics.show(ledger) }
+            if entry.state == .covered {
+                progress.coveredRanges.append(entry.range)
+                metrics.countRange(lost: false)
+            }
+            report(&progress)
+            if entry.state == .covered { return true }
+        }
+        return false
+    }
+
+    /// Notes `error` on `entry` in the ledger (so `asnp history status` shows why a range is stuck) and returns it;
+    /// a failure to note it is logged, and the original error still thrown.
+    private func noted(
+        _ error: HistorySyncError,
+        on entry: HistoryLedger.Entry,
+        key: HistoryLedger.Key
+    ) async -> HistorySyncError {
+        var failed = entry
+        failed.state = .inProgress
+        failed.note = "\(error)"
+        failed.updatedAt = Date()
+        let noted = failed
+        do {
+            try await record(key) { $0.record(noted) }
+        } catch {
+            logger.warning("Could not note a failed history range in the ledger", metadata: ["error": "\(error)"])
+        }
+        return error
+    }
+
+    /// The notifications of `items` Apple reports a failed delivery attempt for.
+    private func failedDeliveries(in items: [NotificationHistoryResponseItem]) -> [HistoryDelivery] {
+        items.compactMap { item -> HistoryDelivery? in
+            let attempts = item.sendAttempts ?? []
+            guard attempts.contains(where: { $0.sendAttemptResult != .success }),
+                let payload = item.signedPayload,
+                let uuid = Self.notificationUUID(inSignedPayload: payload)
+            else { return nil }
+            let last = attempts.max { ($0.attemptDate ?? .min) < ($1.attemptDate ?? .min) }
+            return HistoryDelivery(
+                bundleID: client.configuration.bundleID,
+                environment: environment.rawValue,
+                notificationUUID: uuid,
+                lastAttemptAt: last?.attemptDate.map { Date(timeIntervalSince1970: Double($0) / 1000) },
+                lastResult: last?.sendAttemptResult?.rawValue ?? "UNKNOWN",
+                attempts: attempts.count,
+                everSucceeded: attempts.contains { $0.sendAttemptResult == .success }
+            )
+        }
+    }
+
+    /// The `notificationUUID` of a signed payload, read without verifying it (the workers verify the notification;
+    /// this only names it in `history_deliveries`).
+    static func notificationUUID(inSignedPayload payload: String) -> UUID? {
+        struct Claims: Decodable { var notificationUUID: String? }
+        let parts = payload.split(separator: ".", omittingEmptySubsequences: false)
+        guard parts.count == 3, let bytes = Base64URL.decode(String(parts[1])),
+            let claims = try? JSONDecoder().decode(Claims.self, from: Data(bytes))
+        else { return nil }
+        return claims.notificationUUID.flatMap(UUID.init(uuidString:))
+    }
+
     /// Puts the bodies on the raw topic; returns once Kafka acknowledged all of them.
-    private func feed(_ payloads: [String], environment: AppStoreEnvironment) async throws(HistorySyncError) {
+    private func feed(_ payloads: [String]) async throws(HistorySyncError) {
         guard !payloads.isEmpty else { return }
         let receivedAt = Date()
         var messages: [KafkaProducerMessage] = []
@@ -218,17 +406,45 @@ package struct HistorySync: Sendable {
         (try? JSONEncoder().encode(ResponseBodyV2(signedPayload: signedPayload))) ?? Data()
     }
 
-    private static func seconds(_ duration: Duration) -> Double {
+    static func seconds(_ duration: Duration) -> Double {
         Double(duration.components.seconds) + Double(duration.components.attoseconds) / 1e18
     }
 
-    private func storeCall<Result>(
-        _ operation: () async throws(NotificationStoreError) -> Result
-    ) async throws(HistorySyncError) -> Result {
+    static func text(_ range: Range<Date>) -> String {
+        "\(range.lowerBound.formatted(.iso8601))..<\(range.upperBound.formatted(.iso8601))"
+    }
+
+    private static func updateRequests(
+        _ progress: inout HistorySyncProgress,
+        client: AppStoreServerAPIClient,
+        before: AppStoreServerAPIClient.Counts
+    ) {
+        let now = client.requestCounts
+        progress.requests = AppStoreServerAPIClient.Counts(
+            requests: now.requests - before.requests,
+            rateLimited: now.rateLimited - before.rateLimited,
+            retried: now.retried - before.retried
+        )
+    }
+
+    private func ledger(_ key: HistoryLedger.Key) async throws(HistorySyncError) -> HistoryLedger {
         do {
-            return try await operation()
+            return try await store.historyLedger(for: key)
         } catch {
-            throw HistorySyncError(.store, "the history checkpoint: \(error)")
+            throw HistorySyncError(.store, "reading the history ledger: \(error)")
+        }
+    }
+
+    @discardableResult
+    private func record(
+        _ key: HistoryLedger.Key,
+        deliveries: [HistoryDelivery] = [],
+        _ change: @escaping @Sendable (inout HistoryLedger) -> Void
+    ) async throws(HistorySyncError) -> HistoryLedger {
+        do {
+            return try await store.updateHistoryLedger(key, deliveries: deliveries, change)
+        } catch {
+            throw HistorySyncError(.store, "recording in the history ledger: \(error)")
         }
     }
 }

@@ -1,4 +1,5 @@
 import AppStoreModels
+import NotificationStore
 import Prometheus
 
 #if canImport(FoundationEssentials)
@@ -7,8 +8,8 @@ import FoundationEssentials
 import Foundation
 #endif
 
-/// The periodic history sync's Prometheus metrics (Docs/history.md lists them), labelled by app and environment, in
-/// a registry of its own like the worker's.
+/// The reconciler's Prometheus metrics for one app and environment (Docs/history.md lists them), labelled by both;
+/// every app and environment one process syncs shares one registry.
 package final class HistorySyncMetrics: Sendable {
     /// Everything the periodic sync measures; serve it on `/metrics`.
     package let registry: PrometheusCollectorRegistry
@@ -24,6 +25,15 @@ package final class HistorySyncMetrics: Sendable {
     let lastSuccess: Gauge
     /// How long the last finished turn took, succeeded or failed.
     let lastTurnDuration: Gauge
+    /// Ranges fetched to their last page, and ranges recorded as no longer fetchable.
+    let coveredRanges: Counter
+    let lostRanges: Counter
+    /// The ledger (of the unfiltered history) as last saved: the end of its unbroken covered-or-lost run, and the
+    /// time it holds as covered and as lost.
+    let settledUntil: Gauge
+    let coveredSeconds: Gauge
+    let lostSeconds: Gauge
+    private let labels: [(String, String)]
 
     /// Metrics for `app`'s history in `environment`, in `registry` (a new one by default). Every series exists from
     /// the start, at 0, so an alert sees the first increase.
@@ -34,6 +44,7 @@ package final class HistorySyncMetrics: Sendable {
     ) {
         self.registry = registry
         let labels = [("app", app), ("environment", environment.rawValue)]
+        self.labels = labels
         let turns = Self.name("turns", "total", "Periodic history sync turns, by outcome (succeeded, failed).")
         succeededTurns = registry.makeCounter(descriptor: turns, labels: labels + [("outcome", "succeeded")])
         failedTurns = registry.makeCounter(descriptor: turns, labels: labels + [("outcome", "failed")])
@@ -57,6 +68,64 @@ package final class HistorySyncMetrics: Sendable {
             descriptor: Self.name("last_turn_duration", "seconds", "How long the last finished turn took."),
             labels: labels
         )
+        let ranges = Self.name("ranges", "total", "History ranges fetched completely (covered) or recorded as lost.")
+        coveredRanges = registry.makeCounter(descriptor: ranges, labels: labels + [("outcome", "covered")])
+        lostRanges = registry.makeCounter(descriptor: ranges, labels: labels + [("outcome", "lost")])
+        settledUntil = registry.makeGauge(
+            descriptor: Self.name(
+                "settled_until_timestamp",
+                "seconds",
+                "The end of the unbroken covered-or-lost run of the ledger, in seconds since 1970 (0: none yet)."
+            ),
+            labels: labels
+        )
+        coveredSeconds = registry.makeGauge(
+            descriptor: Self.name("covered", "seconds", "Time the ledger holds as fetched completely."),
+            labels: labels
+        )
+        lostSeconds = registry.makeGauge(
+            descriptor: Self.name("lost", "seconds", "Time the ledger holds as lost: older than Apple keeps."),
+            labels: labels
+        )
+        for result in Self.knownResults { _ = failedDeliveryCounter(result) }
+    }
+
+    /// The results Apple documents for a delivery attempt other than `SUCCESS`: their series exist from the start.
+    static let knownResults = [
+        "TIMED_OUT", "TLS_ISSUE", "CIRCULAR_REDIRECT", "NO_RESPONSE", "SOCKET_ISSUE", "UNSUPPORTED_CHARSET",
+        "INVALID_RESPONSE", "PREMATURE_CLOSE", "UNSUCCESSFUL_HTTP_RESPONSE_CODE", "OTHER",
+    ]
+
+    /// Counts notifications Apple reports failed deliveries for, by the last attempt's result.
+    func countFailedDeliveries(_ byResult: [String: Int]) {
+        for (result, count) in byResult { failedDeliveryCounter(result).increment(by: Int64(count)) }
+    }
+
+    /// Counts a range fetched completely, or recorded as lost.
+    func countRange(lost: Bool) {
+        (lost ? lostRanges : coveredRanges).increment()
+    }
+
+    /// Shows `ledger` as saved (the unfiltered one: a filtered sync covers only part of the history).
+    func show(_ ledger: HistoryLedger) {
+        settledUntil.set(ledger.settledUntil?.timeIntervalSince1970 ?? 0)
+        coveredSeconds.set(Self.seconds(ledger.coveredDuration))
+        lostSeconds.set(Self.seconds(ledger.lostDuration))
+    }
+
+    private func failedDeliveryCounter(_ result: String) -> Counter {
+        registry.makeCounter(
+            descriptor: Self.name(
+                "failed_deliveries",
+                "total",
+                "Notifications Apple's history reports a failed delivery attempt for, by the last attempt's result."
+            ),
+            labels: labels + [("result", result)]
+        )
+    }
+
+    private static func seconds(_ duration: Duration) -> Double {
+        Double(duration.components.seconds) + Double(duration.components.attoseconds) / 1e18
     }
 
     /// Counts what one page put on the raw topic.
@@ -73,7 +142,7 @@ package final class HistorySyncMetrics: Sendable {
         } else {
             failedTurns.increment()
         }
-        lastTurnDuration.set(Double(duration.components.seconds) + Double(duration.components.attoseconds) / 1e18)
+        lastTurnDuration.set(Self.seconds(duration))
     }
 
     private static func name(_ metric: String, _ unit: String, _ help: String) -> MetricNameDescriptor {

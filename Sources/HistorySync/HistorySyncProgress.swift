@@ -6,30 +6,34 @@ import FoundationEssentials
 import Foundation
 #endif
 
-/// Where a history sync stands: reported after every page, and returned at the end.
+/// Where a history sync stands: reported after every page, and returned at the end. The counts are this run's.
 package struct HistorySyncProgress: Sendable, Hashable {
-    package var window: HistoryCheckpoint.Window
-    /// Pages and notifications put on the raw topic for this window, over every run (the checkpoint's counts).
+    /// The ledger the sync works in.
+    package var key: HistoryLedger.Key
+    /// The window asked for, its end clamped to what Apple's history may already hold (``HistorySync/settleTime``).
+    package var window: Range<Date>
+    /// Pages and notifications put on the raw topic.
     package var pages = 0
     package var notifications = 0
-    /// Pages and notifications this run.
-    package var pagesThisRun = 0
-    package var notificationsThisRun = 0
-    /// History items without a `signedPayload` (nothing to feed), this run.
+    /// History items without a `signedPayload` (nothing to feed).
     package var skippedItems = 0
-    /// Times the window started over because Apple's pagination token expired.
+    /// Notifications Apple reports at least one failed delivery attempt for, by the last attempt's result.
+    package var failedDeliveries: [String: Int] = [:]
+    /// Ranges fetched to their last page.
+    package var coveredRanges: [Range<Date>] = []
+    /// Ranges recorded as no longer fetchable (older than Apple keeps).
+    package var lostRanges: [Range<Date>] = []
+    /// In-progress ranges an earlier run had started, continued at their saved page.
+    package var resumedRanges = 0
+    /// Times a range started over because Apple's pagination token expired.
     package var restarts = 0
-    /// This run continued a window an earlier run had started.
-    package var resumed = false
-    /// Set when the window starts before the oldest history Apple keeps (with ``HistorySync/startDateMargin``): the
-    /// range from the window's start to this date was skipped as no longer fetchable; the rest was asked for.
-    package var unfetchableBefore: Date?
-    /// Every page was produced (of the fetchable part of the window).
+    /// Every part of the window is covered or lost.
     package var isComplete = false
-    /// The API client's requests, 429s and retries, this run.
+    /// The API client's requests, 429s and retries.
     package var requests = AppStoreServerAPIClient.Counts()
 
-    package init(window: HistoryCheckpoint.Window) {
+    package init(key: HistoryLedger.Key, window: Range<Date>) {
+        self.key = key
         self.window = window
     }
 }

@@ -9,110 +9,113 @@ import FoundationEssentials
 import Foundation
 #endif
 
-/// The reconciler as a service beside the workers: every `interval`, syncs the last `lookback` of history (windows
-/// overlap, so a notification Apple sent near a boundary is fetched twice and deduplicated by the workers).
-/// Stops at graceful shutdown after the page in hand; a failed turn is logged and tried again at the next one,
-/// except when Apple refuses the key or the request (those need a person). A window partly older than Apple keeps is
-/// fetched from the oldest start Apple accepts; Apple refusing the start anyway (`RANGE_GONE`) fails only the turn.
+/// The reconciler as a service beside the workers: for every app and environment it syncs, a turn every `interval`
+/// from the ledger's last unbroken run (the first turn: the last `lookback`) up to now, with the same filter every
+/// turn. A failed turn's range stays in the ledger, in progress or not yet fetched, and the next turn takes it up
+/// first, however many turns failed or however long the service was down (within Apple's limits: older parts are
+/// recorded as lost). No failure stops the service: an error that needs a person (a refused key) is noted on its
+/// range, logged and counted as a failed turn, for the alerts. Stops at graceful shutdown after the page in hand.
 package struct PeriodicHistorySync: Service {
-    package let sync: HistorySync
-    package let environment: AppStoreEnvironment
+    /// One sync per app and environment; their turns run side by side (Apple's rate limits are per app).
+    package let syncs: [HistorySync]
+    package let filter: NotificationHistoryFilter
     package let interval: Duration
     package let lookback: Duration
     package let logger: Logger
-    /// Turns, pages and notifications, labelled with the sync's app and `environment`.
-    package let metrics: HistorySyncMetrics
     /// A turn in progress for longer than this is stuck, and ``liveness()`` says so: three intervals (the
     /// `AsnpHistorySyncStale` alert's horizon), and never under two hours, twice the longest wait the API client
     /// accepts from Apple for one request (a `Retry-After` up to an hour).
     package var stuckAfter: Duration
     /// Called after each turn with its outcome.
     package var onTurn: @Sendable (Result<HistorySyncProgress, HistorySyncError>) -> Void = { _ in }
-    /// When the turn in progress started; nil between turns.
-    private let turnStarted = TurnStart()
+    /// When the turns in progress started, by sync; absent between turns.
+    private let turnsStarted = TurnStarts()
 
+    /// - Precondition: `syncs` is not empty, and its syncs share one metrics registry (the status server's).
     package init(
-        sync: HistorySync,
-        environment: AppStoreEnvironment,
+        syncs: [HistorySync],
+        filter: NotificationHistoryFilter = .none,
         interval: Duration,
         lookback: Duration,
         logger: Logger
     ) {
-        self.sync = sync
-        self.environment = environment
+        precondition(!syncs.isEmpty, "a periodic history sync needs an app and environment to sync")
+        self.syncs = syncs
+        self.filter = filter
         self.interval = interval
         self.lookback = lookback
         self.logger = logger
-        metrics = HistorySyncMetrics(app: sync.appName, environment: environment)
         stuckAfter = max(interval * 3, .seconds(7_200))
     }
 
     /// Why the service is not live, or nil: a turn has been in progress for longer than ``stuckAfter``. Waiting
     /// between turns is always live.
     package func liveness() -> String? {
-        guard let started = turnStarted.value.withLock({ $0 }), started.duration(to: .now) > stuckAfter else {
-            return nil
+        let stuck = turnsStarted.value.withLock { started in
+            started.filter { $0.value.duration(to: .now) > stuckAfter }.keys.sorted()
         }
-        return "a history sync turn has been in progress for more than \(stuckAfter)"
+        guard !stuck.isEmpty else { return nil }
+        return "a history sync turn has been in progress for more than \(stuckAfter): \(stuck.joined(separator: ", "))"
     }
 
     package func run() async throws {
-        // Not cancelled on a graceful shutdown: the turn in progress finishes its page (the sync checks for the
-        // shutdown between pages); only the wait between turns is cut short.
+        await withDiscardingTaskGroup { group in
+            for sync in syncs {
+                group.addTask { await turns(of: sync) }
+            }
+        }
+    }
+
+    /// The turns of one app and environment until cancelled or shut down gracefully. Not cancelled on a graceful
+    /// shutdown: the turn in progress finishes its page (the sync checks for the shutdown between pages); only the
+    /// wait between turns is cut short.
+    private func turns(of sync: HistorySync) async {
+        let name = "\(sync.appName) \(sync.environment.rawValue)"
         while !Task.isCancelled, !Task.isShuttingDownGracefully {
-            // Whole minutes, so a restarted service finds the checkpoint of the window it was in.
-            let end = (Date().timeIntervalSince1970 / 60).rounded(.down) * 60
-            let lookbackSeconds = Double(lookback.components.seconds)
-            let request = NotificationHistoryRequest(
-                start: Date(timeIntervalSince1970: end - lookbackSeconds),
-                end: Date(timeIntervalSince1970: end)
-            )
+            let lookbackStart = sync.clock.now().addingTimeInterval(-HistorySync.seconds(lookback))
             do throws(HistorySyncError) {
-                let progress = try await turn(request)
+                let progress = try await turn(of: sync, name: name, from: lookbackStart)
                 onTurn(.success(progress))
             } catch {
                 onTurn(.failure(error))
-                if error.code == .rangeGone {
-                    // Not retriable, but no person can bring the range back either: the next turn asks from later.
-                    logger.notice(
-                        "Apple no longer keeps part of this turn's window; going on with the next turn",
-                        metadata: ["error": "\(error)"]
+                if error.isRetriable {
+                    logger.warning(
+                        "History sync turn failed; its range is taken up again at the next turn",
+                        metadata: ["history.app": "\(name)", "error": "\(error)"]
                     )
                 } else {
-                    guard error.isRetriable else { throw error }
-                    logger.warning("History sync turn failed; trying at the next turn", metadata: ["error": "\(error)"])
+                    logger.error(
+                        "History sync turn failed with an error that needs a person; trying again at the next turn",
+                        metadata: ["history.app": "\(name)", "error": "\(error)"]
+                    )
                 }
             }
-            try? await cancelWhenGracefulShutdown { try await Task.sleep(for: interval) }
+            try? await cancelWhenGracefulShutdown { try await sync.clock.sleep(for: interval) }
         }
     }
 
     /// One turn, measured: its pages as they are produced (a failed turn's too), then its outcome and duration.
-    private func turn(_ request: NotificationHistoryRequest) async throws(HistorySyncError) -> HistorySyncProgress {
+    private func turn(
+        of sync: HistorySync,
+        name: String,
+        from start: Date
+    ) async throws(HistorySyncError) -> HistorySyncProgress {
         let started = ContinuousClock.now
-        turnStarted.value.withLock { $0 = started }
-        defer { turnStarted.value.withLock { $0 = nil } }
-        let counted = Mutex(0)
+        turnsStarted.value.withLock { $0[name] = started }
+        defer { _ = turnsStarted.value.withLock { $0.removeValue(forKey: name) } }
         do {
-            let progress = try await sync.sync(request, environment: environment) { progress in
-                // Called once a page, with the turn's running totals.
-                let before = counted.withLock { count in
-                    defer { count = progress.notificationsThisRun }
-                    return count
-                }
-                metrics.countPage(notifications: progress.notificationsThisRun - before)
-            }
+            let progress = try await sync.sync(from: start, filter: filter, continuingLedger: true)
             // A turn stopped by a graceful shutdown is neither a success nor a failure: the process is going away.
-            if progress.isComplete { metrics.recordTurn(succeeded: true, duration: started.duration(to: .now)) }
+            if progress.isComplete { sync.metrics.recordTurn(succeeded: true, duration: started.duration(to: .now)) }
             return progress
         } catch {
-            metrics.recordTurn(succeeded: false, duration: started.duration(to: .now))
+            sync.metrics.recordTurn(succeeded: false, duration: started.duration(to: .now))
             throw error
         }
     }
 }
 
-/// The start of the turn in progress, shared with the status server's liveness probe.
-private final class TurnStart: Sendable {
-    let value = Mutex<ContinuousClock.Instant?>(nil)
+/// When each turn in progress started, shared with the status server's liveness probe.
+private final class TurnStarts: Sendable {
+    let value = Mutex<[String: ContinuousClock.Instant]>([:])
 }

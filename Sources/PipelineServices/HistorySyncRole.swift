@@ -5,13 +5,22 @@ import Logging
 import NotificationStore
 import PipelineContract
 import PipelineStatus
+import Prometheus
 import ServiceLifecycle
 
-/// `asnp history sync`: Apple's notification history for a window (or periodically) onto the raw topic.
+#if canImport(FoundationEssentials)
+import FoundationEssentials
+#else
+import Foundation
+#endif
+
+/// `asnp history sync`: Apple's notification history for a window (or periodically) onto the raw topic, for every
+/// app and environment selected.
 package struct HistorySyncRole: PipelineRole {
     package let store: NotificationStore
     package let producer: KafkaProducer
-    package let sync: HistorySync
+    /// One per app and environment.
+    package let syncs: [HistorySync]
     /// The window (or the periodic turns); ends the group when done.
     package let job: any Service
     /// The periodic sync's probes and metrics; nil for one window.
@@ -25,11 +34,13 @@ package struct HistorySyncRole: PipelineRole {
     }
 }
 
-/// What a history sync covers: one window to its end, or the last `lookback` every `interval`.
+/// What a history sync covers, with one filter: one window, or periodic turns up to now.
 package enum HistorySyncSchedule: Sendable {
-    /// One window; `progress` is called after every page, `finished` at the end (or at a graceful shutdown).
+    /// `start` to `end` (nil: now); `progress` is called after every page, `finished` at the end of each app and
+    /// environment (or at a graceful shutdown).
     case window(
-        NotificationHistoryRequest,
+        start: Date,
+        end: Date?,
         restart: Bool,
         progress: @Sendable (HistorySyncProgress) -> Void,
         finished: @Sendable (HistorySyncProgress) -> Void
@@ -42,11 +53,13 @@ package enum HistorySyncSchedule: Sendable {
     )
 }
 
-/// Builds the reconciler for one app and environment.
+/// Builds the reconciler for the apps and environments of `settings`: a sync for each, with a client (and a rate
+/// limiter: Apple's limits are per app) of its own, and metrics in one registry.
 package func buildHistorySync(
     _ settings: HistoryRoleSettings,
-    environment: AppStoreEnvironment,
+    filter: NotificationHistoryFilter = .none,
     schedule: HistorySyncSchedule,
+    clock: any HistoryClock = SystemHistoryClock(),
     logger: Logger
 ) throws -> HistorySyncRole {
     let store = NotificationStore(configuration: settings.database, logger: logger)
@@ -54,58 +67,69 @@ package func buildHistorySync(
         configuration: KafkaProducerConfiguration(cluster: settings.cluster),
         logger: logger
     )
-    let client = AppStoreServerAPIClient(
-        configuration: settings.api,
-        rateLimiter: RequestRateLimiter(requestsPerSecond: settings.requestsPerSecond),
-        logger: logger
-    )
-    let sync = HistorySync(
-        client: client,
-        producer: producer,
-        store: store,
-        appName: settings.app.name,
-        rawTopic: settings.rawTopic,
-        logger: logger
-    )
+    let registry = PrometheusCollectorRegistry()
+    let syncs = settings.apps.flatMap { app in
+        settings.environments.map { environment in
+            let client = AppStoreServerAPIClient(
+                configuration: app.api,
+                rateLimiter: RequestRateLimiter(requestsPerSecond: settings.requestsPerSecond),
+                logger: logger
+            )
+            var sync = HistorySync(
+                client: client,
+                environment: environment,
+                producer: producer,
+                store: store,
+                appName: app.app.name,
+                rawTopic: settings.rawTopic,
+                metrics: HistorySyncMetrics(app: app.app.name, environment: environment, registry: registry),
+                logger: logger
+            )
+            sync.clock = clock
+            return sync
+        }
+    }
     let job: any Service
     var statusServer: StatusServer?
     switch schedule {
-    case .window(let request, let restart, let progress, let finished):
+    case .window(let start, let end, let restart, let progress, let finished):
         job = HistoryWindowJob(
-            sync: sync,
-            request: request,
-            environment: environment,
+            syncs: syncs,
+            start: start,
+            end: end,
+            filter: filter,
             restart: restart,
             progress: progress,
             finished: finished
         )
     case .periodic(let interval, let lookback, let turn):
         var periodic = PeriodicHistorySync(
-            sync: sync,
-            environment: environment,
+            syncs: syncs,
+            filter: filter,
             interval: interval,
             lookback: lookback,
             logger: logger
         )
         periodic.onTurn = turn
         job = periodic
-        statusServer = periodic.statusServer(configuration: settings.status, logger: logger)
+        statusServer = periodic.statusServer(configuration: settings.status, registry: registry, logger: logger)
     }
-    return HistorySyncRole(store: store, producer: producer, sync: sync, job: job, statusServer: statusServer)
+    return HistorySyncRole(store: store, producer: producer, syncs: syncs, job: job, statusServer: statusServer)
 }
 
 extension PeriodicHistorySync {
-    /// The periodic sync's ``StatusServer``: `/metrics` serves its ``HistorySyncMetrics``; `/health/live` fails
+    /// The periodic sync's ``StatusServer``: `/metrics` serves `registry`, its syncs' ``HistorySyncMetrics``; `/health/live` fails
     /// while a turn is stuck (``liveness()``); `/health/ready` answers 200 once the server listens, since the sync
     /// serves no traffic and must not turn unready with Apple's API (failed turns are the alerts' business).
     package func statusServer(
         configuration: StatusServerConfiguration,
+        registry: PrometheusCollectorRegistry,
         logger: Logger,
         onListening: @escaping @Sendable (_ port: Int) async -> Void = { _ in }
     ) -> StatusServer {
         StatusServer(
             configuration: configuration,
-            registry: metrics.registry,
+            registry: registry,
             logger: logger,
             live: { liveness() },
             ready: { nil },
@@ -114,18 +138,22 @@ extension PeriodicHistorySync {
     }
 }
 
-/// One window, to its end (or to a graceful shutdown, after the page in hand).
+/// One window, to its end (or to a graceful shutdown, after the page in hand), for each app and environment in turn.
 struct HistoryWindowJob: Service {
-    let sync: HistorySync
-    let request: NotificationHistoryRequest
-    let environment: AppStoreEnvironment
+    let syncs: [HistorySync]
+    let start: Date
+    let end: Date?
+    let filter: NotificationHistoryFilter
     let restart: Bool
     let progress: @Sendable (HistorySyncProgress) -> Void
     let finished: @Sendable (HistorySyncProgress) -> Void
 
     func run() async throws {
-        // The sync itself stops between pages on a graceful shutdown, after producing and checkpointing its page.
-        let outcome = try await sync.sync(request, environment: environment, restart: restart) { progress($0) }
-        finished(outcome)
+        for sync in syncs {
+            // The sync itself stops between pages on a graceful shutdown, after producing and recording its page.
+            let outcome = try await sync.sync(from: start, to: end, filter: filter, restart: restart) { progress($0) }
+            finished(outcome)
+            guard outcome.isComplete else { return }
+        }
     }
 }

@@ -5,6 +5,6 @@ struct HistoryCommand: AsyncParsableCommand {
     static let configuration = CommandConfiguration(
         commandName: "history",
         abstract: "Fill gaps from Apple's notification history (the reconciler).",
-        subcommands: [HistorySyncCommand.self]
+        subcommands: [HistorySyncCommand.self, HistoryStatusCommand.self]
     )
 }

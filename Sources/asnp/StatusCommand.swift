@@ -11,7 +11,8 @@ import Worker
 struct StatusCommand: AsyncParsableCommand {
     static let configuration = CommandConfiguration(
         commandName: "status",
-        abstract: "Show stored notifications, subscriptions by state, rejections and the workers' lag.",
+        abstract:
+            "Show stored notifications, subscriptions by state, rejections, the workers' lag and the reconciler's ledger.",
         discussion: """
             Reads PostgreSQL (database.url) and, when kafka.bootstrapServers is set, the worker group's lag on the \
             raw topic. The counts read whole tables: an operator's look, not a dashboard (use the metrics). Exit 3 \
@@ -28,6 +29,8 @@ struct StatusCommand: AsyncParsableCommand {
     struct Report: Encodable {
         var counts: PipelineCounts
         var kafka: KafkaStatus?
+        /// The reconciler's ledgers and the failed deliveries Apple reported.
+        var history: HistoryLedgerReport
     }
 
     struct KafkaStatus: Encodable {
@@ -43,10 +46,14 @@ struct StatusCommand: AsyncParsableCommand {
         logger.logLevel = .error
         let settings = try await PipelineSettings.load(file: config)
         let database = try settings.database()
-        let counts = try await NotificationStore.withRunning(configuration: database, logger: logger) { store in
-            try await store.counts()
+        let (counts, history) = try await NotificationStore.withRunning(configuration: database, logger: logger) {
+            store in (try await store.counts(), try await HistoryLedgerReport.read(from: store))
         }
-        let report = Report(counts: counts, kafka: await kafkaStatus(settings: settings, logger: logger))
+        let report = Report(
+            counts: counts,
+            kafka: await kafkaStatus(settings: settings, logger: logger),
+            history: history
+        )
         if json {
             TextColumns.printJSON(report)
         } else {
@@ -102,6 +109,7 @@ struct StatusCommand: AsyncParsableCommand {
                 lines.append("kafka lag       unknown: \(kafka.error ?? "no answer")")
             }
         }
+        lines += report.history.lines(detailed: false)
         return lines.joined(separator: "\n")
     }
 }

@@ -16,10 +16,7 @@ struct HistorySyncRig {
     static let rawTopic = PipelineTopics.raw
     static let bundleID = "com.example.notes"
     /// Twenty whole days ending yesterday: within the 30 days Apple keeps sandbox history.
-    static let window: (start: Date, end: Date) = {
-        let end = ((Date().timeIntervalSince1970 / 86_400).rounded(.down) - 1) * 86_400
-        return (Date(timeIntervalSince1970: end - 20 * 86_400), Date(timeIntervalSince1970: end))
-    }()
+    static let window = FakeAppStoreServer.twentyDaysToYesterday
 
     let apple: FakeAppStoreServer
     let baseURL: String
@@ -28,11 +25,15 @@ struct HistorySyncRig {
     let store: NotificationStore
     let logger: Logger
 
+    /// A rig whose fake Apple serves `history` sent evenly over ``window``.
     static func run(history: [String], _ body: (HistorySyncRig) async throws -> Void) async throws {
+        try await run(apple: FakeAppStoreServer(bundleID: bundleID, history: history), body)
+    }
+
+    static func run(apple: FakeAppStoreServer, _ body: (HistorySyncRig) async throws -> Void) async throws {
         var logger = Logger(label: "test.history")
         logger.logLevel =
             ProcessInfo.processInfo.environment["ASNP_TEST_LOG"].flatMap { Logger.Level(rawValue: $0) } ?? .critical
-        let apple = FakeAppStoreServer(bundleID: bundleID, history: history)
         let mock = try KafkaMockCluster(brokers: 1, logger: logger)
         try mock.createTopic(rawTopic, partitions: 8)
         let database = try await TestPostgresServer.shared().makeDatabase()
@@ -61,11 +62,15 @@ struct HistorySyncRig {
         }
     }
 
-    /// A sync against the fake endpoint; retries wait milliseconds instead of seconds.
+    /// A sync against the fake endpoint; retries wait milliseconds instead of seconds. One range may span the whole
+    /// ``window`` (the default `rangeLimit`), so that its pages follow one another as in a single request sequence.
     func sync(
+        environment: AppStoreEnvironment = .sandbox,
         privateKeyPEM: String? = nil,
         maximumAttempts: Int = 8,
-        requestsPerSecond: Double = 1_000
+        requestsPerSecond: Double = 1_000,
+        rangeLimit: Duration = .seconds(30 * 86_400),
+        clock: (any HistoryClock)? = nil
     ) throws -> HistorySync {
         var configuration = try AppStoreServerAPIConfiguration(
             keyID: apple.keyID,
@@ -73,8 +78,8 @@ struct HistorySyncRig {
             bundleID: Self.bundleID,
             privateKeyPEM: privateKeyPEM ?? apple.privateKeyPEM
         )
-        configuration.sandboxBaseURL = baseURL
-        configuration.productionBaseURL = baseURL
+        configuration.sandboxBaseURL = baseURL + "/sandbox"
+        configuration.productionBaseURL = baseURL + "/production"
         var retry = AppStoreServerAPIClient.RetryPolicy()
         retry.initialBackoff = .milliseconds(20)
         retry.maximumBackoff = .milliseconds(200)
@@ -85,18 +90,26 @@ struct HistorySyncRig {
             retryPolicy: retry,
             logger: logger
         )
-        return HistorySync(
+        var sync = HistorySync(
             client: client,
+            environment: environment,
             producer: producer,
             store: store,
             appName: "notes",
             rawTopic: Self.rawTopic,
             logger: logger
         )
+        sync.rangeLimit = rangeLimit
+        if let clock { sync.clock = clock }
+        return sync
     }
 
-    /// The whole window, no filter.
-    static let request = NotificationHistoryRequest(start: window.start, end: window.end)
+    /// The ledger of the unfiltered history in `environment`.
+    func ledger(_ environment: AppStoreEnvironment = .sandbox) async throws -> HistoryLedger {
+        try await store.historyLedger(
+            for: HistoryLedger.Key(bundleID: Self.bundleID, environment: environment.rawValue)
+        )
+    }
 
     /// Every message on the raw topic.
     func rawMessages() async throws -> [KafkaMessage] {

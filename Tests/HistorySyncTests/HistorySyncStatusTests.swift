@@ -21,13 +21,12 @@ struct HistorySyncStatusTests {
     )
     func metricsAfterTurns() async throws {
         let history = try HistorySyncRig.signedHistory(count: 25)
-        try await HistorySyncRig.run(history: history) { rig in
+        try await HistorySyncRig.run(apple: .lastHour(history)) { rig in
             // The first turn's first request fails twice: past its retry budget of two attempts.
             rig.apple.queue(.internalRetryable, .internalRetryable)
             let turns = AsyncStream<Result<HistorySyncProgress, HistorySyncError>>.makeStream()
             var service = PeriodicHistorySync(
-                sync: try rig.sync(maximumAttempts: 2),
-                environment: .sandbox,
+                syncs: [try rig.sync(maximumAttempts: 2)],
                 interval: .seconds(2),
                 lookback: .seconds(3_600),
                 logger: rig.logger
@@ -54,15 +53,21 @@ struct HistorySyncStatusTests {
                 #expect(afterFailure["asnp_history_last_success_timestamp_seconds{\(labels)}"] == 0)
                 #expect((afterFailure["asnp_history_last_turn_duration_seconds{\(labels)}"] ?? -1) > 0)
 
-                // The next turn, an interval later, syncs the whole window: 25 notifications in two pages.
+                // The next turn, an interval later, takes up the failed turn's range (25 notifications in two pages),
+                // then the two seconds since (a page, empty).
                 let beforeSuccess = Date().timeIntervalSince1970
                 let succeeded = try #require(await outcomes.next())
                 #expect((try? succeeded.get())?.isComplete == true)
                 let afterSuccess = try await status.metrics()
                 #expect(afterSuccess[turnsFailed] == 1)
                 #expect(afterSuccess[turnsSucceeded] == 1)
-                #expect(afterSuccess["asnp_history_pages_total{\(labels)}"] == 2)
+                #expect(afterSuccess["asnp_history_pages_total{\(labels)}"] == 3)
                 #expect(afterSuccess["asnp_history_notifications_total{\(labels)}"] == 25)
+                #expect(afterSuccess[#"asnp_history_ranges_total{\#(labels),outcome="covered"}"#] == 2)
+                #expect(afterSuccess[#"asnp_history_ranges_total{\#(labels),outcome="lost"}"#] == 0)
+                let settled = try #require(afterSuccess["asnp_history_settled_until_timestamp_seconds{\(labels)}"])
+                #expect(settled > beforeSuccess - 3_600 && settled < Date().timeIntervalSince1970)
+                #expect((afterSuccess["asnp_history_covered_seconds{\(labels)}"] ?? 0) > 3_000)
                 let lastSuccess = try #require(afterSuccess["asnp_history_last_success_timestamp_seconds{\(labels)}"])
                 #expect(lastSuccess >= beforeSuccess && lastSuccess <= Date().timeIntervalSince1970)
                 #expect(try await rig.rawMessages().count == 25)
@@ -76,13 +81,12 @@ struct HistorySyncStatusTests {
     @Test("/health/live fails while a turn runs longer than its bound, and answers 200 again between turns")
     func stuckTurn() async throws {
         let history = try HistorySyncRig.signedHistory(count: 5)
-        try await HistorySyncRig.run(history: history) { rig in
+        try await HistorySyncRig.run(apple: .lastHour(history)) { rig in
             // Apple makes the first turn wait three seconds; the bound is 200 ms.
             rig.apple.queue(.rateLimited(retryAfter: .seconds(3)))
             let turnEnded = AsyncStream<Void>.makeStream()
             var service = PeriodicHistorySync(
-                sync: try rig.sync(),
-                environment: .sandbox,
+                syncs: [try rig.sync()],
                 interval: .seconds(3_600),
                 lookback: .seconds(3_600),
                 logger: rig.logger
@@ -116,6 +120,7 @@ extension HistorySyncRig {
         let listening = AsyncStream<Int>.makeStream()
         let server = service.statusServer(
             configuration: StatusServerConfiguration(host: "127.0.0.1", port: 0),
+            registry: service.syncs[0].metrics.registry,
             logger: logger,
             onListening: { listening.continuation.yield($0) }
         )
@@ -128,6 +133,19 @@ extension HistorySyncRig {
             await group.triggerGracefulShutdown()
             try await tasks.waitForAll()
         }
+    }
+}
+
+extension FakeAppStoreServer {
+    /// Apple's sandbox with `history` sent over the last hour but the settle time: what a periodic turn's first
+    /// window (an hour's lookback) holds.
+    static func lastHour(_ history: [String]) -> FakeAppStoreServer {
+        let now = Date()
+        return FakeAppStoreServer(
+            bundleID: HistorySyncRig.bundleID,
+            history: history,
+            spread: now.addingTimeInterval(-3_000)..<now.addingTimeInterval(-400)
+        )
     }
 }
 

@@ -6,6 +6,7 @@ import KafkaClient
 import NIOCore
 import NotificationStore
 import PipelineContract
+import Prometheus
 import ServiceLifecycle
 import Synchronization
 import Testing
@@ -19,9 +20,14 @@ struct HistorySyncTests {
         let history = try HistorySyncRig.signedHistory(count: 45)
         try await HistorySyncRig.run(history: history) { rig in
             let sync = try rig.sync()
-            let progress = try await sync.sync(HistorySyncRig.request, environment: .sandbox)
+            let window = HistorySyncRig.window
+            let progress = try await sync.sync(from: window.lowerBound, to: window.upperBound)
             #expect(progress.isComplete)
-            #expect((progress.pages, progress.notifications, progress.resumed) == (3, 45, false))
+            #expect((progress.pages, progress.notifications, progress.resumedRanges) == (3, 45, 0))
+            #expect(progress.coveredRanges == [window])
+            let ledger = try await rig.ledger()
+            #expect(ledger.entries.map(\.state) == [.covered] && ledger.entries.first?.range == window)
+            #expect((ledger.entries.first?.pages, ledger.entries.first?.notifications) == (3, 45))
 
             let log = rig.apple.log
             #expect(log.requests == 3)
@@ -30,8 +36,8 @@ struct HistorySyncTests {
             #expect(log.paginationTokens.first == .some(nil), "no token on a window's first page")
             #expect(log.paginationTokens.dropFirst().allSatisfy { $0 != nil })
             let body = try #require(log.bodies.first)
-            #expect(body["startDate"] as? Int == Int(HistorySyncRig.window.start.timeIntervalSince1970) * 1000)
-            #expect(body["endDate"] as? Int == Int(HistorySyncRig.window.end.timeIntervalSince1970) * 1000)
+            #expect(body["startDate"] as? Int == Int(window.lowerBound.timeIntervalSince1970) * 1000)
+            #expect(body["endDate"] as? Int == Int(window.upperBound.timeIntervalSince1970) * 1000)
             #expect(body["transactionId"] == nil && body["notificationType"] == nil)
 
             let messages = try await rig.rawMessages()
@@ -46,30 +52,36 @@ struct HistorySyncTests {
                 #expect(message.key.map { String(buffer: $0) } == PartitionKey.peek(body: body, version: 2)?.value)
             }
 
-            // A finished window is not fetched again.
-            let again = try await sync.sync(HistorySyncRig.request, environment: .sandbox)
-            #expect(again.isComplete && again.pagesThisRun == 0)
+            // A covered window is not fetched again, nor any part of it.
+            let again = try await sync.sync(from: window.lowerBound, to: window.upperBound)
+            let part = try await sync.sync(from: window.lowerBound.addingTimeInterval(86_400), to: window.upperBound)
+            #expect(again.isComplete && again.pages == 0 && part.isComplete && part.pages == 0)
             #expect(rig.apple.log.requests == 3)
         }
     }
 
-    @Test("a 1,000-notification history stopped part-way resumes at its checkpoint and completes without gaps")
+    @Test("a 1,000-notification history stopped part-way resumes at its saved page and completes without gaps")
     func resumes() async throws {
         let history = try HistorySyncRig.signedHistory(count: 1_000)
         try await HistorySyncRig.run(history: history) { rig in
             let sync = try rig.sync()
+            let window = HistorySyncRig.window
             // Stop the run after its tenth page, as a SIGTERM would: its task is cancelled.
             let first = try await Task {
-                try await sync.sync(HistorySyncRig.request, environment: .sandbox) { progress in
-                    if progress.pagesThisRun == 10 { withUnsafeCurrentTask { $0?.cancel() } }
+                try await sync.sync(from: window.lowerBound, to: window.upperBound) { progress in
+                    if progress.pages == 10 { withUnsafeCurrentTask { $0?.cancel() } }
                 }
             }.value
             #expect(!first.isComplete)
             #expect((first.pages, first.notifications) == (10, 200))
+            let inProgress = try #require(try await rig.ledger().entries.first)
+            #expect((inProgress.state, inProgress.paginationToken, inProgress.pages) == (.inProgress, "g0-p10", 10))
 
-            let second = try await sync.sync(HistorySyncRig.request, environment: .sandbox)
-            #expect(second.resumed && second.isComplete)
-            #expect((second.pages, second.notifications, second.pagesThisRun) == (50, 1_000, 40))
+            let second = try await sync.sync(from: window.lowerBound, to: window.upperBound)
+            #expect(second.resumedRanges == 1 && second.isComplete)
+            #expect((second.pages, second.notifications) == (40, 800))
+            let covered = try #require(try await rig.ledger().entries.first)
+            #expect((covered.state, covered.pages, covered.notifications) == (.covered, 50, 1_000))
             #expect(rig.apple.log.paginationTokens[10] == "g0-p10", "the second run starts at the saved token")
 
             let payloads = try await rig.rawMessages().compactMap(\.signedPayload)
@@ -83,7 +95,8 @@ struct HistorySyncTests {
         let history = try HistorySyncRig.signedHistory(count: 30)
         try await HistorySyncRig.run(history: history) { rig in
             rig.apple.queue(.rateLimited(retryAfter: .milliseconds(400)), .internalRetryable, .internalRetryable)
-            let progress = try await rig.sync().sync(HistorySyncRig.request, environment: .sandbox)
+            let window = HistorySyncRig.window
+            let progress = try await rig.sync().sync(from: window.lowerBound, to: window.upperBound)
             #expect(progress.isComplete && progress.notifications == 30)
             #expect(progress.requests.rateLimited == 1)
             #expect(progress.requests.retried == 2)
@@ -101,10 +114,13 @@ struct HistorySyncTests {
         let history = try HistorySyncRig.signedHistory(count: 100)
         try await HistorySyncRig.run(history: history) { rig in
             rig.apple.expireTokens(atPage: 3)
-            let progress = try await rig.sync().sync(HistorySyncRig.request, environment: .sandbox)
+            let window = HistorySyncRig.window
+            let progress = try await rig.sync().sync(from: window.lowerBound, to: window.upperBound)
             #expect(progress.isComplete)
             #expect(progress.restarts == 1)
-            #expect(rig.apple.log.paginationTokens.filter { $0 == nil }.count == 2, "the window started twice")
+            #expect(rig.apple.log.paginationTokens.filter { $0 == nil }.count == 2, "the range started twice")
+            let covered = try #require(try await rig.ledger().entries.first)
+            #expect((covered.state, covered.pages, covered.notifications) == (.covered, 5, 100), "counted once")
             let payloads = try await rig.rawMessages().compactMap(\.signedPayload)
             #expect(Set(payloads) == Set(history))
             #expect(payloads.count == 60 + 100, "three pages before the expiry, then all five; workers dedupe")
@@ -115,17 +131,20 @@ struct HistorySyncTests {
     func unauthorized() async throws {
         try await HistorySyncRig.run(history: try HistorySyncRig.signedHistory(count: 5)) { rig in
             rig.apple.queue(.unauthorized)
+            let window = HistorySyncRig.window
             let error = await #expect(throws: HistorySyncError.self) {
-                try await rig.sync().sync(HistorySyncRig.request, environment: .sandbox)
+                try await rig.sync().sync(from: window.lowerBound, to: window.upperBound)
             }
             #expect(error?.code == .unauthorized)
             #expect(error?.isRetriable == false)
             #expect(error?.description.contains("key id") == true)
             #expect(rig.apple.log.requests == 1)
+            let noted = try #require(try await rig.ledger().entries.first)
+            #expect(noted.state == .inProgress && noted.note?.hasPrefix("UNAUTHORIZED") == true, "\(noted)")
 
             let otherKey = FakeAppStoreServer(bundleID: HistorySyncRig.bundleID, history: []).privateKeyPEM
             let refused = await #expect(throws: HistorySyncError.self) {
-                try await rig.sync(privateKeyPEM: otherKey).sync(HistorySyncRig.request, environment: .sandbox)
+                try await rig.sync(privateKeyPEM: otherKey).sync(from: window.lowerBound, to: window.upperBound)
             }
             #expect(refused?.code == .unauthorized)
             #expect(rig.apple.log.invalidTokens == 1)
@@ -134,16 +153,17 @@ struct HistorySyncTests {
         }
     }
 
-    @Test("5xx past the retry budget fails as retriable UNAVAILABLE; a later run resumes from the checkpoint")
+    @Test("5xx past the retry budget fails as retriable UNAVAILABLE, noted in the ledger; a later run resumes")
     func givesUp() async throws {
         let history = try HistorySyncRig.signedHistory(count: 40)
         try await HistorySyncRig.run(history: history) { rig in
             let sync = try rig.sync(maximumAttempts: 3)
+            let window = HistorySyncRig.window
             // The first page succeeds, then the second fails three times in a row.
             let firstPage = Mutex(false)
             let error = await #expect(throws: HistorySyncError.self) {
-                try await sync.sync(HistorySyncRig.request, environment: .sandbox) { progress in
-                    if progress.pagesThisRun == 1 {
+                try await sync.sync(from: window.lowerBound, to: window.upperBound) { progress in
+                    if progress.pages == 1 {
                         firstPage.withLock { $0 = true }
                         rig.apple.queue(.internalRetryable, .internalRetryable, .internalRetryable)
                     }
@@ -154,47 +174,138 @@ struct HistorySyncTests {
             #expect(error?.isRetriable == true)
             #expect(rig.apple.log.requests == 4)
 
-            let resumed = try await sync.sync(HistorySyncRig.request, environment: .sandbox)
-            #expect(resumed.resumed && resumed.isComplete && resumed.pagesThisRun == 1)
+            let noted = try #require(try await rig.ledger().entries.first)
+            #expect(noted.paginationToken == "g0-p1" && noted.note?.hasPrefix("UNAVAILABLE") == true, "\(noted)")
+
+            let resumed = try await sync.sync(from: window.lowerBound, to: window.upperBound)
+            #expect(resumed.resumedRanges == 1 && resumed.isComplete && resumed.pages == 1)
+            #expect(try await rig.ledger().entries.map(\.note) == [nil], "the next page clears the note")
             #expect(try await rig.rawMessages().count == 40)
         }
     }
 
     @Test(
         """
-        a sandbox window reaching 45 days back asks Apple from 30 days ago less the margin, reports the range it \
-        skipped, and completes; a window wholly older asks nothing
+        a sandbox sync reaching 45 days back records the first 15 days (and the margin) as lost, asks Apple from \
+        there, a day at a time, and covers the rest; a rerun asks nothing, a window wholly older asks nothing
         """
     )
     func startDateLimit() async throws {
         let history = try HistorySyncRig.signedHistory(count: 25)
         try await HistorySyncRig.run(history: history) { rig in
-            let end = Date(timeIntervalSince1970: (Date().timeIntervalSince1970 / 60).rounded(.down) * 60)
-            let request = NotificationHistoryRequest(start: end.addingTimeInterval(-45 * 86_400), end: end)
-            let sync = try rig.sync()
-            let before = Date()
-            let progress = try await sync.sync(request, environment: .sandbox)
-            let after = Date()
+            let now = Date().wholeMilliseconds
+            let clock = ManualHistoryClock(now: now)
+            let sync = try rig.sync(rangeLimit: .seconds(86_400), clock: clock)
+            let start = now.addingTimeInterval(-45 * 86_400)
+            let progress = try await sync.sync(from: start)
             #expect(progress.isComplete && progress.notifications == 25)
-            #expect(progress.window.start == end.addingTimeInterval(-45 * 86_400), "the checkpoint keeps the window")
-            // Apple's 30 days less the one-hour margin, as of some moment during the sync.
-            let skippedTo = try #require(progress.unfetchableBefore)
-            let limit: TimeInterval = -30 * 86_400 + 3_600
-            #expect(skippedTo.timeIntervalSince(before.addingTimeInterval(limit)) >= -0.001)
-            #expect(skippedTo.timeIntervalSince(after.addingTimeInterval(limit)) <= 0.001)
+            // Apple's 30 days less the one-hour margin.
+            let limit = now.addingTimeInterval(-30 * 86_400 + 3_600)
+            #expect(progress.lostRanges == [start..<limit])
+            let ledger = try await rig.ledger()
+            #expect(ledger.entries.map(\.state) == [.lost, .covered])
+            #expect(ledger.entries.first?.note == "older than Apple keeps (30 days in Sandbox)")
+            #expect(
+                ledger.entries.last?.range == limit..<now.addingTimeInterval(-300),
+                "up to now less the settle time"
+            )
+            #expect(ledger.settledUntil == now.addingTimeInterval(-300))
             let starts = rig.apple.log.bodies.compactMap { $0["startDate"] as? Int }
-            let skippedToMilliseconds = Int((skippedTo.timeIntervalSince1970 * 1000).rounded())
-            #expect(starts == [skippedToMilliseconds, skippedToMilliseconds], "both pages ask from there")
+            #expect(
+                starts.first == Int((limit.timeIntervalSince1970 * 1000).rounded(.down)),
+                "the first range asks from there"
+            )
+            #expect(starts.count >= 30, "a request (or more) for each of the 30 days")
             #expect(try await rig.rawMessages().count == 25)
 
-            let gone = NotificationHistoryRequest(
-                start: end.addingTimeInterval(-45 * 86_400),
-                end: end.addingTimeInterval(-40 * 86_400)
-            )
-            let nothing = try await sync.sync(gone, environment: .sandbox)
-            #expect(nothing.isComplete && nothing.pagesThisRun == 0)
-            #expect(nothing.unfetchableBefore == nothing.window.end)
-            #expect(rig.apple.log.requests == 2)
+            let requests = rig.apple.log.requests
+            let again = try await sync.sync(from: start)
+            let gone = try await sync.sync(from: start, to: start.addingTimeInterval(5 * 86_400))
+            #expect(again.isComplete && gone.isComplete && again.lostRanges.isEmpty)
+            #expect(rig.apple.log.requests == requests, "no endless retry of what is gone or covered")
+        }
+    }
+
+    @Test(
+        """
+        a sync without an end, stopped part-way, resumes when run again later without an end: the range in \
+        progress at its page, then what came since
+        """
+    )
+    func resumesWithoutEnd() async throws {
+        let payloads = try HistorySyncRig.signedHistory(count: 120)
+        let clock = ManualHistoryClock(now: Date().wholeMilliseconds)
+        let start = clock.now().addingTimeInterval(-2 * 86_400)
+        // Two days of history up to an hour from now, an item every 24 minutes.
+        let items = payloads.enumerated().map { index, payload in
+            FakeAppStoreServer.Item(signedPayload: payload, sentAt: start.addingTimeInterval(Double(index) * 1_470))
+        }
+        let apple = FakeAppStoreServer(sandbox: [HistorySyncRig.bundleID: items], now: { clock.now() })
+        try await HistorySyncRig.run(apple: apple) { rig in
+            let sync = try rig.sync(rangeLimit: .seconds(86_400), clock: clock)
+            let first = try await Task {
+                try await sync.sync(from: start) { progress in
+                    if progress.pages == 4 { withUnsafeCurrentTask { $0?.cancel() } }
+                }
+            }.value
+            #expect(!first.isComplete && first.pages == 4)
+
+            clock.advance(by: 3_600)
+            let second = try await sync.sync(from: start)
+            #expect(second.isComplete && second.resumedRanges == 1)
+            let ledger = try await rig.ledger()
+            #expect(ledger.entries.map(\.state) == [.covered])
+            #expect(ledger.entries.first?.range == start..<clock.now().addingTimeInterval(-300))
+            let sent = Set(items.filter { $0.sentAt < clock.now().addingTimeInterval(-300) }.map(\.signedPayload))
+            #expect(Set(try await rig.rawMessages().compactMap(\.signedPayload)) == sent)
+            #expect(first.notifications + second.notifications == sent.count, "nothing fetched twice")
+        }
+    }
+
+    @Test(
+        """
+        failed deliveries: each notification's last result and whether any attempt succeeded are recorded and \
+        counted by result; onlyFailures narrows to what was never delivered, in a ledger of its own
+        """
+    )
+    func failedDeliveries() async throws {
+        let payloads = try HistorySyncRig.signedHistory(count: 6)
+        let sent = HistorySyncRig.window.lowerBound.addingTimeInterval(3_600)
+        let attempt = { (offset: Double, result: SendAttemptResult) in
+            SendAttemptItem(attemptDate: Int64((sent.timeIntervalSince1970 + offset) * 1000), sendAttemptResult: result)
+        }
+        let attempts: [[SendAttemptItem]] = [
+            [attempt(0, .success)],
+            [attempt(0, .success)],
+            [attempt(0, .timedOut), attempt(60, .timedOut)],
+            [attempt(0, .timedOut), attempt(60, .tlsIssue)],
+            [attempt(0, .noResponse), attempt(60, .success)],
+            [attempt(0, .tlsIssue), attempt(60, .tlsIssue)],
+        ]
+        let items = zip(payloads, attempts).map {
+            FakeAppStoreServer.Item(signedPayload: $0, sentAt: sent, sendAttempts: $1)
+        }
+        try await HistorySyncRig.run(apple: FakeAppStoreServer(sandbox: [HistorySyncRig.bundleID: items])) { rig in
+            let window = HistorySyncRig.window
+            let sync = try rig.sync()
+            let progress = try await sync.sync(from: window.lowerBound, to: window.upperBound)
+            #expect(progress.failedDeliveries == ["TIMED_OUT": 1, "TLS_ISSUE": 2, "SUCCESS": 1])
+            let summaries = try await rig.store.historyDeliverySummaries()
+            #expect(summaries.map(\.notifications) == [1, 1, 2])
+            let byResult = Dictionary(uniqueKeysWithValues: summaries.map { ($0.lastResult, $0.neverDelivered) })
+            #expect(byResult == ["SUCCESS": 0, "TIMED_OUT": 1, "TLS_ISSUE": 2])
+            var scrape: [UInt8] = []
+            sync.metrics.registry.emit(into: &scrape)
+            let metrics = String(decoding: scrape, as: UTF8.self)
+            #expect(metrics.contains(#"result="TLS_ISSUE"} 2"#), "\(metrics)")
+            #expect(metrics.contains(#"result="TIMED_OUT"} 1"#) && metrics.contains(#"result="OTHER"} 0"#))
+
+            let onlyFailures = NotificationHistoryFilter(onlyFailures: true)
+            let failures = try await sync.sync(from: window.lowerBound, to: window.upperBound, filter: onlyFailures)
+            #expect(failures.notifications == 3, "the three never delivered")
+            #expect(rig.apple.log.bodies.last?["onlyFailures"] as? Bool == true)
+            let ledger = try await rig.store.historyLedger(for: sync.ledgerKey(onlyFailures))
+            #expect(ledger.key.filter == "onlyFailures" && ledger.entries.map(\.state) == [.covered])
         }
     }
 
@@ -212,17 +323,19 @@ struct HistorySyncTests {
 
 @Suite("The reconciler as a periodic service")
 struct PeriodicHistorySyncTests {
-    /// Runs a periodic sync of the rig's history (the last hour, a turn every 50 ms) until `count` turns ended, or the
-    /// service group ended by itself, then shuts it down gracefully; the turns' outcomes.
+    /// Runs a periodic sync of the rig's history (the first turn reaching back an hour, a turn every 50 ms) until
+    /// `count` turns ended, or the service group ended by itself, then shuts it down gracefully; the turns' outcomes.
     static func runTurns(
         _ count: Int,
-        on rig: HistorySyncRig
+        on rig: HistorySyncRig,
+        settleTime: Duration = .seconds(300)
     ) async throws -> [Result<HistorySyncProgress, HistorySyncError>] {
         let turns = Mutex<[Result<HistorySyncProgress, HistorySyncError>]>([])
         let turnEnded = AsyncStream<Void>.makeStream()
+        var sync = try rig.sync()
+        sync.settleTime = settleTime
         var service = PeriodicHistorySync(
-            sync: try rig.sync(),
-            environment: .sandbox,
+            syncs: [sync],
             interval: .milliseconds(50),
             lookback: .seconds(3_600),
             logger: rig.logger
@@ -246,29 +359,30 @@ struct PeriodicHistorySyncTests {
         return turns.withLock { $0 }
     }
 
-    @Test("each turn syncs the last lookback; a graceful shutdown ends the service without an error")
+    @Test("the first turn syncs the last lookback up to now less the settle time; a graceful shutdown ends it cleanly")
     func turnsAndShutdown() async throws {
         let history = try HistorySyncRig.signedHistory(count: 25)
-        try await HistorySyncRig.run(history: history) { rig in
-            let first = try #require(try await Self.runTurns(1, on: rig).first)
-            let progress = try first.get()
-            #expect(progress.isComplete && progress.notifications == 25)
-            let window = progress.window.end.timeIntervalSince(progress.window.start)
-            #expect(window == 3_600)
-            #expect(progress.window.end.timeIntervalSince1970.truncatingRemainder(dividingBy: 60) == 0)
+        try await HistorySyncRig.run(apple: .lastHour(history)) { rig in
+            let outcomes = try await Self.runTurns(2, on: rig)
+            let first = try #require(outcomes.first).get()
+            #expect(first.isComplete && first.notifications == 25)
+            #expect(first.window.upperBound.timeIntervalSince(first.window.lowerBound) == 3_600 - 300)
+            let second = try #require(outcomes.dropFirst().first).get()
+            #expect(second.window.lowerBound == first.window.lowerBound, "later turns keep the ledger's run")
+            #expect(second.notifications == 0, "nothing fetched twice")
             #expect(try await rig.rawMessages().count == 25)
         }
     }
 
     @Test(
         """
-        Apple refusing a turn's start as too old (4000012) fails that turn as RANGE_GONE, not retriable, and the \
-        service goes on with its next turn
+        Apple refusing a turn's start as too old (4000012) within what this clock reckons it keeps fails that turn \
+        as RANGE_GONE, noted in the ledger, and the service goes on with its next turn, which covers the range
         """
     )
     func rangeGone() async throws {
         let history = try HistorySyncRig.signedHistory(count: 5)
-        try await HistorySyncRig.run(history: history) { rig in
+        try await HistorySyncRig.run(apple: .lastHour(history)) { rig in
             rig.apple.queue(.startDateTooFarInPast)
             let outcomes = try await Self.runTurns(2, on: rig)
             #expect(outcomes.count >= 2, "the service ran a second turn")
@@ -279,7 +393,92 @@ struct PeriodicHistorySyncTests {
             #expect(error.code == .rangeGone && !error.isRetriable)
             #expect(error.appleErrorCode == AppStoreServerAPIClient.startDateTooFarInPast)
             let second = try #require(outcomes.dropFirst().first).get()
-            #expect(second.isComplete && second.notifications == 5)
+            #expect(second.isComplete && second.notifications == 5 && second.resumedRanges == 0)
+            #expect(try await rig.ledger().entries.map(\.state) == [.covered])
+        }
+    }
+
+    @Test(
+        """
+        three simulated hours of turns every 10 minutes, in production and the sandbox, with Apple failing for 40 \
+        minutes and the service killed twice and restarted after pauses longer than two intervals: the ledger \
+        covers the whole span without a gap, and every notification Apple sent in it is on the raw topic
+        """
+    )
+    func simulatedHours() async throws {
+        let start = Date(timeIntervalSince1970: (Date().timeIntervalSince1970 / 60).rounded(.down) * 60)
+        let clock = ManualHistoryClock(now: start)
+        let minute: TimeInterval = 60
+        let payloads = try HistorySyncRig.signedHistory(count: 110)
+        // Sandbox: an item every 3 minutes from 25 minutes before the start; production: every 4 minutes.
+        let sandbox = payloads.prefix(65).enumerated().map { index, payload in
+            FakeAppStoreServer.Item(
+                signedPayload: payload,
+                sentAt: start.addingTimeInterval((-25 + 3 * Double(index)) * minute)
+            )
+        }
+        let production = payloads.dropFirst(65).enumerated().map { index, payload in
+            FakeAppStoreServer.Item(
+                signedPayload: payload,
+                sentAt: start.addingTimeInterval((-25 + 4 * Double(index)) * minute)
+            )
+        }
+        let apple = FakeAppStoreServer(
+            sandbox: [HistorySyncRig.bundleID: sandbox],
+            production: [HistorySyncRig.bundleID: production],
+            now: { clock.now() }
+        )
+        apple.setOutage(start.addingTimeInterval(60 * minute)..<start.addingTimeInterval(100 * minute))
+        try await HistorySyncRig.run(apple: apple) { rig in
+            let syncs = try [AppStoreEnvironment.sandbox, .production].map { environment in
+                try rig.sync(environment: environment, maximumAttempts: 3, rangeLimit: .seconds(86_400), clock: clock)
+            }
+            let failedTurns = Mutex(0)
+            func startService() -> Task<Void, any Error> {
+                var service = PeriodicHistorySync(
+                    syncs: syncs,
+                    interval: .seconds(600),
+                    lookback: .seconds(1_800),
+                    logger: rig.logger
+                )
+                service.onTurn = { outcome in
+                    if case .failure = outcome { failedTurns.withLock { $0 += 1 } }
+                }
+                return Task { try await service.run() }
+            }
+            var service = startService()
+            try await clock.waitForSleepers(syncs.count)
+            var elapsed: TimeInterval = 0
+            // Kills, as turns start (the task cancelled mid-turn, as a SIGKILL ends a process with nothing more
+            // recorded), and the simulated minutes the service then stays down: over two intervals.
+            let kills: [TimeInterval: TimeInterval] = [40 * minute: 25 * minute, 125 * minute: 25 * minute]
+            while elapsed < 190 * minute {
+                clock.advance(by: 5 * minute)
+                elapsed += 5 * minute
+                if let pause = kills[elapsed] {
+                    service.cancel()
+                    _ = await service.result
+                    clock.advance(by: pause)
+                    elapsed += pause
+                    service = startService()
+                }
+                try await clock.waitForSleepers(syncs.count)
+            }
+            service.cancel()
+            _ = await service.result
+            #expect(failedTurns.withLock { $0 } >= 2, "the outage failed turns in both environments")
+
+            let payloadsOnTopic = Set(try await rig.rawMessages().compactMap(\.signedPayload))
+            for (environment, items) in [(AppStoreEnvironment.sandbox, sandbox), (.production, production)] {
+                let ledger = try await rig.ledger(environment)
+                #expect(ledger.entries.map(\.state) == [.covered], "\(environment): \(ledger.entries)")
+                let covered = try #require(ledger.entries.first?.range)
+                #expect(covered.lowerBound == start.addingTimeInterval(-30 * minute), "the first turn's lookback")
+                #expect(covered.upperBound >= start.addingTimeInterval(175 * minute), "\(environment): \(covered)")
+                let sent = items.filter { covered.contains($0.sentAt) }.map(\.signedPayload)
+                #expect(sent.count == items.count, "every item lies in the covered span")
+                #expect(Set(sent).isSubset(of: payloadsOnTopic), "\(environment): every notification at least once")
+            }
         }
     }
 }

@@ -29,8 +29,8 @@ struct MigrationTests {
         )
         #expect(
             tables == """
-                asnp_schema_migrations,history_sync,jws_headers,notification_bodies,notifications,outbox,\
-                rejected_notifications,subscriptions
+                asnp_schema_migrations,history_deliveries,history_ledger,history_sync,jws_headers,notification_bodies,\
+                notifications,outbox,rejected_notifications,subscriptions
                 """
         )
         // The bodies' partitions of this month and the next are made ahead.
@@ -270,6 +270,50 @@ struct MigrationTests {
         try await withStore(configuration, migrate: false) { store in
             let error = await #expect(throws: NotificationStoreError.self) { try await store.migrate() }
             #expect(error?.code == .migrationFailed)
+        }
+    }
+
+    @Test(
+        """
+        Version 7 turns the completed windows of history_sync into covered ranges of the ledger, overlapping ones \
+        merged, each app, environment and filter apart; windows in progress are left to be fetched again
+        """
+    )
+    func historyLedger() async throws {
+        let (server, configuration) = try await makeDatabase()
+        try await withStore(configuration) { _ in }
+        try await server.psql(
+            configuration.database,
+            """
+            DROP TABLE history_ledger; DROP TABLE history_deliveries;
+            DELETE FROM asnp_schema_migrations WHERE version = 7;
+            INSERT INTO history_sync (bundle_id, environment, window_start, window_end, filter, pagination_token, \
+                completed_at) VALUES
+                ('com.example.notes', 'Production', '2026-11-01 00:00Z', '2026-11-01 03:00Z', '', NULL, now()),
+                ('com.example.notes', 'Production', '2026-11-01 02:00Z', '2026-11-01 05:00Z', '', NULL, now()),
+                ('com.example.notes', 'Production', '2026-11-01 05:00Z', '2026-11-01 06:00Z', '', NULL, now()),
+                ('com.example.notes', 'Production', '2026-11-02 00:00Z', '2026-11-02 01:00Z', '', NULL, now()),
+                ('com.example.notes', 'Production', '2026-11-03 00:00Z', '2026-11-03 01:00Z', '', 'token', NULL),
+                ('com.example.notes', 'Sandbox', '2026-11-01 00:00Z', '2026-11-01 01:00Z', 'onlyFailures', NULL, now())
+            """
+        )
+        try await withStore(configuration, migrate: false) { store in
+            let report = try await store.migrate()
+            #expect(report.applied.map(\.version) == [7])
+            let ledgers = try await store.historyLedgers()
+            let text = ledgers.map { ledger in
+                "\(ledger.key) "
+                    + ledger.entries.map {
+                        "\($0.state.rawValue) \($0.start.formatted(.iso8601))..\($0.end.formatted(.iso8601))"
+                    }.joined(separator: ", ")
+            }
+            #expect(
+                text == [
+                    "com.example.notes Production covered 2026-11-01T00:00:00Z..2026-11-01T06:00:00Z, "
+                        + "covered 2026-11-02T00:00:00Z..2026-11-02T01:00:00Z",
+                    "com.example.notes Sandbox [onlyFailures] covered 2026-11-01T00:00:00Z..2026-11-01T01:00:00Z",
+                ]
+            )
         }
     }
 }

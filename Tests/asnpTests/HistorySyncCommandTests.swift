@@ -17,8 +17,9 @@ struct HistorySyncCommandTests {
 
     @Test(
         """
-        Notifications missing from the database are there after the sync, none twice; a sync stopped by SIGTERM or \
-        killed with SIGKILL part-way resumes from its checkpoint when run again
+        Notifications missing from the database are there after the sync, none twice; a sync without --until of \
+        every app and environment, stopped by SIGTERM or killed with SIGKILL part-way, resumes at its saved page \
+        when run again, and the ledger covers every app and environment
         """
     )
     func endToEnd() async throws {
@@ -51,52 +52,94 @@ struct HistorySyncCommandTests {
         let count = "SELECT count(*) FROM notifications"
         #expect(try await ReplayCommandTests.wait(server, database.database, count, "300"))
 
-        let apple = FakeAppStoreServer(bundleID: Fixtures.bundleId, history: history)
+        // A second app with a short history of its own; the worker knows only the first, and rejects its bodies.
+        let games = try SubscriptionEvent.samples(count: 30, bundleId: "com.example.games").map {
+            try signer.signer.sign(try signer.payload(for: $0))
+        }
+        let spread = FakeAppStoreServer.twentyDaysToYesterday
+        let items = { (payloads: [String]) in
+            payloads.enumerated().map { index, payload in
+                FakeAppStoreServer.Item(
+                    signedPayload: payload,
+                    sentAt: spread.lowerBound.addingTimeInterval(Double(index) * 20 * 86_400 / Double(payloads.count))
+                )
+            }
+        }
+        let apple = FakeAppStoreServer(sandbox: [Fixtures.bundleId: items(history), "com.example.games": items(games)])
         try await apple.serve { baseURL in
             var environment = ProcessInfo.processInfo.environment
             environment["KAFKA_BOOTSTRAP_SERVERS"] = mock.bootstrapServers
             environment["DATABASE_URL"] = databaseURL
-            environment["APPS_NAMES"] = "notes"
+            environment["APPS_NAMES"] = "notes,games"
             environment["APPS_NOTES_BUNDLE_ID"] = Fixtures.bundleId
-            environment["APPS_NOTES_API_KEY_ID"] = apple.keyID
-            environment["APPS_NOTES_API_ISSUER_ID"] = apple.issuerID
-            environment["APPS_NOTES_API_PRIVATE_KEY"] = apple.privateKeyPEM
-            environment["HISTORY_SANDBOX_URL"] = baseURL
+            environment["APPS_GAMES_BUNDLE_ID"] = "com.example.games"
+            for app in ["NOTES", "GAMES"] {
+                environment["APPS_\(app)_API_KEY_ID"] = apple.keyID
+                environment["APPS_\(app)_API_ISSUER_ID"] = apple.issuerID
+                environment["APPS_\(app)_API_PRIVATE_KEY"] = apple.privateKeyPEM
+            }
+            environment["HISTORY_SANDBOX_URL"] = baseURL + "/sandbox"
+            environment["HISTORY_PRODUCTION_URL"] = baseURL + "/production"
             environment["HISTORY_REQUESTS_PER_SECOND"] = "20"
-            // Twenty whole days ending yesterday: within the 30 days Apple keeps sandbox history.
-            let until = ((Date().timeIntervalSince1970 / 86_400).rounded(.down) - 1) * 86_400
-            let iso = { (seconds: Double) in Date(timeIntervalSince1970: seconds).formatted(.iso8601) }
-            let arguments = [
-                "history", "sync", "--environment", "sandbox", "--since", iso(until - 20 * 86_400), "--until",
-                iso(until),
-            ]
+            // From the start of the history, up to now: every app, both environments.
+            let arguments = ["history", "sync", "--since", spread.lowerBound.formatted(.iso8601)]
 
-            // Stopped by SIGTERM after its second page: it says so and exits 0.
+            // Stopped by SIGTERM after the notes' second sandbox page (production, first, has none): it says so
+            // and exits 0.
             let stopped = try Self.start(arguments, environment: environment)
-            _ = await DevCommandTests.read(stopped.error, until: "page 2,")
+            _ = await DevCommandTests.read(stopped.error, until: "Sandbox: page 2,")
             stopped.process.terminate()
-            let stoppedSummary = await DevCommandTests.read(stopped.output, until: "\n")
+            let stoppedSummary = await DevCommandTests.read(stopped.output, until: "run again to resume")
             await stopped.process.exited()
             #expect(stopped.process.terminationStatus == 0)
             #expect(stoppedSummary.contains("stopped; run again to resume"), "\(stoppedSummary)")
 
             // Killed without warning after its tenth page.
             let killed = try Self.start(arguments, environment: environment)
-            _ = await DevCommandTests.read(killed.error, until: "page 10,")
+            _ = await DevCommandTests.read(killed.error, until: "Sandbox: page 10,")
             kill(killed.process.processIdentifier, SIGKILL)
             await killed.process.exited()
             let pagesBefore = apple.log.requests
-            #expect(pagesBefore >= 10 && pagesBefore < 50, "\(pagesBefore) requests before the kill")
+            #expect(pagesBefore >= 10 && pagesBefore < 60, "\(pagesBefore) requests before the kill")
 
+            // The kill may land just as a day's range was covered, with the next not begun: then nothing resumes.
+            let saved = try await server.psql(
+                database.database,
+                "SELECT count(*) FROM history_ledger WHERE pagination_token IS NOT NULL"
+            )
             let rerun = try Self.start(arguments, environment: environment)
-            let summary = await DevCommandTests.read(rerun.output, until: "\n")
             await rerun.process.exited()
+            let summary = await DevCommandTests.read(rerun.output, until: "\u{0}")
             #expect(rerun.process.terminationStatus == 0)
-            #expect(summary.contains("complete; 1000 notifications in 50 pages"), "\(summary)")
-            #expect(summary.contains("resumed"))
-            #expect(apple.log.paginationTokens[pagesBefore] != nil, "the rerun did not start the window again")
-            #expect(apple.log.invalidTokens == 0)
+            let lines = summary.split(separator: "\n")
+            #expect(lines.count == 4, "a summary for each app and environment: \(summary)")
+            #expect(lines.allSatisfy { $0.contains(": covered;") || $0.contains(": already covered;") }, "\(summary)")
+            let log = apple.log
+            let firstSandbox = try #require(
+                log.environments.indices.first { $0 >= pagesBefore && log.environments[$0] == "Sandbox" }
+            )
+            if saved == "1" {
+                #expect(
+                    lines.contains { $0.contains("\(Fixtures.bundleId) Sandbox") && $0.contains("1 ranges resumed") }
+                )
+                #expect(log.paginationTokens[firstSandbox] != nil, "the rerun resumed at the saved page")
+            } else {
+                #expect(saved == "0", "at most one range in progress: \(saved)")
+            }
+            #expect(log.invalidTokens == 0)
         }
+        let ledgers = try await server.psql(
+            database.database,
+            "SELECT bundle_id || ' ' || environment || ' ' || string_agg(state, ',') FROM history_ledger GROUP BY bundle_id, environment ORDER BY 1"
+        )
+        #expect(
+            ledgers.split(separator: "\n")
+                == [
+                    "com.example.games Production covered", "com.example.games Sandbox covered",
+                    "\(Fixtures.bundleId) Production covered", "\(Fixtures.bundleId) Sandbox covered",
+                ].sorted().map { Substring($0) },
+            "\(ledgers)"
+        )
 
         #expect(try await ReplayCommandTests.wait(server, database.database, count, "1000"))
         let uuids = try await server.psql(database.database, "SELECT notification_uuid FROM notifications")

@@ -1,3 +1,4 @@
+import AppStoreModels
 import AppStoreTestSupport
 import AsyncHTTPClient
 import CommandSupport
@@ -154,9 +155,13 @@ struct ConfigFileTests {
             ]
         )
         let history = try settings.historyRole(appName: "notes")
-        #expect(history.api.keyID == "ABC123DEFG")
-        #expect(history.api.bundleID == "com.example.notes")
+        #expect(history.apps.map(\.api.keyID) == ["ABC123DEFG"])
+        #expect(history.apps.map(\.api.bundleID) == ["com.example.notes"])
         #expect(history.requestsPerSecond == 10)
+        #expect(history.environments == [.production, .sandbox], "both, unless history.environments says otherwise")
+        // Without --app: every app with an API key; the production config has one.
+        #expect(try settings.historyRole(appName: nil).apps.map(\.app.name) == ["notes"])
+        #expect(try settings.historyRole(appName: nil, environment: .sandbox).environments == [.sandbox])
         #expect(throws: SettingsError.self) { try settings.historyRole(appName: "games") }
     }
 

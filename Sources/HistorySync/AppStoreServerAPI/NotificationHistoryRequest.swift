@@ -46,13 +46,15 @@ package struct NotificationHistoryRequest: Sendable, Hashable, Encodable {
         }
     }
 
-    /// The filter in a stable text form (the checkpoint's `filter`), empty when none.
-    package var filterDescription: String {
-        var parts: [String] = []
-        if let notificationType { parts.append("type=\(notificationType)") }
-        if let notificationSubtype { parts.append("subtype=\(notificationSubtype)") }
-        if let transactionId { parts.append("transaction=\(transactionId)") }
-        if onlyFailures == true { parts.append("onlyFailures") }
-        return parts.joined(separator: " ")
+    /// The request for `range`, narrowed by `filter`.
+    package init(_ range: Range<Date>, filter: NotificationHistoryFilter) {
+        self.init(
+            start: range.lowerBound,
+            end: range.upperBound,
+            notificationType: filter.notificationType,
+            notificationSubtype: filter.notificationSubtype,
+            transactionID: filter.transactionID,
+            onlyFailures: filter.onlyFailures
+        )
     }
 }

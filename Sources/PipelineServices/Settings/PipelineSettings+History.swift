@@ -1,3 +1,4 @@
+import AppStoreModels
 import HistorySync
 import KafkaClient
 import NotificationStore
@@ -6,8 +7,17 @@ import PipelineStatus
 
 /// Everything `asnp history sync` reads from the settings.
 package struct HistoryRoleSettings {
-    package var app: PipelineApp
-    package var api: AppStoreServerAPIConfiguration
+    /// An app the reconciler syncs, with its App Store Server API key.
+    package struct App {
+        package var app: PipelineApp
+        package var api: AppStoreServerAPIConfiguration
+    }
+
+    /// The apps to sync: the one named, or every app with an API key.
+    package var apps: [App]
+    /// The environments to sync each app in: the one named, or `history.environments`.
+    package var environments: [AppStoreEnvironment]
+    /// Requests a second to Apple for one app in one environment (`history.requestsPerSecond`).
     package var requestsPerSecond: Double
     package var cluster: KafkaClusterConfiguration
     package var rawTopic: String
@@ -17,23 +27,65 @@ package struct HistoryRoleSettings {
 }
 
 extension PipelineSettings {
-    /// The reconciler's settings for the app named `appName` (or the only app): its App Store Connect API key
-    /// (`apps.{name}.api.keyId`, `.issuerId`, `.privateKey` or `.privateKeyFile`), `history.*` (the status port
-    /// included, read whether or not the sync is periodic), Kafka and the database.
-    package func historyRole(appName: String?) throws -> HistoryRoleSettings {
-        let apps = try apps()
-        let app: PipelineApp
+    /// The reconciler's settings: the app named `appName` (or every app with an App Store Connect API key:
+    /// `apps.{name}.api.keyId`, `.issuerId`, `.privateKey` or `.privateKeyFile`), in `environment` (or every one of
+    /// `history.environments`), `history.*` (the status port included, read whether or not the sync is periodic),
+    /// Kafka and the database.
+    package func historyRole(appName: String?, environment: AppStoreEnvironment? = nil) throws -> HistoryRoleSettings {
+        let configured = try apps()
+        var selected: [PipelineApp]
         if let appName {
-            guard let named = apps.first(where: { $0.name == appName }) else {
-                throw SettingsError(key: "apps.names", reason: "has no app '\(appName)' (it has \(apps.map(\.name)))")
+            guard let named = configured.first(where: { $0.name == appName }) else {
+                throw SettingsError(
+                    key: "apps.names",
+                    reason: "has no app '\(appName)' (it has \(configured.map(\.name)))"
+                )
             }
-            app = named
+            selected = [named]
         } else {
-            guard apps.count == 1, let only = apps.first else {
-                throw SettingsError(key: "--app", reason: "is required when several apps are configured")
-            }
-            app = only
+            selected = try configured.filter { try string("apps.\($0.name).api.keyId") != nil }
+            // No app has a key: name what the first one lacks.
+            if selected.isEmpty { selected = Array(configured.prefix(1)) }
         }
+        let apps = try selected.map { app in
+            HistoryRoleSettings.App(app: app, api: try historyAPI(for: app))
+        }
+        let environments: [AppStoreEnvironment]
+        if let environment {
+            environments = [environment]
+        } else {
+            environments = try (stringArray("history.environments") ?? ["production", "sandbox"]).map { name in
+                switch name.lowercased() {
+                case "production": .production
+                case "sandbox": .sandbox
+                default:
+                    throw SettingsError(
+                        key: "history.environments",
+                        reason: "has '\(name)'; Apple keeps history for production and sandbox only"
+                    )
+                }
+            }
+            guard !environments.isEmpty else {
+                throw SettingsError(key: "history.environments", reason: "is empty; name production, sandbox or both")
+            }
+        }
+        let rate = try double("history.requestsPerSecond") ?? 4
+        guard rate > 0, rate.isFinite else {
+            throw SettingsError(key: "history.requestsPerSecond", reason: "must be a positive number, not \(rate)")
+        }
+        return HistoryRoleSettings(
+            apps: apps,
+            environments: Array(Set(environments)).sorted { $0.rawValue < $1.rawValue },
+            requestsPerSecond: rate,
+            cluster: try kafkaCluster(clientID: "asnp-history"),
+            rawTopic: try rawTopic(),
+            database: try database(),
+            status: try status(section: "history")
+        )
+    }
+
+    /// `app`'s App Store Server API key and `history.productionUrl`, `.sandboxUrl`.
+    private func historyAPI(for app: PipelineApp) throws -> AppStoreServerAPIConfiguration {
         let prefix = "apps.\(app.name).api"
         guard let keyID = try string(prefix + ".keyId"), !keyID.isEmpty else {
             throw SettingsError(key: prefix + ".keyId", reason: "is required: the In-App Purchase key's id")
@@ -60,18 +112,6 @@ extension PipelineSettings {
         }
         api.productionBaseURL = try string("history.productionUrl") ?? api.productionBaseURL
         api.sandboxBaseURL = try string("history.sandboxUrl") ?? api.sandboxBaseURL
-        let rate = try double("history.requestsPerSecond") ?? 4
-        guard rate > 0, rate.isFinite else {
-            throw SettingsError(key: "history.requestsPerSecond", reason: "must be a positive number, not \(rate)")
-        }
-        return HistoryRoleSettings(
-            app: app,
-            api: api,
-            requestsPerSecond: rate,
-            cluster: try kafkaCluster(clientID: "asnp-history"),
-            rawTopic: try rawTopic(),
-            database: try database(),
-            status: try status(section: "history")
-        )
+        return api
     }
 }
