@@ -455,6 +455,8 @@ let package = Package(
                 "AppStoreTestSupport",
                 "AppStoreSigning",
                 "StoreTestSupport",
+                // closeInheritedDescriptors, for the children the tests start (ChildProcess).
+                "LocalPostgres",
                 "NotificationStore",
                 "KafkaClient",
                 .product(name: "NIOCore", package: "swift-nio"),

@@ -175,7 +175,7 @@ package final class LocalPostgresServer: Sendable {
 /// Adds to `actions` the closing of every descriptor above standard error: glibc's
 /// `posix_spawn_file_actions_addclosefrom_np` (2.34 and later; Swift's Glibc module does not export it), else a
 /// close for each descriptor open now.
-private func closeInheritedDescriptors(_ actions: inout posix_spawn_file_actions_t) {
+package func closeInheritedDescriptors(_ actions: inout posix_spawn_file_actions_t) {
     typealias AddCloseFrom = @convention(c) (UnsafeMutablePointer<posix_spawn_file_actions_t>, Int32) -> Int32
     if let symbol = dlsym(nil, "posix_spawn_file_actions_addclosefrom_np") {
         _ = unsafeBitCast(symbol, to: AddCloseFrom.self)(&actions, 3)

@@ -31,21 +31,20 @@ struct DevCommandTests {
         try Data(
             #"{"database": {"url": "postgres://postgres@127.0.0.1:\#(postgresPort)/asnp?sslmode=disable"}}"#.utf8
         ).write(to: configFile)
-        func startDev() async throws -> (Process, String) {
-            let dev = Process()
-            dev.executableURL = ASNPProcess.executable
-            dev.arguments = [
-                "dev", "--data-dir", directory.appendingPathComponent("data").path, "--http-port", String(httpPort),
-                "--postgres-port", String(postgresPort), "--root-cert",
-                Fixtures.directory.appendingPathComponent("test-root.der").path, "--bundle-id", Fixtures.bundleId,
-                "--app-apple-id", String(Fixtures.appAppleId), "--shared-secret", Fixtures.sharedSecret,
-                "--log-level", "error",
-            ]
-            let output = Pipe()
-            dev.standardOutput = output
-            dev.standardError = FileHandle.nullDevice
-            try dev.run()
-            let banner = await Self.read(output, until: "\nready\n")
+        func startDev() async throws -> (ChildProcess, String) {
+            let output = try OutputPipe()
+            let dev = try ChildProcess(
+                executable: ASNPProcess.executable.path,
+                arguments: [
+                    "dev", "--data-dir", directory.appendingPathComponent("data").path, "--http-port",
+                    String(httpPort), "--postgres-port", String(postgresPort), "--root-cert",
+                    Fixtures.directory.appendingPathComponent("test-root.der").path, "--bundle-id", Fixtures.bundleId,
+                    "--app-apple-id", String(Fixtures.appAppleId), "--shared-secret", Fixtures.sharedSecret,
+                    "--log-level", "error",
+                ],
+                standardOutput: .pipe(output)
+            )
+            let banner = await output.read(until: "\nready\n")
             return (dev, banner)
         }
 
@@ -182,19 +181,18 @@ struct DevCommandTests {
         let directory = FileManager.default.temporaryDirectory.appendingPathComponent("asnp-demo-\(UUID())")
         try FileManager.default.createDirectory(at: directory, withIntermediateDirectories: true)
         defer { try? FileManager.default.removeItem(at: directory) }
-        let dev = Process()
-        dev.executableURL = ASNPProcess.executable
-        dev.arguments = [
-            "dev", "--demo", "--demo-count", "60", "--data-dir", directory.appendingPathComponent("data").path,
-            "--http-port", String(try LoopbackPort.free()), "--postgres-port", String(try LoopbackPort.free()),
-            "--log-level", "error",
-        ]
-        let output = Pipe()
-        dev.standardOutput = output
-        dev.standardError = FileHandle.nullDevice
-        try dev.run()
+        let output = try OutputPipe()
+        let dev = try ChildProcess(
+            executable: ASNPProcess.executable.path,
+            arguments: [
+                "dev", "--demo", "--demo-count", "60", "--data-dir", directory.appendingPathComponent("data").path,
+                "--http-port", String(try LoopbackPort.free()), "--postgres-port", String(try LoopbackPort.free()),
+                "--log-level", "error",
+            ],
+            standardOutput: .pipe(output)
+        )
         defer { if dev.isRunning { dev.terminate() } }
-        let text = await Self.read(output, until: "demo: look closer")
+        let text = await output.read(until: "demo: look closer")
         #expect(text.contains("demo: posting 60 notifications, 6 duplicate retries and 1 tampered body"), "\(text)")
         #expect(text.contains("demo: 67 of 67 answered 200"))
         #expect(text.contains("demo: stored 60 notifications of 10 subscriptions"))
@@ -203,20 +201,5 @@ struct DevCommandTests {
         dev.terminate()
         await dev.exited()
         #expect(dev.terminationStatus == 0)
-    }
-
-    /// Reads `pipe` on a thread of its own (the read blocks) until `marker` appeared or the output ended.
-    static func read(_ pipe: Pipe, until marker: String) async -> String {
-        await withCheckedContinuation { (continuation: CheckedContinuation<String, Never>) in
-            Thread {
-                var text = ""
-                while !text.contains(marker) {
-                    let chunk = pipe.fileHandleForReading.availableData
-                    if chunk.isEmpty { break }
-                    text += String(decoding: chunk, as: UTF8.self)
-                }
-                continuation.resume(returning: text)
-            }.start()
-        }
     }
 }

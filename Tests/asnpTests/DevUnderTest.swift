@@ -6,7 +6,7 @@ import Foundation
 
 /// An `asnp dev` child process on free loopback ports, trusting `roots`, with the fixtures' shared secret.
 struct DevUnderTest {
-    let process: Process
+    let process: ChildProcess
     let httpPort: Int
     let postgresPort: Int
     let directory: URL
@@ -18,19 +18,17 @@ struct DevUnderTest {
     static func start(in directory: URL, roots: [String], workers: Int = 1) async throws -> DevUnderTest {
         let httpPort = try LoopbackPort.free()
         let postgresPort = try LoopbackPort.free()
-        let dev = Process()
-        dev.executableURL = ASNPProcess.executable
-        dev.arguments =
-            [
+        let output = try OutputPipe()
+        let dev = try ChildProcess(
+            executable: ASNPProcess.executable.path,
+            arguments: [
                 "dev", "--data-dir", directory.appendingPathComponent("data").path, "--http-port", String(httpPort),
                 "--postgres-port", String(postgresPort), "--shared-secret", Fixtures.sharedSecret,
                 "--workers", String(workers), "--log-level", "error",
-            ] + roots.flatMap { ["--root-cert", $0] }
-        let output = Pipe()
-        dev.standardOutput = output
-        dev.standardError = FileHandle.nullDevice
-        try dev.run()
-        let banner = await DevCommandTests.read(output, until: "\nready\n")
+            ] + roots.flatMap { ["--root-cert", $0] },
+            standardOutput: .pipe(output)
+        )
+        let banner = await output.read(until: "\nready\n")
         guard banner.contains("\nready\n") else {
             dev.terminate()
             throw DevNotReady(output: banner)

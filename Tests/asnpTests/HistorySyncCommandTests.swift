@@ -87,17 +87,17 @@ struct HistorySyncCommandTests {
             // Stopped by SIGTERM after the notes' second sandbox page (production, first, has none): it says so
             // and exits 0.
             let stopped = try Self.start(arguments, environment: environment)
-            _ = await DevCommandTests.read(stopped.error, until: "Sandbox: page 2,")
+            _ = await stopped.error.read(until: "Sandbox: page 2,")
             stopped.process.terminate()
-            let stoppedSummary = await DevCommandTests.read(stopped.output, until: "run again to resume")
+            let stoppedSummary = await stopped.output.read(until: "run again to resume")
             await stopped.process.exited()
             #expect(stopped.process.terminationStatus == 0)
             #expect(stoppedSummary.contains("stopped; run again to resume"), "\(stoppedSummary)")
 
             // Killed without warning after its tenth page.
             let killed = try Self.start(arguments, environment: environment)
-            _ = await DevCommandTests.read(killed.error, until: "Sandbox: page 10,")
-            kill(killed.process.processIdentifier, SIGKILL)
+            _ = await killed.error.read(until: "Sandbox: page 10,")
+            killed.process.terminate(SIGKILL)
             await killed.process.exited()
             let pagesBefore = apple.log.requests
             #expect(pagesBefore >= 10 && pagesBefore < 60, "\(pagesBefore) requests before the kill")
@@ -109,7 +109,7 @@ struct HistorySyncCommandTests {
             )
             let rerun = try Self.start(arguments, environment: environment)
             await rerun.process.exited()
-            let summary = await DevCommandTests.read(rerun.output, until: "\u{0}")
+            let summary = String(decoding: await rerun.output.readToEnd(), as: UTF8.self)
             #expect(rerun.process.terminationStatus == 0)
             let lines = summary.split(separator: "\n")
             #expect(lines.count == 4, "a summary for each app and environment: \(summary)")
@@ -156,7 +156,7 @@ struct HistorySyncCommandTests {
         environment["APPS_NOTES_BUNDLE_ID"] = Fixtures.bundleId
         let arguments = ["history", "sync", "--environment", "sandbox", "--since", "2026-01-01T00:00:00Z"]
         let missing = try Self.start(arguments, environment: environment)
-        let message = await DevCommandTests.read(missing.error, until: "\n")
+        let message = await missing.error.read(until: "\n")
         await missing.process.exited()
         #expect(missing.process.terminationStatus == 2)
         #expect(message.contains("apps.notes.api.keyId (environment APPS_NOTES_API_KEY_ID) is required"), "\(message)")
@@ -165,7 +165,7 @@ struct HistorySyncCommandTests {
             arguments + ["--type", "DID_RENEW", "--transaction-id", "1"],
             environment: environment
         )
-        let usage = await DevCommandTests.read(both.error, until: "\n")
+        let usage = await both.error.read(until: "\n")
         await both.process.exited()
         #expect(both.process.terminationStatus == 2)
         #expect(usage.contains("not both"), "\(usage)")
@@ -173,17 +173,17 @@ struct HistorySyncCommandTests {
 
     /// Starts `asnp` with its standard output and error on pipes.
     static func start(_ arguments: [String], environment: [String: String]) throws -> (
-        process: Process, output: Pipe, error: Pipe
+        process: ChildProcess, output: OutputPipe, error: OutputPipe
     ) {
-        let process = Process()
-        process.executableURL = ASNPProcess.executable
-        process.arguments = arguments
-        process.environment = environment
-        let output = Pipe()
-        let error = Pipe()
-        process.standardOutput = output
-        process.standardError = error
-        try process.run()
+        let output = try OutputPipe()
+        let error = try OutputPipe()
+        let process = try ChildProcess(
+            executable: ASNPProcess.executable.path,
+            arguments: arguments,
+            environment: environment,
+            standardOutput: .pipe(output),
+            standardError: .pipe(error)
+        )
         return (process, output, error)
     }
 }

@@ -66,7 +66,7 @@ struct IngressCommandTests {
                 }
                 // Under load: once bodies are being answered (however long that takes on a loaded machine).
                 _ = await eventually { answered.value >= 50 }
-                kill(ingress.processIdentifier, signal)
+                ingress.terminate(signal)
                 return try await group.reduce(into: []) { $0 += $1 }
             }
             await ingress.exited()

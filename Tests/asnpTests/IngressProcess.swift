@@ -13,10 +13,7 @@ enum IngressProcess {
         port: Int,
         bundleID: String = Fixtures.bundleId,
         extra: [String: String] = [:]
-    ) throws -> Process {
-        let ingress = Process()
-        ingress.executableURL = ASNPProcess.executable
-        ingress.arguments = ["ingress", "--log-level", "warning"]
+    ) throws -> ChildProcess {
         var environment = ProcessInfo.processInfo.environment
         environment["KAFKA_BOOTSTRAP_SERVERS"] = bootstrapServers
         environment["APPS_NAMES"] = "notes"
@@ -24,17 +21,17 @@ enum IngressProcess {
         environment["INGRESS_HOST"] = "127.0.0.1"
         environment["INGRESS_PORT"] = String(port)
         environment.merge(extra) { _, new in new }
-        ingress.environment = environment
-        ingress.standardOutput = FileHandle.nullDevice
-        ingress.standardError = FileHandle.nullDevice
-        try ingress.run()
-        return ingress
+        return try ChildProcess(
+            executable: ASNPProcess.executable.path,
+            arguments: ["ingress", "--log-level", "warning"],
+            environment: environment
+        )
     }
 
     /// Polls `/health/ready` until it answers 200 (true) or the process exits (false). The ingress promises no
     /// start-up time (it is ready once its producer reaches a broker with the raw topic), and a loaded run took more
     /// than the 20 s this used to allow; so no bound here but the suite's own watchdog, as for the worker.
-    static func waitUntilReady(port: Int, client: HTTPClient, while ingress: Process) async throws -> Bool {
+    static func waitUntilReady(port: Int, client: HTTPClient, while ingress: ChildProcess) async throws -> Bool {
         while ingress.isRunning {
             if try await EndToEndPipeline.waitUntilReady(port: port, client: client, within: .seconds(2)) {
                 return true

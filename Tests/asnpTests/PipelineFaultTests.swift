@@ -77,7 +77,7 @@ struct PipelineFaultTests {
         let server = try await TestPostgresServer.start()
         let database = try await server.makeDatabase()
         let port = try LoopbackPort.free()
-        func startIngress() throws -> Process {
+        func startIngress() throws -> ChildProcess {
             try IngressProcess.start(
                 bootstrapServers: cluster.bootstrapServers,
                 port: port,
@@ -85,7 +85,7 @@ struct PipelineFaultTests {
                 extra: ["INGRESS_ACK_TIMEOUT_SECONDS": "1"]
             )
         }
-        func startWorker() throws -> Process {
+        func startWorker() throws -> ChildProcess {
             try WorkerProcess.start(
                 bootstrapServers: cluster.bootstrapServers,
                 databaseURL: "postgres://postgres@127.0.0.1:\(server.port)/\(database.database)?sslmode=disable",
@@ -137,13 +137,13 @@ struct PipelineFaultTests {
             // Stored so far: the workers could not keep up through the outage (else it proved nothing).
             storedAtRestart = Int(try await server.psql(database.database, "SELECT count(*) FROM notifications"))
         case .ingressKilled:
-            kill(ingress.processIdentifier, SIGKILL)
+            ingress.terminate(SIGKILL)
             await ingress.exited()
             try await Task.sleep(for: .seconds(1))
             ingress = try startIngress()
         case .workersKilled:
             for _ in 0..<2 {
-                kill(workers[0].processIdentifier, SIGKILL)
+                workers[0].terminate(SIGKILL)
                 await workers[0].exited()
                 workers[0] = try startWorker()
                 try await Task.sleep(for: .seconds(2))

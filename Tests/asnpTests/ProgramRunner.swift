@@ -1,29 +1,20 @@
 import Foundation
 
-/// Runs a program found on PATH to completion, returning its status and standard output; waits on a thread of its
-/// own, never on the concurrency pool.
+/// Runs a program found on PATH (or at a path) to completion, returning its status and standard output; its
+/// standard error is this process's. A program not found exits 127, as with `env`. Waits holding no thread.
 func runProgram(_ name: String, _ arguments: [String], input: Data = Data()) async throws -> (
     status: Int32, output: Data
 ) {
-    try await withCheckedThrowingContinuation { continuation in
-        Thread { continuation.resume(with: Result { try runProgramBlocking(name, arguments, input: input) }) }.start()
-    }
-}
-
-private func runProgramBlocking(_ name: String, _ arguments: [String], input: Data) throws -> (
-    status: Int32, output: Data
-) {
-    let process = Process()
-    process.executableURL = URL(fileURLWithPath: "/usr/bin/env")
-    process.arguments = [name] + arguments
-    let stdin = Pipe()
-    let stdout = Pipe()
-    process.standardInput = stdin
-    process.standardOutput = stdout
-    try process.run()
-    stdin.fileHandleForWriting.write(input)
-    try stdin.fileHandleForWriting.close()
-    let output = stdout.fileHandleForReading.readDataToEndOfFile()
-    process.waitUntilExit()
-    return (process.terminationStatus, output)
+    guard let executable = ChildProcess.path(of: name) else { return (127, Data()) }
+    let output = try OutputPipe()
+    let process = try ChildProcess(
+        executable: executable,
+        arguments: arguments,
+        standardInput: .data(input),
+        standardOutput: .pipe(output),
+        standardError: .inherit
+    )
+    let data = await output.readToEnd()
+    await process.exited()
+    return (process.terminationStatus, data)
 }

@@ -62,7 +62,7 @@ struct WorkerCommandTests {
             statusPort: statusPort,
             arguments: ["--migrate", "--log-level", "debug"],
             extra: ["LOG_FORMAT": "json"],
-            standardError: try FileHandle(forWritingTo: logFile)
+            standardError: .file(logFile.path)
         )
         defer { if worker.isRunning { worker.terminate() } }
         #expect(try await WorkerProcess.waitUntilReady(statusPort: statusPort, while: worker))

@@ -56,7 +56,7 @@ struct WorkerCrashTests {
             _ = try await store.migrate()
         }
 
-        func startWorker() throws -> Process {
+        func startWorker() throws -> ChildProcess {
             try WorkerProcess.start(
                 bootstrapServers: mock.bootstrapServers,
                 databaseURL: "postgres://postgres@127.0.0.1:\(server.port)/\(database.database)?sslmode=disable",
@@ -91,7 +91,7 @@ struct WorkerCrashTests {
         for _ in 0..<2_400 where count < messages.count {
             count = Int((try? await server.psql(database.database, "SELECT count(*) FROM notifications")) ?? "") ?? 0
             if kills < 2, count >= messages.count / 5 * (kills + 1) {
-                kill(workers[0].processIdentifier, SIGKILL)
+                workers[0].terminate(SIGKILL)
                 await workers[0].exited()
                 workers[0] = try startWorker()
                 kills += 1

@@ -26,32 +26,30 @@ enum WorkerProcess {
         statusPort: Int = 0,
         arguments: [String] = ["--migrate", "--log-level", "error"],
         extra: [String: String] = [:],
-        standardError: FileHandle = .nullDevice
-    ) throws -> Process {
-        let worker = Process()
-        worker.executableURL = ASNPProcess.executable
-        worker.arguments = ["worker"] + arguments
-        worker.environment = ProcessInfo.processInfo.environment.merging(
-            variables(
-                bootstrapServers: bootstrapServers,
-                databaseURL: databaseURL,
-                app: app,
-                bundleID: bundleID,
-                appAppleID: appAppleID,
-                rootCertificate: rootCertificate,
-                statusPort: statusPort,
-                extra: extra
-            )
-        ) { _, new in new }
-        worker.standardOutput = FileHandle.nullDevice
-        worker.standardError = standardError
-        try worker.run()
-        return worker
+        standardError: ChildProcess.Output = .null
+    ) throws -> ChildProcess {
+        try ChildProcess(
+            executable: ASNPProcess.executable.path,
+            arguments: ["worker"] + arguments,
+            environment: ProcessInfo.processInfo.environment.merging(
+                variables(
+                    bootstrapServers: bootstrapServers,
+                    databaseURL: databaseURL,
+                    app: app,
+                    bundleID: bundleID,
+                    appAppleID: appAppleID,
+                    rootCertificate: rootCertificate,
+                    statusPort: statusPort,
+                    extra: extra
+                )
+            ) { _, new in new },
+            standardError: standardError
+        )
     }
 
     /// Polls the worker's `/health/ready` until it answers 200 (true) or the process exits (false). The worker
     /// promises no start-up time, so there is no bound here but the suite's own watchdog.
-    static func waitUntilReady(statusPort: Int, while worker: Process) async throws -> Bool {
+    static func waitUntilReady(statusPort: Int, while worker: ChildProcess) async throws -> Bool {
         while worker.isRunning {
             let reply = try? await HTTPClient.shared.execute(
                 HTTPClientRequest(url: "http://127.0.0.1:\(statusPort)/health/ready"),
