@@ -112,12 +112,18 @@ package struct HistorySync: Sendable {
 
         // One range at a time, oldest first: the ledger is read again for each, so that a range another
         // reconciler finished meanwhile is not fetched twice.
+        var previous: HistoryLedger.Entry?
         while !Task.isCancelled, !Task.isShuttingDownGracefully {
             let ledger = try await ledger(key)
             guard let next = Self.nextRange(in: ledger, window: window, limit: rangeLimit) else {
                 progress.isComplete = true
                 break
             }
+            // A range fetched to its end and still to fetch means the ledger did not keep what was recorded.
+            guard next.range != previous?.range || next.paginationToken != previous?.paginationToken else {
+                throw HistorySyncError(.store, "the history ledger did not keep the range \(Self.text(next.range))")
+            }
+            previous = next
             if next.paginationToken != nil { progress.resumedRanges += 1 }
             let finished = try await fetch(next, key: key, filter: filter, progress: &progress, logger: logger) {
                 Self.updateRequests(&$0, client: client, before: countsBefore)

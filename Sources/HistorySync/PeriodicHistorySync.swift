@@ -72,7 +72,10 @@ package struct PeriodicHistorySync: Service {
     private func turns(of sync: HistorySync) async {
         let name = "\(sync.appName) \(sync.environment.rawValue)"
         while !Task.isCancelled, !Task.isShuttingDownGracefully {
-            let lookbackStart = sync.clock.now().addingTimeInterval(-HistorySync.seconds(lookback))
+            // The lookback ends where the window does, the settle time before now.
+            let lookbackStart = sync.clock.now().addingTimeInterval(
+                -HistorySync.seconds(lookback) - HistorySync.seconds(sync.settleTime)
+            )
             do throws(HistorySyncError) {
                 let progress = try await turn(of: sync, name: name, from: lookbackStart)
                 onTurn(.success(progress))

@@ -129,6 +129,20 @@ extension NotificationStore {
         }
     }
 
+    /// Deletes the failed deliveries last reported before `cutoff` (retention keeps them as long as the bodies);
+    /// returns how many went.
+    package func deleteHistoryDeliveries(fetchedBefore cutoff: Date) async throws(NotificationStoreError) -> Int {
+        let logger = self.logger
+        return try await withConnection("deleting failed deliveries past retention") { connection in
+            let rows = try await connection.query(
+                "WITH gone AS (DELETE FROM history_deliveries WHERE fetched_at < \(cutoff) RETURNING 1) SELECT count(*) FROM gone",
+                logger: logger
+            )
+            for try await count in rows.decode(Int64.self) { return Int(count) }
+            return 0
+        }
+    }
+
     private static func historyLedger(
         for key: HistoryLedger.Key,
         on connection: PostgresConnection,

@@ -16,7 +16,8 @@ struct RetentionCommand: AsyncParsableCommand {
             whether retention drops it. With --apply, drops every month that ended before the current month and \
             the retention.retainBodyMonths (RETENTION_RETAIN_BODY_MONTHS) months before it: whole tables, no \
             DELETE. --dry-run with --apply names them and drops nothing. Run it daily (the production overlay's \
-            CronJob does); it is safe to run at any time and from several places.
+            CronJob does); it is safe to run at any time and from several places. --apply also deletes the failed \
+            deliveries the reconciler recorded (history_deliveries) last reported before the same cutoff.
 
             The database is --database-url (or DATABASE_URL) when given, otherwise the services' settings. Exit \
             status: 0 done, 2 no retention set for --apply, 3 the database could not be read or a month not dropped.
@@ -59,20 +60,26 @@ struct RetentionCommand: AsyncParsableCommand {
         }
         let (apply, dryRun) = (self.apply, self.dryRun)
         do {
-            let (partitions, dropped) = try await NotificationStore.withRunning(
+            let (partitions, dropped, deliveries) = try await NotificationStore.withRunning(
                 configuration: configuration,
                 logger: logger
             ) { store in
                 let dropped =
                     apply
                     ? try await store.applyBodyRetention(keepMonths: retainMonths ?? 0, dryRun: dryRun) : []
-                return (try await store.bodyPartitions(), dropped)
+                let deliveries =
+                    apply && !dryRun
+                    ? try await store.deleteHistoryDeliveries(
+                        fetchedBefore: NotificationStore.retentionCutoff(keepMonths: retainMonths ?? 0)
+                    ) : 0
+                return (try await store.bodyPartitions(), dropped, deliveries)
             }
             let report = Report(
                 retainMonths: retainMonths,
                 cutoff: retainMonths.map { Report.instant(NotificationStore.retentionCutoff(keepMonths: $0)) },
                 dropped: apply && !dryRun ? dropped.map(\.name) : [],
                 wouldDrop: dryRun ? dropped.map(\.name) : [],
+                deletedFailedDeliveries: deliveries,
                 months: (dryRun ? partitions : partitions.filter { kept in !dropped.contains { $0.name == kept.name } })
                     .map(Report.Month.init)
             )
@@ -115,6 +122,8 @@ struct RetentionCommand: AsyncParsableCommand {
         var cutoff: String?
         var dropped: [String]
         var wouldDrop: [String]
+        /// Rows of history_deliveries deleted (last reported before the cutoff).
+        var deletedFailedDeliveries: Int
         var months: [Month]
 
         var text: String {
@@ -125,6 +134,9 @@ struct RetentionCommand: AsyncParsableCommand {
                 lines.append("retention: none set (retention.retainBodyMonths): bodies are kept for good")
             }
             lines += dropped.map { "dropped \($0)" } + wouldDrop.map { "would drop \($0)" }
+            if deletedFailedDeliveries > 0 {
+                lines.append("deleted \(deletedFailedDeliveries) failed deliveries reported before the cutoff")
+            }
             // RFC 3339 instants in UTC compare as text.
             let rows =
                 [["month", "from", "rows (estimate)", "bytes", ""]]

@@ -75,7 +75,7 @@ struct HistoryLedgerTests {
     @Test(
         """
         the store keeps each ledger apart (by app, environment and filter) and rewrites it in one transaction under \
-        a lock: concurrent records all land, merged; failed deliveries keep the latest attempt and any success
+        a lock: concurrent records all land, merged; failed deliveries keep the latest attempt and any success, until retention deletes them
         """
     )
     func storeRoundTrip() async throws {
@@ -120,6 +120,10 @@ struct HistoryLedgerTests {
             let summaries = try await store.historyDeliverySummaries()
             #expect(summaries.map(\.lastResult) == ["TIMED_OUT"], "an older report does not overwrite the last attempt")
             #expect(summaries.map(\.neverDelivered) == [0], "a success once seen stays")
+            // Retention deletes what was last reported before its cutoff.
+            #expect(try await store.deleteHistoryDeliveries(fetchedBefore: Date().addingTimeInterval(-3_600)) == 0)
+            #expect(try await store.deleteHistoryDeliveries(fetchedBefore: Date().addingTimeInterval(60)) == 1)
+            #expect(try await store.historyDeliverySummaries().isEmpty)
         }
     }
 }

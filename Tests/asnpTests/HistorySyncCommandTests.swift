@@ -127,6 +127,16 @@ struct HistorySyncCommandTests {
                 #expect(saved == "0", "at most one range in progress: \(saved)")
             }
             #expect(log.invalidTokens == 0)
+
+            // The ledgers, as an operator reads them.
+            let status = try await ASNPProcess.run(["history", "status"], environment: environment)
+            #expect(status.status == 0, "\(status.standardError)")
+            #expect(status.standardOutput.contains("history         \(Fixtures.bundleId) Sandbox: settled until "))
+            #expect(status.standardOutput.contains("history         com.example.games Production: settled until "))
+            let overall = try await ASNPProcess.run(["status", "--json"], environment: environment)
+            let report = try JSONSerialization.jsonObject(with: Data(overall.standardOutput.utf8)) as? [String: Any]
+            let ledgers = (report?["history"] as? [String: Any])?["ledgers"] as? [[String: Any]]
+            #expect(ledgers?.count == 4, "asnp status --json carries the ledgers: \(overall.standardOutput)")
         }
         let ledgers = try await server.psql(
             database.database,
