@@ -148,12 +148,25 @@ struct HistoryWindowJob: Service {
     let progress: @Sendable (HistorySyncProgress) -> Void
     let finished: @Sendable (HistorySyncProgress) -> Void
 
+    /// A failure of one app or environment does not keep the others from syncing: the first failure is thrown once
+    /// every other has had its turn.
     func run() async throws {
+        var firstFailure: HistorySyncError?
         for sync in syncs {
-            // The sync itself stops between pages on a graceful shutdown, after producing and recording its page.
-            let outcome = try await sync.sync(from: start, to: end, filter: filter, restart: restart) { progress($0) }
-            finished(outcome)
-            guard outcome.isComplete else { return }
+            do throws(HistorySyncError) {
+                // The sync stops between pages on a graceful shutdown, after producing and recording its page.
+                let outcome = try await sync.sync(from: start, to: end, filter: filter, restart: restart) {
+                    progress($0)
+                }
+                finished(outcome)
+                guard outcome.isComplete else { break }
+            } catch {
+                if error.code == .cancelled { break }
+                var named = error
+                named.reason = "\(sync.ledgerKey(filter)): \(error.reason)"
+                firstFailure = firstFailure ?? named
+            }
         }
+        if let firstFailure { throw firstFailure }
     }
 }
