@@ -153,6 +153,12 @@ let package = Package(
         // A PostgreSQL server from Debian's programs in a directory of its own: `asnp dev` and the tests.
         .target(
             name: "LocalPostgres",
+            dependencies: ["ChildProcesses"],
+            swiftSettings: strictSettings
+        ),
+        // Child processes started with posix_spawn, every inherited descriptor closed (not Foundation's Process).
+        .target(
+            name: "ChildProcesses",
             swiftSettings: strictSettings
         ),
         // Health probes and the Prometheus scrape for services without HTTP traffic of their own.
@@ -203,6 +209,7 @@ let package = Package(
         .target(
             name: "CommandSupport",
             dependencies: [
+                "ChildProcesses",
                 "NotificationStore",
                 .product(name: "ArgumentParser", package: "swift-argument-parser"),
             ],
@@ -455,8 +462,8 @@ let package = Package(
                 "AppStoreTestSupport",
                 "AppStoreSigning",
                 "StoreTestSupport",
-                // closeInheritedDescriptors, for the children the tests start (ChildProcess).
-                "LocalPostgres",
+                // The children the tests start (ChildProcess, OutputPipe).
+                "ChildProcesses",
                 "NotificationStore",
                 "KafkaClient",
                 .product(name: "NIOCore", package: "swift-nio"),

@@ -1,28 +1,24 @@
+import ChildProcesses
 import Foundation
 
 /// `asnp kafka-mock` started as a child process, so a measured client does not share a process with the broker.
 package final class KafkaMockChild {
-    private let process = Process()
+    private let process: ChildProcess
     /// The bootstrap servers the child printed as its first line.
     package let bootstrapServers: String
 
     /// Starts `executable kafka-mock arguments...` and waits for its first line.
     package init(executable: URL, arguments: [String]) throws {
-        process.executableURL = executable
-        process.arguments = ["kafka-mock"] + arguments
-        let output = Pipe()
-        process.standardOutput = output
-        process.standardError = FileHandle.nullDevice
-        try process.run()
-        var line = Data()
-        while !line.contains(UInt8(ascii: "\n")) {
-            let chunk = output.fileHandleForReading.availableData
-            guard !chunk.isEmpty else { break }
-            line += chunk
-        }
-        guard let first = String(decoding: line, as: UTF8.self).split(separator: "\n").first, !first.isEmpty else {
+        let output = try OutputPipe()
+        process = try ChildProcess(
+            executable: executable.path,
+            arguments: ["kafka-mock"] + arguments,
+            standardOutput: .pipe(output)
+        )
+        let line = output.readLineBlocking()
+        guard let first = line.split(separator: "\n").first, !first.isEmpty else {
             process.terminate()
-            throw KafkaMockChildError(status: process.terminationStatus)
+            throw KafkaMockChildError(status: process.waitForExit())
         }
         bootstrapServers = String(first)
     }
@@ -39,8 +35,7 @@ package final class KafkaMockChild {
     @discardableResult
     package func stop() -> Int32 {
         if process.isRunning { process.terminate() }
-        process.waitUntilExit()
-        return process.terminationStatus
+        return process.waitForExit()
     }
 
     deinit {

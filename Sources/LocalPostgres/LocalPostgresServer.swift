@@ -1,3 +1,4 @@
+import ChildProcesses
 import Foundation
 
 /// A PostgreSQL server run from Debian's programs (`initdb`, `pg_ctl`, `psql`) in a directory of its own, listening
@@ -169,22 +170,6 @@ package final class LocalPostgresServer: Sendable {
             )
         }
         return output
-    }
-}
-
-/// Adds to `actions` the closing of every descriptor above standard error: glibc's
-/// `posix_spawn_file_actions_addclosefrom_np` (2.34 and later; Swift's Glibc module does not export it), else a
-/// close for each descriptor open now.
-package func closeInheritedDescriptors(_ actions: inout posix_spawn_file_actions_t) {
-    typealias AddCloseFrom = @convention(c) (UnsafeMutablePointer<posix_spawn_file_actions_t>, Int32) -> Int32
-    if let symbol = dlsym(nil, "posix_spawn_file_actions_addclosefrom_np") {
-        _ = unsafeBitCast(symbol, to: AddCloseFrom.self)(&actions, 3)
-        return
-    }
-    let open = (try? FileManager.default.contentsOfDirectory(atPath: "/proc/self/fd")) ?? []
-    for descriptor in open.compactMap(Int32.init) where descriptor > 2 {
-        // glibc ignores a close action for a descriptor that is closed by the time the child runs.
-        posix_spawn_file_actions_addclose(&actions, descriptor)
     }
 }
 

@@ -1,4 +1,5 @@
 import AppStoreTestSupport
+import ChildProcesses
 import Foundation
 
 /// Runs the built `asnp` (or `asnp-bench`) binary, as a user would.

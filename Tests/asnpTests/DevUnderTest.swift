@@ -1,4 +1,5 @@
 import AppStoreTestSupport
+import ChildProcesses
 import CommandSupport
 import Foundation
 

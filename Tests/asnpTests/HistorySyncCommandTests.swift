@@ -1,6 +1,7 @@
 import AppStoreModels
 import AppStoreSigning
 import AppStoreTestSupport
+import ChildProcesses
 import CommandSupport
 import Foundation
 import HistoryTestSupport

@@ -1,6 +1,7 @@
 import AppStoreModels
 import AppStoreTestSupport
 import AsyncHTTPClient
+import ChildProcesses
 import CommandSupport
 import Configuration
 import Foundation

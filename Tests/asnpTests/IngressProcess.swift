@@ -1,5 +1,6 @@
 import AppStoreTestSupport
 import AsyncHTTPClient
+import ChildProcesses
 import Foundation
 
 @testable import asnp

@@ -1,6 +1,7 @@
 import AppStoreSigning
 import AppStoreTestSupport
 import AsyncHTTPClient
+import ChildProcesses
 import CommandSupport
 import Foundation
 import KafkaClient

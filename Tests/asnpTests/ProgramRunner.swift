@@ -1,3 +1,4 @@
+import ChildProcesses
 import Foundation
 
 /// Runs a program found on PATH (or at a path) to completion, returning its status and standard output; its

@@ -1,5 +1,6 @@
 import AppStoreModels
 import AppStoreTestSupport
+import ChildProcesses
 import CommandSupport
 import Foundation
 import NotificationStore

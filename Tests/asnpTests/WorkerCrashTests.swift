@@ -1,6 +1,7 @@
 import AppStoreModels
 import AppStoreTestSupport
 import AppStoreVerification
+import ChildProcesses
 import CommandSupport
 import Foundation
 import KafkaClient

@@ -1,6 +1,7 @@
 import AppStoreModels
 import AppStoreTestSupport
 import AsyncHTTPClient
+import ChildProcesses
 import Foundation
 import KafkaClient
 import Logging

@@ -1,8 +1,7 @@
 import Foundation
-import LocalPostgres
 import Synchronization
 
-/// A program the tests run as a child process: started with posix_spawn, reaped with waitpid on a thread of its own.
+/// A program run as a child process: started with posix_spawn, reaped with waitpid on a thread of its own.
 ///
 /// Not Foundation's Process: a full test run once crashed inside its `run()` with some 1,460 descriptors open
 /// (librdkafka's sockets and pipes of the tests running beside it); it visits every descriptor up to the highest
@@ -11,9 +10,9 @@ import Synchronization
 ///
 /// Like Foundation's, the child gets a process group of its own and is signalled alone; unlike it, the child starts
 /// with no signal blocked and every signal's default action, whichever thread started it.
-final class ChildProcess: Sendable {
+package final class ChildProcess: Sendable {
     /// The child's standard input.
-    enum Input {
+    package enum Input {
         /// `/dev/null`.
         case null
         /// A pipe this process writes `data` to, then closes.
@@ -21,7 +20,7 @@ final class ChildProcess: Sendable {
     }
 
     /// Where the child's standard output or error goes.
-    enum Output {
+    package enum Output {
         /// `/dev/null`.
         case null
         /// This process's own descriptor.
@@ -33,7 +32,7 @@ final class ChildProcess: Sendable {
     }
 
     /// How the child ended, as Foundation's Process says it.
-    enum TerminationReason: Sendable {
+    package enum TerminationReason: Sendable {
         /// It exited; ``terminationStatus`` is its exit status.
         case exit
         /// A signal killed it; ``terminationStatus`` is the signal.
@@ -46,12 +45,12 @@ final class ChildProcess: Sendable {
         var waiters: [CheckedContinuation<Void, Never>] = []
     }
 
-    let processIdentifier: pid_t
+    package let processIdentifier: pid_t
     private let state = Mutex(State())
 
     /// Starts `executable` (a path: nothing is looked up) with `arguments`; `environment` replaces this process's
     /// when given.
-    init(
+    package init(
         executable: String,
         arguments: [String] = [],
         environment: [String: String]? = nil,
@@ -165,20 +164,20 @@ final class ChildProcess: Sendable {
     }
 
     /// Whether the child has not been reaped yet.
-    var isRunning: Bool { state.withLock { $0.waitStatus == nil } }
+    package var isRunning: Bool { state.withLock { $0.waitStatus == nil } }
 
     /// Sends `signal` (SIGTERM unless told) to the child, unless it ended already.
-    func terminate(_ signal: Int32 = SIGTERM) {
+    package func terminate(_ signal: Int32 = SIGTERM) {
         state.withLock { state in
             if state.waitStatus == nil { kill(processIdentifier, signal) }
         }
     }
 
     /// Sends SIGINT, as Ctrl-C would.
-    func interrupt() { terminate(SIGINT) }
+    package func interrupt() { terminate(SIGINT) }
 
     /// Returns once the child has ended and been reaped; suspends, holding no thread.
-    func exited() async {
+    package func exited() async {
         await withCheckedContinuation { (continuation: CheckedContinuation<Void, Never>) in
             let ended = state.withLock { state in
                 if state.waitStatus != nil { return true }
@@ -194,141 +193,26 @@ final class ChildProcess: Sendable {
         return status
     }
 
+    /// Waits for the child to end, blocking the calling thread (not for the concurrency pool's threads); its
+    /// ``terminationStatus``.
+    package func waitForExit() -> Int32 {
+        while isRunning { usleep(2_000) }
+        return terminationStatus
+    }
+
     /// Whether it exited or a signal killed it; only once it ended.
-    var terminationReason: TerminationReason { waitStatus & 0x7F == 0 ? .exit : .uncaughtSignal }
+    package var terminationReason: TerminationReason { waitStatus & 0x7F == 0 ? .exit : .uncaughtSignal }
 
     /// Its exit status, or the signal that killed it (see ``terminationReason``); only once it ended.
-    var terminationStatus: Int32 {
+    package var terminationStatus: Int32 {
         let status = waitStatus
         return status & 0x7F == 0 ? (status >> 8) & 0xFF : status & 0x7F
     }
 
     /// The path of `name` as a shell would find it on PATH; `name` itself if it has a slash; nil if not found.
-    static func path(of name: String) -> String? {
+    package static func path(of name: String) -> String? {
         if name.contains("/") { return name }
         let directories = (ProcessInfo.processInfo.environment["PATH"] ?? "/usr/bin:/bin").split(separator: ":")
         return directories.map { "\($0)/\(name)" }.first { FileManager.default.isExecutableFile(atPath: $0) }
     }
-}
-
-/// A pipe from a child's standard output or error, drained by a thread of its own as the child writes (the child
-/// never blocks on a full pipe), into a buffer the tests read from.
-final class OutputPipe: Sendable {
-    private struct State {
-        /// Read and not yet returned.
-        var unread = Data()
-        var ended = false
-        /// One read at a time: what it waits for (nil: the end), and the reader.
-        var waiter: (marker: Data?, continuation: CheckedContinuation<Data, Never>)?
-        var started = false
-    }
-
-    private let readEnd: Int32
-    /// The child's end; closed here once the child has its copy.
-    let writeEnd: Int32
-    private let state = Mutex(State())
-
-    init() throws {
-        (readEnd, writeEnd) = try makePipe(for: "pipe")
-    }
-
-    deinit {
-        // The reading thread holds this pipe until the end: here it never started.
-        if !state.withLock({ $0.started }) {
-            close(readEnd)
-            close(writeEnd)
-        }
-    }
-
-    /// Called once the child holds the write end.
-    fileprivate func startReading() {
-        let alreadyStarted = state.withLock { state in
-            defer { state.started = true }
-            return state.started
-        }
-        precondition(!alreadyStarted, "an OutputPipe serves one child")
-        close(writeEnd)
-        Thread { [self] in
-            var buffer = [UInt8](repeating: 0, count: 65_536)
-            while true {
-                let count = buffer.withUnsafeMutableBytes { readChunk(readEnd, into: $0) }
-                if count < 0, errno == EINTR { continue }
-                guard count > 0 else { break }
-                append(buffer[..<count], ended: false)
-            }
-            close(readEnd)
-            append([], ended: true)
-        }.start()
-    }
-
-    private func append(_ bytes: ArraySlice<UInt8>, ended: Bool) {
-        let satisfied = state.withLock { state -> (CheckedContinuation<Data, Never>, Data)? in
-            state.unread.append(contentsOf: bytes)
-            state.ended = state.ended || ended
-            guard let waiter = state.waiter, Self.satisfies(state, waiter.marker) else { return nil }
-            state.waiter = nil
-            defer { state.unread = Data() }
-            return (waiter.continuation, state.unread)
-        }
-        if let (continuation, data) = satisfied { continuation.resume(returning: data) }
-    }
-
-    private static func satisfies(_ state: State, _ marker: Data?) -> Bool {
-        if state.ended { return true }
-        guard let marker else { return false }
-        return state.unread.range(of: marker) != nil
-    }
-
-    private func next(until marker: Data?) async -> Data {
-        await withCheckedContinuation { (continuation: CheckedContinuation<Data, Never>) in
-            let ready = state.withLock { state -> Data? in
-                precondition(state.waiter == nil, "one read at a time")
-                if Self.satisfies(state, marker) {
-                    defer { state.unread = Data() }
-                    return state.unread
-                }
-                state.waiter = (marker, continuation)
-                return nil
-            }
-            if let ready { continuation.resume(returning: ready) }
-        }
-    }
-
-    /// Everything not read yet, once it contains `marker` or the output ended (everyone holding the write end
-    /// closed it: the child, and any child of its that inherited it).
-    func read(until marker: String) async -> String {
-        String(decoding: await next(until: Data(marker.utf8)), as: UTF8.self)
-    }
-
-    /// Everything not read yet, once the output ended.
-    func readToEnd() async -> Data {
-        await next(until: nil)
-    }
-}
-
-/// A pipe whose ends close on exec: a child started meanwhile by other code (Foundation's Process) gets neither.
-/// Only the child it is meant for gets one, as its standard input, output or error.
-private func makePipe(for program: String) throws -> (read: Int32, write: Int32) {
-    var ends: [Int32] = [-1, -1]
-    guard pipe(&ends) == 0 else { throw ChildProcessError(program, errno) }
-    for end in ends { _ = fcntl(end, F_SETFD, FD_CLOEXEC) }
-    return (ends[0], ends[1])
-}
-
-/// read(2), outside OutputPipe (whose own `read` would shadow it).
-private func readChunk(_ descriptor: Int32, into buffer: UnsafeMutableRawBufferPointer) -> Int {
-    read(descriptor, buffer.baseAddress, buffer.count)
-}
-
-/// A child process could not be started.
-struct ChildProcessError: Error, CustomStringConvertible {
-    var program: String
-    var code: Int32
-
-    init(_ program: String, _ code: Int32) {
-        self.program = program
-        self.code = code
-    }
-
-    var description: String { "cannot start \(program): \(String(cString: strerror(code)))" }
 }
