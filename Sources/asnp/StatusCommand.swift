@@ -29,8 +29,10 @@ struct StatusCommand: AsyncParsableCommand {
     struct Report: Encodable {
         var counts: PipelineCounts
         var kafka: KafkaStatus?
-        /// The reconciler's ledgers and the failed deliveries Apple reported.
-        var history: HistoryLedgerReport
+        /// The reconciler's ledgers and the failed deliveries Apple reported; nil when they could not be read.
+        var history: HistoryLedgerReport?
+        /// Why not (a schema before version 7: run asnp migrate).
+        var historyError: String?
     }
 
     struct KafkaStatus: Encodable {
@@ -47,12 +49,24 @@ struct StatusCommand: AsyncParsableCommand {
         let settings = try await PipelineSettings.load(file: config)
         let database = try settings.database()
         let (counts, history) = try await NotificationStore.withRunning(configuration: database, logger: logger) {
-            store in (try await store.counts(), try await HistoryLedgerReport.read(from: store))
+            store in
+            // The counts are the command's point; the ledgers are reported as unreadable rather than failing it.
+            let history: Result<HistoryLedgerReport, any Error>
+            do {
+                history = .success(try await HistoryLedgerReport.read(from: store))
+            } catch {
+                history = .failure(error)
+            }
+            return (try await store.counts(), history)
         }
         let report = Report(
             counts: counts,
             kafka: await kafkaStatus(settings: settings, logger: logger),
-            history: history
+            history: try? history.get(),
+            historyError: {
+                if case .failure(let error) = history { return "\(error)" }
+                return nil
+            }()
         )
         if json {
             TextColumns.printJSON(report)
@@ -109,7 +123,11 @@ struct StatusCommand: AsyncParsableCommand {
                 lines.append("kafka lag       unknown: \(kafka.error ?? "no answer")")
             }
         }
-        lines += report.history.lines(detailed: false)
+        if let history = report.history {
+            lines += history.lines(detailed: false)
+        } else {
+            lines.append("history         unreadable: \(report.historyError ?? "unknown error")")
+        }
         return lines.joined(separator: "\n")
     }
 }
