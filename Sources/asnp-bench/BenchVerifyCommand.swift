@@ -3,6 +3,8 @@ import AppStoreSigning
 import AppStoreVerification
 import ArgumentParser
 import Foundation
+import KafkaClient
+import NotificationStore
 
 /// `asnp-bench verify`: verify+decode throughput, side by side with Apple's Python library on the same inputs.
 struct BenchVerifyCommand: AsyncParsableCommand {
@@ -14,7 +16,10 @@ struct BenchVerifyCommand: AsyncParsableCommand {
             signed by a fresh test PKI shaped like Apple's (P-384 root and intermediate, P-256 leaf), then \
             measures notifications/s on one core and on all cores, with the chain cache and without it. With \
             --baseline apple-python it runs Apple's app-store-server-library on the same bodies in the same run \
-            and reports ratios (pip install app-store-server-library).
+            and reports ratios (pip install app-store-server-library). The rows "+ store rows" also build each \
+            verified notification's row as the worker's writer does (its facts, the packed body, the decoded \
+            event's JSON; PreparedBatch, 16 at a time), without PostgreSQL: against the plain rows of the same \
+            run, the worker's CPU beside verification that does not depend on Kafka or the database.
             """
     )
 
@@ -59,6 +64,24 @@ struct BenchVerifyCommand: AsyncParsableCommand {
         rows.append(try await measure("asnp, chain cache", cores: 1, verifier: cached, bodies: workload.bodies))
         rows.append(try await measure("asnp, chain cache", cores: cores, verifier: cached, bodies: workload.bodies))
         rows.append(try await measure("asnp, no cache", cores: 1, verifier: uncached, bodies: workload.bodies))
+        rows.append(
+            try await measure(
+                "asnp, chain cache, + store rows",
+                cores: 1,
+                verifier: cached,
+                bodies: workload.bodies,
+                preparingRows: true
+            )
+        )
+        rows.append(
+            try await measure(
+                "asnp, chain cache, + store rows",
+                cores: cores,
+                verifier: cached,
+                bodies: workload.bodies,
+                preparingRows: true
+            )
+        )
 
         if baseline == .applePython {
             rows.append(try runApplePython(workload: workload))
@@ -72,11 +95,14 @@ struct BenchVerifyCommand: AsyncParsableCommand {
         ).print(json: json)
     }
 
+    /// Notifications verified per second on `cores` tasks; with `preparingRows`, each batch of 16 verified ones is
+    /// also prepared for the store (``PreparedBatch``) as the worker's writer prepares it.
     private func measure(
         _ name: String,
         cores: Int,
         verifier: NotificationVerifier,
-        bodies: [Data]
+        bodies: [Data],
+        preparingRows: Bool = false
     ) async throws -> BenchmarkRow {
         // Every body must verify, or the figure would measure the rejection path.
         for body in bodies {
@@ -92,12 +118,23 @@ struct BenchVerifyCommand: AsyncParsableCommand {
                 group.addTask {
                     var done = 0
                     var index = worker
+                    var batch = NotificationBatch()
                     while ContinuousClock.now < deadline {
                         // A batch between clock reads keeps timing overhead out of the figure.
                         for _ in 0..<16 {
-                            _ = await verifier.verify(body: bodies[index % bodies.count])
+                            let body = bodies[index % bodies.count]
+                            let result = await verifier.verify(body: body)
+                            if preparingRows, case .verified(let notification) = result {
+                                batch.entries.append(Self.entry(body: body, notification, offset: done))
+                            }
                             index += cores
                             done += 1
+                        }
+                        if preparingRows {
+                            // The rows are what the worker's writer sends; they must not be optimised away.
+                            let prepared = PreparedBatch(batch)
+                            precondition(prepared.notifications.count == batch.entries.count, "a row was not built")
+                            batch.entries.removeAll(keepingCapacity: true)
                         }
                     }
                     return done
@@ -111,6 +148,18 @@ struct BenchVerifyCommand: AsyncParsableCommand {
             notifications: total,
             seconds: (ContinuousClock.now - start).seconds
         )
+    }
+
+    /// A verified notification as the worker hands it to the store: its body, as consumed, and its verdict.
+    private static func entry(body: Data, _ notification: DecodedNotification, offset: Int) -> NotificationBatch.Entry {
+        let raw = RawNotification(
+            body: Array(body),
+            key: nil,
+            headers: ["asnp-version": "2"],
+            receivedAt: Date(),
+            source: KafkaTopicPartitionOffset(topic: "bench", partition: 0, offset: Int64(offset))
+        )
+        return NotificationBatch.Entry(raw: raw, verdict: .verified(notification))
     }
 
     private func runApplePython(workload: VerifyWorkload) throws -> BenchmarkRow {
