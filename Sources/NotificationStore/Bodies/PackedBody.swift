@@ -30,7 +30,8 @@ package struct PackedBody: Sendable, Hashable {
             guard let form = PackedForm(packing: raw, format: format, headers: &headers) else { continue }
             let bytes = form.encoded()
             // The check that makes packing safe: whatever the scan guessed, only an exact rebuild is kept.
-            if (try? Self.unpack(bytes, headers: { headers[$0] })) == raw {
+            let rebuilt = try? Self.unpack(bytes, headers: { headers[$0] })
+            if let rebuilt, rebuilt[...].hasSameBytes(as: raw[...]) {
                 self.bytes = bytes
                 self.headers = headers
                 return

@@ -17,7 +17,7 @@ extension PackedForm {
         // The same header is usually in every JWS of a body: comparing its text is cheaper than hashing it again.
         var referenced: [(header: ArraySlice<UInt8>, digest: JWSHeaderDigest)] = []
         func reference(_ header: ArraySlice<UInt8>) -> JWSHeaderDigest {
-            if let known = referenced.first(where: { $0.header == header }) { return known.digest }
+            if let known = referenced.first(where: { $0.header.hasSameBytes(as: header) }) { return known.digest }
             let digest = JWSHeaderDigest(of: header)
             if headers[digest] == nil { headers[digest] = Array(header) }
             referenced.append((header, digest))
