@@ -96,19 +96,20 @@ struct StoreFaultTests {
     func serverStopped() async throws {
         let server = try await TestPostgresServer.start()
         let database = try await server.makeDatabase()
-        // Migrate with the default timeout: a loaded machine may need more than the short one below for that.
-        try await withStore(database) { _ in }
-        // Short enough that a write to the stopped server ends soon, long enough for a write on a loaded machine
-        // (3 s was not: a CI-like run timed out the first, healthy write).
+        let entries = try await StoreFixtures.scenarioEntries()
+        let firstHalf = NotificationBatch(entries: Array(entries.prefix(entries.count / 2)))
+        let secondHalf = NotificationBatch(entries: Array(entries.suffix(from: entries.count / 2)))
+        // Migrate and write the first half with the default timeout: on a loaded machine the first write to a fresh
+        // server took more than the short one below (3 s, then 10 s, timed out a busy fresh-clone run).
+        try await withStore(database) { store in _ = try await store.write(firstHalf) }
+        // Short enough that a write to the stopped server ends soon.
         var settings = database
         settings.operationTimeout = .seconds(10)
         settings.connectTimeout = .seconds(1)
         let configuration = settings
-        let entries = try await StoreFixtures.scenarioEntries()
-        let firstHalf = NotificationBatch(entries: Array(entries.prefix(entries.count / 2)))
-        let secondHalf = NotificationBatch(entries: Array(entries.suffix(from: entries.count / 2)))
         try await withStore(configuration, migrate: false) { store in
-            _ = try await store.write(firstHalf)
+            // A connection in the pool when the server goes away.
+            try await store.checkSchema()
             try await server.stop()
             let error = await #expect(throws: NotificationStoreError.self) { try await store.write(secondHalf) }
             #expect(error?.isRetriable == true)
