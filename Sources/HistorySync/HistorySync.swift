@@ -108,7 +108,7 @@ package struct HistorySync: Sendable {
         if restart {
             try await record(key) { $0.forget(window) }
         }
-        try await recordLost(window, key: key, now: now, progress: &progress, logger: logger)
+        try await recordLostBeforeLimit(window, key: key, now: now, progress: &progress, logger: logger)
 
         // One range at a time, oldest first: the ledger is read again for each, so that a range another
         // reconciler finished meanwhile is not fetched twice.
@@ -163,7 +163,7 @@ package struct HistorySync: Sendable {
     }
 
     /// Records as lost the parts of `window` neither covered nor lost that lie before the oldest start Apple accepts.
-    private func recordLost(
+    private func recordLostBeforeLimit(
         _ window: Range<Date>,
         key: HistoryLedger.Key,
         now: Date,
@@ -176,20 +176,36 @@ package struct HistorySync: Sendable {
         let gone = window.lowerBound..<min(oldest.wholeMilliseconds, window.upperBound)
         let newlyLost = try await ledger(key).unsettled(in: gone)
         guard !newlyLost.isEmpty else { return }
+        try await recordLost(
+            newlyLost,
+            key: key,
+            progress: &progress,
+            logger: logger,
+            "Part of the history window is older than Apple keeps; recorded as lost",
+            metadata: ["history.oldestFetchable": "\(oldest)"]
+        )
+    }
+
+    /// Records `ranges` in the ledger as lost (older than Apple keeps), counts them and says so.
+    private func recordLost(
+        _ ranges: [Range<Date>],
+        key: HistoryLedger.Key,
+        progress: inout HistorySyncProgress,
+        logger: Logger,
+        _ message: Logger.Message,
+        metadata: Logger.Metadata = [:]
+    ) async throws(HistorySyncError) {
         let note = lostNote
         try await record(key) { ledger in
-            for range in newlyLost {
+            for range in ranges {
                 ledger.record(
                     HistoryLedger.Entry(start: range.lowerBound, end: range.upperBound, state: .lost, note: note)
                 )
             }
         }
-        progress.lostRanges += newlyLost
-        for _ in newlyLost { metrics.countRange(lost: true) }
-        logger.notice(
-            "Part of the history window is older than Apple keeps; recorded as lost",
-            metadata: ["history.lost": "\(newlyLost.map(Self.text))", "history.oldestFetchable": "\(oldest)"]
-        )
+        progress.lostRanges += ranges
+        for _ in ranges { metrics.countRange(lost: true) }
+        logger.notice(message, metadata: metadata.merging(["history.lost": "\(ranges.map(Self.text))"]) { $1 })
     }
 
     /// Why a range is lost, for the ledger.
@@ -259,18 +275,12 @@ package struct HistorySync: Sendable {
                 // the margin is gone; the rest is asked again from its first page.
                 let limit = oldestFetchable(now: clock.now(), margin: startDateMargin * 2) ?? entry.start
                 guard limit > entry.start else { throw await noted(error, on: entry, key: key) }
-                let gone = entry.start..<min(limit.wholeMilliseconds, entry.end)
-                let note = lostNote
-                try await record(key) {
-                    $0.record(
-                        HistoryLedger.Entry(start: gone.lowerBound, end: gone.upperBound, state: .lost, note: note)
-                    )
-                }
-                progress.lostRanges.append(gone)
-                metrics.countRange(lost: true)
-                logger.notice(
-                    "Apple no longer keeps the start of a history range; recorded as lost",
-                    metadata: ["history.lost": "\(Self.text(gone))"]
+                try await recordLost(
+                    [entry.start..<min(limit.wholeMilliseconds, entry.end)],
+                    key: key,
+                    progress: &progress,
+                    logger: logger,
+                    "Apple no longer keeps the start of a history range; recorded as lost"
                 )
                 return true
             } catch {

@@ -109,8 +109,8 @@ package final class HistorySyncMetrics: Sendable {
     /// Shows `ledger` as saved (the unfiltered one: a filtered sync covers only part of the history).
     func show(_ ledger: HistoryLedger) {
         settledUntil.set(ledger.settledUntil?.timeIntervalSince1970 ?? 0)
-        coveredSeconds.set(Self.seconds(ledger.coveredDuration))
-        lostSeconds.set(Self.seconds(ledger.lostDuration))
+        coveredSeconds.set(ledger.coveredSeconds)
+        lostSeconds.set(ledger.lostSeconds)
     }
 
     private func failedDeliveryCounter(_ result: String) -> Counter {
@@ -122,10 +122,6 @@ package final class HistorySyncMetrics: Sendable {
             ),
             labels: labels + [("result", result)]
         )
-    }
-
-    private static func seconds(_ duration: Duration) -> Double {
-        Double(duration.components.seconds) + Double(duration.components.attoseconds) / 1e18
     }
 
     /// Counts what one page put on the raw topic.
@@ -142,7 +138,7 @@ package final class HistorySyncMetrics: Sendable {
         } else {
             failedTurns.increment()
         }
-        lastTurnDuration.set(Self.seconds(duration))
+        lastTurnDuration.set(HistorySync.seconds(duration))
     }
 
     private static func name(_ metric: String, _ unit: String, _ help: String) -> MetricNameDescriptor {

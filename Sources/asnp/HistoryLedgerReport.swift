@@ -40,8 +40,8 @@ struct HistoryLedgerReport: Encodable {
                     environment: ledger.key.environment,
                     filter: ledger.key.filter,
                     settledUntil: ledger.settledUntil,
-                    coveredSeconds: seconds(ledger.coveredDuration),
-                    lostSeconds: seconds(ledger.lostDuration),
+                    coveredSeconds: ledger.coveredSeconds,
+                    lostSeconds: ledger.lostSeconds,
                     ranges: ledger.entries.map { entry in
                         Range(
                             start: entry.start,
@@ -101,7 +101,4 @@ struct HistoryLedgerReport: Encodable {
             ? String(format: "%.1f days", seconds / 86_400) : String(format: "%.1f hours", seconds / 3_600)
     }
 
-    private static func seconds(_ duration: Duration) -> Double {
-        Double(duration.components.seconds) + Double(duration.components.attoseconds) / 1e18
-    }
 }

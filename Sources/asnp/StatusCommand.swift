@@ -48,26 +48,17 @@ struct StatusCommand: AsyncParsableCommand {
         logger.logLevel = .error
         let settings = try await PipelineSettings.load(file: config)
         let database = try settings.database()
-        let (counts, history) = try await NotificationStore.withRunning(configuration: database, logger: logger) {
-            store in
+        var report = try await NotificationStore.withRunning(configuration: database, logger: logger) { store in
+            var report = Report(counts: try await store.counts())
             // The counts are the command's point; the ledgers are reported as unreadable rather than failing it.
-            let history: Result<HistoryLedgerReport, any Error>
             do {
-                history = .success(try await HistoryLedgerReport.read(from: store))
+                report.history = try await HistoryLedgerReport.read(from: store)
             } catch {
-                history = .failure(error)
+                report.historyError = "\(error)"
             }
-            return (try await store.counts(), history)
+            return report
         }
-        let report = Report(
-            counts: counts,
-            kafka: await kafkaStatus(settings: settings, logger: logger),
-            history: try? history.get(),
-            historyError: {
-                if case .failure(let error) = history { return "\(error)" }
-                return nil
-            }()
-        )
+        report.kafka = await kafkaStatus(settings: settings, logger: logger)
         if json {
             TextColumns.printJSON(report)
         } else {

@@ -53,7 +53,7 @@ struct HistoryLedgerTests {
         #expect(ledger.inProgress(overlapping: Self.at(5.5)..<Self.at(6.5)).count == 2)
         #expect(ledger.settledUntil == Self.at(3))
         #expect(ledger.lastRunStart == Self.at(5), "a gap at 3-5 breaks the run")
-        #expect(ledger.coveredDuration == .seconds(3 * 3_600))
+        #expect(ledger.coveredSeconds == 3 * 3_600)
     }
 
     @Test("a range recorded over others cuts them back; an in-progress range cut short loses its token and counts")
@@ -69,7 +69,7 @@ struct HistoryLedgerTests {
         #expect(ledger.settledUntil == Self.at(10))
         ledger.forget(Self.at(5)..<Self.at(13))
         #expect(Self.shape(ledger) == ["lost 0-4", "covered 4-5", "covered 13-14"])
-        #expect(ledger.lostDuration == .seconds(4 * 3_600))
+        #expect(ledger.lostSeconds == 4 * 3_600)
     }
 
     @Test(

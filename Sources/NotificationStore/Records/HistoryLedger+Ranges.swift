@@ -53,11 +53,11 @@ extension HistoryLedger {
         mergeNeighbours()
     }
 
-    /// The time the covered entries span.
-    package var coveredDuration: Duration { duration(of: .covered) }
+    /// The seconds the covered entries span.
+    package var coveredSeconds: TimeInterval { seconds(of: .covered) }
 
-    /// The time the lost entries span.
-    package var lostDuration: Duration { duration(of: .lost) }
+    /// The seconds the lost entries span.
+    package var lostSeconds: TimeInterval { seconds(of: .lost) }
 
     /// The start of the first entry: the periodic reconciler keeps everything from there on covered.
     package var earliestStart: Date? { entries.first?.start }
@@ -85,9 +85,8 @@ extension HistoryLedger {
         return end
     }
 
-    private func duration(of state: State) -> Duration {
-        let seconds = entries.lazy.filter { $0.state == state }.map { $0.end.timeIntervalSince($0.start) }.reduce(0, +)
-        return .milliseconds(Int64((seconds * 1000).rounded()))
+    private func seconds(of state: State) -> TimeInterval {
+        entries.lazy.filter { $0.state == state }.map { $0.end.timeIntervalSince($0.start) }.reduce(0, +)
     }
 
     /// Cuts `range` out of every entry.
