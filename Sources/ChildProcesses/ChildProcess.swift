@@ -42,7 +42,8 @@ package final class ChildProcess: Sendable {
     private struct State {
         /// waitpid's status, once the child is reaped.
         var waitStatus: Int32?
-        var waiters: [CheckedContinuation<Void, Never>] = []
+        /// Called once the child is reaped: suspended tasks resumed, blocked threads woken.
+        var waiters: [@Sendable () -> Void] = []
     }
 
     package let processIdentifier: pid_t
@@ -160,7 +161,7 @@ package final class ChildProcess: Sendable {
             defer { state.waiters = [] }
             return state.waiters
         }
-        for waiter in waiters { waiter.resume() }
+        for waiter in waiters { waiter() }
     }
 
     /// Whether the child has not been reaped yet.
@@ -181,7 +182,7 @@ package final class ChildProcess: Sendable {
         await withCheckedContinuation { (continuation: CheckedContinuation<Void, Never>) in
             let ended = state.withLock { state in
                 if state.waitStatus != nil { return true }
-                state.waiters.append(continuation)
+                state.waiters.append { continuation.resume() }
                 return false
             }
             if ended { continuation.resume() }
@@ -196,7 +197,13 @@ package final class ChildProcess: Sendable {
     /// Waits for the child to end, blocking the calling thread (not for the concurrency pool's threads); its
     /// ``terminationStatus``.
     package func waitForExit() -> Int32 {
-        while isRunning { usleep(2_000) }
+        let reaped = DispatchSemaphore(value: 0)
+        let ended = state.withLock { state in
+            if state.waitStatus != nil { return true }
+            state.waiters.append { reaped.signal() }
+            return false
+        }
+        if !ended { reaped.wait() }
         return terminationStatus
     }
 

@@ -129,9 +129,11 @@ package final class LocalPostgresServer: Sendable {
 
     /// Runs a program to completion and returns its standard output.
     ///
-    /// posix_spawn and waitpid rather than Foundation's Process, whose exit monitoring was seen to miss the exit
-    /// of `su … pg_ctl start` (which leaves a daemon behind); output goes through files for the same reason, and
-    /// the child inherits no other descriptor.
+    /// A ``ChildProcess`` rather than Foundation's Process, whose exit monitoring was seen to miss the exit of
+    /// `su … pg_ctl start` (which leaves a daemon behind); output goes through files for the same reason. Nothing
+    /// else of ours goes to the child: `pg_ctl start` leaves a server running, which would otherwise hold every
+    /// descriptor open at that moment (other children's output pipes, listening sockets) for as long as it runs,
+    /// and a reader waiting for such a pipe's end would wait for the server to stop.
     @discardableResult
     package static func run(_ program: String, _ arguments: [String]) throws -> String {
         let base = FileManager.default.temporaryDirectory.appendingPathComponent("asnp-run-\(UUID().uuidString)")
@@ -141,31 +143,24 @@ package final class LocalPostgresServer: Sendable {
             unlink(outputPath)
             unlink(errorPath)
         }
-        var actions = posix_spawn_file_actions_t()
-        posix_spawn_file_actions_init(&actions)
-        defer { posix_spawn_file_actions_destroy(&actions) }
-        posix_spawn_file_actions_addopen(&actions, 0, "/dev/null", O_RDONLY, 0)
-        posix_spawn_file_actions_addopen(&actions, 1, outputPath, O_WRONLY | O_CREAT | O_TRUNC, 0o644)
-        posix_spawn_file_actions_addopen(&actions, 2, errorPath, O_WRONLY | O_CREAT | O_TRUNC, 0o644)
-        // Nothing else of ours goes to the child: `pg_ctl start` leaves a server running, which would otherwise
-        // hold every descriptor open at that moment (other children's output pipes, listening sockets) for as
-        // long as it runs, and a reader waiting for such a pipe's end would wait for the server to stop.
-        closeInheritedDescriptors(&actions)
-        let argv = ([program] + arguments).map { strdup($0) } + [nil]
-        defer { argv.forEach { free($0) } }
-        var pid = pid_t()
-        let spawned = posix_spawn(&pid, program, &actions, nil, argv, environ)
-        guard spawned == 0 else {
-            throw LocalPostgresError(.spawnFailed, "cannot start \(program): \(String(cString: strerror(spawned)))")
+        let child: ChildProcess
+        do {
+            child = try ChildProcess(
+                executable: program,
+                arguments: arguments,
+                standardOutput: .file(outputPath),
+                standardError: .file(errorPath)
+            )
+        } catch {
+            throw LocalPostgresError(.spawnFailed, "\(error)")
         }
-        var status: Int32 = 0
-        while waitpid(pid, &status, 0) == -1 && errno == EINTR {}
+        let status = child.waitForExit()
         let output = (try? String(contentsOfFile: outputPath, encoding: .utf8)) ?? ""
-        // Exited normally with status 0.
-        guard status & 0x7F == 0, (status >> 8) & 0xFF == 0 else {
+        guard child.terminationReason == .exit, status == 0 else {
+            let ending = child.terminationReason == .exit ? "exit status \(status)" : "signal \(status)"
             throw LocalPostgresError(
                 .programFailed,
-                "\(program) \(arguments.joined(separator: " ")) failed (wait status \(status)): "
+                "\(program) \(arguments.joined(separator: " ")) failed (\(ending)): "
                     + ((try? String(contentsOfFile: errorPath, encoding: .utf8)) ?? "") + output
             )
         }
