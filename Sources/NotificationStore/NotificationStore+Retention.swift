@@ -44,6 +44,8 @@ extension NotificationStore {
                 metadata: ["partition": "\(partition.name)", "bytes": "\(partition.bytes)"]
             )
         }
+        // This store's writes ask for their months again (other stores find out when an insert fails).
+        if !expired.isEmpty { bodyPartitions.forgetAll() }
         return expired
     }
 

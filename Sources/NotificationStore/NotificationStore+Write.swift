@@ -26,6 +26,8 @@ extension NotificationStore {
     ///   retry reports duplicates, and the first attempt's outbox rows are still in the table to publish.
     package func write(_ batch: NotificationBatch) async throws(NotificationStoreError) -> BatchWriteResult {
         let prepared = PreparedBatch(batch)
+        let partitions = bodyPartitions
+        let days = partitions.unknown(prepared.bodyDays)
         let method = configuration.batchWriteMethod
         let usesPreparedStatements = configuration.usesPreparedStatements
         let logger = self.logger
@@ -33,16 +35,20 @@ extension NotificationStore {
         var attempt = 1
         while true {
             do throws(NotificationStoreError) {
-                return try await inTransaction(operation) { connection in
+                let result = try await inTransaction(operation) { connection in
                     try await Self.write(
                         prepared,
+                        ensuringDays: days,
                         method: method,
                         prepares: usesPreparedStatements,
                         on: connection,
                         logger: logger
                     )
                 }
+                partitions.remember(days)
+                return result
             } catch {
+                partitions.forgetAll()
                 // Deadlocks cannot happen between our writers (rows are locked in key order), but other writers
                 // may hold locks too; such a transaction simply runs again.
                 if error.code == .conflict, attempt < 3 {
@@ -69,23 +75,38 @@ extension NotificationStore {
         }
     }
 
+    /// The batch's rows, after making sure of the body partitions of `days` (those the memo does not know).
     private static func write(
         _ batch: PreparedBatch,
+        ensuringDays days: Set<Int64>,
         method: BatchWriteMethod,
         prepares: Bool,
         on connection: PostgresConnection,
         logger: Logger
     ) async throws -> BatchWriteResult {
         var result = BatchWriteResult()
-        try await prepareBodies(batch, on: connection, logger: logger)
+        let headers = batch.headers
+        // The notifications' statement stores the headers; rejected bodies alone need a statement for them.
+        try await prepareBodies(
+            headers: batch.notifications.isEmpty ? headers : [:],
+            days: days,
+            on: connection,
+            logger: logger
+        )
         if !batch.notifications.isEmpty {
             switch method.base {
             case .copy:
-                let rows = try await writeNotificationsByCopy(batch.notifications, on: connection, logger: logger)
-                try await collect(rows, into: &result)
+                let rows = try await writeNotificationsByCopy(
+                    batch.notifications,
+                    headers: headers,
+                    on: connection,
+                    logger: logger
+                )
+                try collect(try await rows.collect(), into: &result)
             case .unnest:
                 try await writeNotificationsByUnnest(
                     batch.notifications,
+                    headers: headers,
                     prepares: prepares,
                     on: connection,
                     logger: logger,
@@ -111,7 +132,7 @@ extension NotificationStore {
         logger: Logger
     ) async throws -> BatchWriteResult {
         var result = BatchWriteResult()
-        try await prepareBodies(batch, on: connection, logger: logger)
+        try await prepareBodies(headers: batch.headers, days: batch.bodyDays, on: connection, logger: logger)
         var rejected = batch.rejected
         var stored = 0
         for row in batch.notifications {
@@ -119,6 +140,7 @@ extension NotificationStore {
             do {
                 try await writeNotificationsByUnnest(
                     [row],
+                    headers: [:],
                     prepares: prepares,
                     on: connection,
                     logger: logger,
@@ -159,21 +181,6 @@ extension NotificationStore {
         return result
     }
 
-    /// Stores the headers the batch's packed bodies refer to and makes sure its months have partitions
-    /// (``BatchStatements/prepareBodies``); a batch of rejections alone needs no partition.
-    private static func prepareBodies(
-        _ batch: PreparedBatch,
-        on connection: PostgresConnection,
-        logger: Logger
-    ) async throws {
-        var headers: [JWSHeaderDigest: [UInt8]] = [:]
-        for row in batch.notifications { headers.merge(row.body.headers) { first, _ in first } }
-        for row in batch.rejected { headers.merge(row.body.headers) { first, _ in first } }
-        let millisecondsADay: Int64 = 86_400_000
-        let days = Set(batch.notifications.map { $0.receivedAt / millisecondsADay * millisecondsADay })
-        try await prepareBodies(headers: headers, days: days, on: connection, logger: logger)
-    }
-
     /// Stores `headers` and makes sure the months of `days` (milliseconds since 1970) and the months after have
     /// partitions (``BatchStatements/prepareBodies``).
     static func prepareBodies(
@@ -184,9 +191,7 @@ extension NotificationStore {
     ) async throws {
         guard !headers.isEmpty || !days.isEmpty else { return }
         var bindings = PostgresBindings(capacity: 3)
-        let headerList = Array(headers)
-        bindings.append(headerList.map { ByteBuffer(bytes: $0.key.bytes) })
-        bindings.append(headerList.map { String(decoding: $0.value, as: UTF8.self) })
+        bindings.appendHeaders(headers)
         bindings.append(days.sorted())
         // Read to the end: a statement's error arrives with its rows.
         let partitions = try await connection.query(
@@ -198,13 +203,22 @@ extension NotificationStore {
 
     private static func writeNotificationsByCopy(
         _ rows: [NotificationRow],
+        headers: [JWSHeaderDigest: [UInt8]],
         on connection: PostgresConnection,
         logger: Logger
     ) async throws -> PostgresRowSequence {
         try await connection.query(PostgresQuery(unsafeSQL: BatchStatements.createStagingTable), logger: logger)
         try await copy(rows, into: BatchStatements.stagingTable, on: connection, logger: logger)
+        var bindings = PostgresBindings(capacity: 2)
+        bindings.appendHeaders(headers)
         return try await connection.query(
-            PostgresQuery(unsafeSQL: BatchStatements.writeNotifications(from: BatchStatements.stagingTable)),
+            PostgresQuery(
+                unsafeSQL: BatchStatements.writeNotifications(
+                    from: BatchStatements.stagingTable,
+                    headers: BatchStatements.headerSource(from: 1)
+                ),
+                binds: bindings
+            ),
             logger: logger
         )
     }
@@ -247,32 +261,14 @@ extension NotificationStore {
 
     private static func writeNotificationsByUnnest(
         _ rows: [NotificationRow],
+        headers: [JWSHeaderDigest: [UInt8]],
         prepares: Bool,
         on connection: PostgresConnection,
         logger: Logger,
         into result: inout BatchWriteResult
     ) async throws {
-        let statement = WriteNotificationsStatement(rows: rows)
-        if prepares {
-            do {
-                try await collect(try await connection.execute(statement, logger: logger), into: &result)
-            } catch let error as PSQLError {
-                // postgres-nio 1.33.2 answers every later use of a statement whose preparation failed (the schema
-                // not migrated yet, say) with that failure, for the connection's life. An error that may have been
-                // the preparation's, not a row's data or a conflict, retires the connection: the server rolls its
-                // transaction back and the pool opens a fresh one.
-                if let sqlState = error.serverInfo?[.sqlState],
-                    !NotificationStoreError.isRowDataError(sqlState: sqlState),
-                    !NotificationStoreError.isConflict(sqlState: sqlState)
-                {
-                    try? await connection.close()
-                }
-                throw error
-            }
-        } else {
-            let query = PostgresQuery(unsafeSQL: WriteNotificationsStatement.sql, binds: statement.makeBindings())
-            try await collect(try await connection.query(query, logger: logger), into: &result)
-        }
+        let statement = WriteNotificationsStatement(rows: rows, headers: headers)
+        try collect(try await connection.rows(of: statement, prepares: prepares, logger: logger), into: &result)
     }
 
     private static func writeRejected(
@@ -317,11 +313,8 @@ extension NotificationStore {
     }
 
     /// Reads the merging statement's rows: one per outbox entry written.
-    private static func collect(
-        _ rows: some AsyncSequence<PostgresRow, any Error>,
-        into result: inout BatchWriteResult
-    ) async throws {
-        for try await row in rows {
+    private static func collect(_ rows: [PostgresRow], into result: inout BatchWriteResult) throws {
+        for row in rows {
             let cells = row.makeRandomAccess()
             let stream = OutboxStream(rawValue: try cells[0].decode(String.self))
             let notificationUUID = try cells[2].decode(UUID.self)

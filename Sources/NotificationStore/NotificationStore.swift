@@ -21,6 +21,8 @@ package final class NotificationStore: Service, Sendable {
     let operations = OperationsInFlight()
     /// The JWS headers of packed bodies read so far.
     let headerCache = JWSHeaderCache()
+    /// The days whose body partitions this store's writes made sure of lately.
+    let bodyPartitions = BodyPartitionMemo()
 
     /// Creates a store; nothing connects until ``run()`` runs and an operation needs a connection.
     package init(configuration: NotificationStoreConfiguration, logger: Logger) {

@@ -1,5 +1,6 @@
 import AppStoreModels
 import AppStoreTestSupport
+import Crypto
 import Foundation
 import KafkaClient
 import NotificationStore
@@ -281,6 +282,47 @@ struct BatchWriteTests {
             )
                 == "2"
         )
+        // A batch of rejections alone stores the headers its packed bodies refer to.
+        #expect(
+            try await server.psql(
+                configuration.database,
+                """
+                SELECT string_agg(encode(sha256(asnp_raw_body(body)), 'hex'), ',' ORDER BY kafka_offset)
+                FROM rejected_notifications WHERE kafka_offset < 200
+                """
+            ) == hostile.map { sha256Hex($0.body) }.joined(separator: ",")
+        )
+    }
+
+    @Test(
+        "a batch of notifications and rejected bodies: every body, either kind, comes back byte for byte",
+        arguments: [BatchWriteMethod.copy, .unnest]
+    )
+    func mixedBodiesRebuild(method: BatchWriteMethod) async throws {
+        var (server, configuration) = try await makeDatabase()
+        configuration.batchWriteMethod = method
+        let fixtures =
+            Array(Fixtures.v2Cases.filter { $0.kind == "valid" }.prefix(3))
+            + Fixtures.v2Cases.filter { $0.kind != "valid" }.prefix(3)
+        var entries: [NotificationBatch.Entry] = []
+        for (index, fixture) in fixtures.enumerated() {
+            entries.append(await StoreFixtures.entry(body: fixture.body, offset: Int64(index)))
+        }
+        let batch = NotificationBatch(entries: entries)
+        let result = try await withStore(configuration) { store in try await store.write(batch) }
+        #expect(result.storedNotifications.count == 3 && result.storedRejections == 3)
+        let bodies = try await server.psql(
+            configuration.database,
+            """
+            SELECT string_agg(digest, ',' ORDER BY kafka_offset) FROM (
+                SELECT n.kafka_offset, encode(sha256(asnp_raw_body(b.body)), 'hex') AS digest
+                FROM notifications n JOIN notification_bodies b USING (notification_uuid, received_at)
+                UNION ALL
+                SELECT kafka_offset, encode(sha256(asnp_raw_body(body)), 'hex') FROM rejected_notifications
+            ) AS stored
+            """
+        )
+        #expect(bodies == fixtures.map { sha256Hex($0.body) }.joined(separator: ","))
     }
 
     @Test("read helpers: a subscription's state and its notifications in signedDate order")
@@ -311,4 +353,9 @@ struct BatchWriteTests {
 /// A SQL string literal.
 func sqlLiteral(_ text: String) -> String {
     "'" + text.replacingOccurrences(of: "'", with: "''") + "'"
+}
+
+/// The SHA-256 of `text`'s UTF-8, in hex, as PostgreSQL's `encode(sha256(...), 'hex')` writes it.
+private func sha256Hex(_ text: String) -> String {
+    SHA256.hash(data: Data(text.utf8)).map { String(format: "%02x", $0) }.joined()
 }

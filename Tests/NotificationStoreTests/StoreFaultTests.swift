@@ -210,7 +210,7 @@ struct StoreFaultTests {
         var settings = database
         settings.operationTimeout = .seconds(60)
         settings.batchWriteMethod = method
-        let statement = method == .copy ? "COPY%" : "WITH staged AS%"
+        let statement = method == .copy ? "COPY%" : "WITH stored_headers AS%"
         try await withStore(settings) { store in
             // A server-side loop, so no statement is too short to be seen: it ends the batch's large statement.
             let killer = Task {

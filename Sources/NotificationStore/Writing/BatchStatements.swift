@@ -93,12 +93,19 @@ package enum BatchStatements {
     /// A decoded event is keyed by its subscription (`original_transaction_id`), or, for a notification without a
     /// transaction, by its own `notification_uuid`: never a null key.
     ///
+    /// Also stores the JWS headers the batch's packed bodies refer to (`headers`, from ``headerSource(from:)``),
+    /// each once, ever: in this statement rather than one of their own, which cost a round trip per batch.
+    ///
     /// Rows are inserted in key order so that concurrent writers take row locks in the same order (no deadlocks
     /// between them). Returns one row per outbox entry: `decoded` rows, then `subscription_state` rows with the
     /// new state, its columns and the outbox's JSON of it.
-    static func writeNotifications(from source: String) -> String {
+    static func writeNotifications(from source: String, headers: String) -> String {
         """
-        WITH staged AS (
+        WITH stored_headers AS (
+            INSERT INTO jws_headers (digest, header)
+            SELECT digest, header FROM \(headers) ORDER BY digest
+            ON CONFLICT (digest) DO NOTHING
+        ), staged AS (
             SELECT DISTINCT ON (notification_uuid) * FROM \(source) ORDER BY notification_uuid, ordinal
         ), inserted AS (
             INSERT INTO notifications (
@@ -194,6 +201,11 @@ package enum BatchStatements {
         FROM state_outbox JOIN changed ON changed.original_transaction_id = state_outbox.message_key
         ORDER BY 2
         """
+    }
+
+    /// The JWS headers to store, from two array parameters starting at `$first`: digests (`bytea[]`) and texts.
+    static func headerSource(from first: Int) -> String {
+        "unnest($\(first)::bytea[], $\(first + 1)::text[]) AS headers(digest, header)"
     }
 
     /// Before a batch's rows, in its transaction: stores the JWS headers its packed bodies refer to (each once, ever;

@@ -44,6 +44,21 @@ package struct PreparedBatch: Sendable {
         }
     }
 
+    /// The JWS headers the packed bodies refer to, each once.
+    var headers: [JWSHeaderDigest: [UInt8]] {
+        var headers: [JWSHeaderDigest: [UInt8]] = [:]
+        for row in notifications { headers.merge(row.body.headers) { first, _ in first } }
+        for row in rejected { headers.merge(row.body.headers) { first, _ in first } }
+        return headers
+    }
+
+    /// The UTC days (milliseconds since 1970) the notifications were received on, which name their bodies'
+    /// partitions; rejected bodies are stored apart, in no partition.
+    var bodyDays: Set<Int64> {
+        let millisecondsADay: Int64 = 86_400_000
+        return Set(notifications.map { $0.receivedAt / millisecondsADay * millisecondsADay })
+    }
+
     private mutating func appendRejected(_ row: RejectedRow, seen: inout Set<KafkaTopicPartitionOffset>) {
         if seen.insert(row.source).inserted {
             rejected.append(row)

@@ -6,15 +6,20 @@ import PostgresNIO
 /// cost more than a small batch's rows did).
 struct WriteNotificationsStatement: PostgresPreparedStatement {
     static let name = "asnp_write_notifications"
-    static let sql = BatchStatements.writeNotifications(from: BatchStatements.unnestSource)
+    static let sql = BatchStatements.writeNotifications(
+        from: BatchStatements.unnestSource,
+        headers: BatchStatements.headerSource(from: BatchStatements.stagedColumns.count + 1)
+    )
 
     /// Rows stay rows: ``NotificationStore`` reads them by position (their shape depends on the outbox stream).
     typealias Row = PostgresRow
 
     var rows: [NotificationRow]
+    /// The JWS headers the batch's packed bodies refer to, stored with its rows.
+    var headers: [JWSHeaderDigest: [UInt8]]
 
     func makeBindings() -> PostgresBindings {
-        var bindings = PostgresBindings(capacity: BatchStatements.stagedColumns.count)
+        var bindings = PostgresBindings(capacity: BatchStatements.stagedColumns.count + 2)
         bindings.append(rows.map(\.ordinal))
         bindings.append(rows.map(\.notificationUUID))
         bindings.append(rows.map(\.version))
@@ -42,8 +47,18 @@ struct WriteNotificationsStatement: PostgresPreparedStatement {
         bindings.append(rows.map(\.source.topic))
         bindings.append(rows.map(\.source.partition))
         bindings.append(rows.map(\.source.offset))
+        bindings.appendHeaders(headers)
         return bindings
     }
 
     func decodeRow(_ row: PostgresRow) -> PostgresRow { row }
+}
+
+extension PostgresBindings {
+    /// JWS headers as the two arrays of ``BatchStatements/headerSource(from:)``: digests, then texts.
+    mutating func appendHeaders(_ headers: [JWSHeaderDigest: [UInt8]]) {
+        let list = Array(headers)
+        append(list.map { ByteBuffer(bytes: $0.key.bytes) })
+        append(list.map { String(decoding: $0.value, as: UTF8.self) })
+    }
 }
