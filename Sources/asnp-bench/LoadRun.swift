@@ -2,6 +2,7 @@ import Foundation
 import Histogram
 import NIOCore
 import NIOHTTP1
+import NIOPosix
 import Synchronization
 
 /// Posts bodies to an ingress over a number of connections, as fast as possible or at a target rate, and measures
@@ -47,73 +48,36 @@ struct LoadRun {
     {
         guard let components = URLComponents(string: url), components.scheme == "http", let host = components.host
         else {
-            throw LoadConnection.Failure(description: "the load generator posts to http:// URLs only, not \(url)")
+            throw Failure(description: "the load generator posts to http:// URLs only, not \(url)")
         }
-        let port = components.port ?? 80
         let v2Path = components.percentEncodedPath.isEmpty ? "/" : components.percentEncodedPath
-        let v1Path = v2Path.replacingOccurrences(of: "/v2/", with: "/v1/")
-        let hostHeader = components.port.map { "\(host):\($0)" } ?? host
         let shared = Shared()
         let start = ContinuousClock.now
-        let (rate, timeout, retryDelay) = (rate, timeout, retryDelay)
-        let lanes = try await withThrowingTaskGroup(of: Lane.self) { group in
-            for _ in 0..<connections {
-                group.addTask {
-                    var lane = Lane()
-                    var connection: LoadConnection?
-                    while true {
-                        let index = shared.next.wrappingAdd(1, ordering: .relaxed).oldValue
-                        guard index < bodies.count else { break }
-                        var due = ContinuousClock.now
-                        if let rate {
-                            due = start.advanced(by: .seconds(Double(index) / rate))
-                            try await Task.sleep(until: due, clock: .continuous)
-                        }
-                        let body = bodies[index]
-                        var head = HTTPRequestHead(
-                            version: .http1_1,
-                            method: .POST,
-                            uri: LoadWorkload.isV2(body) ? v2Path : v1Path
-                        )
-                        head.headers.add(name: "Host", value: hostHeader)
-                        head.headers.add(name: "Content-Type", value: "application/json")
-                        head.headers.add(name: "Content-Length", value: String(body.utf8.count))
-                        let bytes = ByteBuffer(string: body)
-                        while true {
-                            var status: Int?
-                            do {
-                                if connection?.isActive != true {
-                                    await connection?.close()
-                                    connection = try await LoadConnection.connect(
-                                        host: host,
-                                        port: port,
-                                        timeout: timeout
-                                    )
-                                }
-                                status = try await connection?.post(head, body: bytes, timeout: timeout)
-                            } catch {
-                                status = nil
-                            }
-                            lane.record(index: index, status: status, latency: due.duration(to: .now))
-                            let (sent, ok) = shared.counts.withLock { counts in
-                                counts.sent += 1
-                                counts.ok += status == 200 ? 1 : 0
-                                return (counts.sent, counts.ok)
-                            }
-                            progress(sent, ok)
-                            guard status != 200, let retryDelay else { break }
-                            try await Task.sleep(for: retryDelay)
-                            lane.retries += 1
-                            due = ContinuousClock.now
-                        }
-                    }
-                    await connection?.close()
-                    return lane
+        let run = LoadLane.Run(
+            host: host,
+            port: components.port ?? 80,
+            hostHeader: components.port.map { "\(host):\($0)" } ?? host,
+            v2Path: v2Path,
+            v1Path: v2Path.replacingOccurrences(of: "/v2/", with: "/v1/"),
+            bodies: bodies,
+            rate: rate,
+            timeout: timeout,
+            retryDelay: retryDelay,
+            start: .now(),
+            next: { shared.next.wrappingAdd(1, ordering: .relaxed).oldValue },
+            answered: { status in
+                let (sent, ok) = shared.counts.withLock { counts in
+                    counts.sent += 1
+                    counts.ok += status == 200 ? 1 : 0
+                    return (counts.sent, counts.ok)
                 }
+                progress(sent, ok)
             }
-            var lanes: [Lane] = []
-            for try await lane in group { lanes.append(lane) }
-            return lanes
+        )
+        let group = MultiThreadedEventLoopGroup.singleton
+        var lanes: [LoadRun.Lane] = []
+        for future in (0..<connections).map({ _ in LoadLane.start(run, on: group.next()) }) {
+            lanes.append(try await future.get())
         }
         let seconds = Self.seconds(start.duration(to: .now))
 
@@ -144,6 +108,11 @@ struct LoadRun {
         Double(duration.components.seconds) + Double(duration.components.attoseconds) / 1e18
     }
 
+    /// A URL the load generator cannot post to.
+    struct Failure: Error, CustomStringConvertible {
+        var description: String
+    }
+
     /// What the connections share: the next body to post, and the running counts.
     private final class Shared: Sendable {
         let next = Atomic<Int>(0)
@@ -151,7 +120,7 @@ struct LoadRun {
     }
 
     /// What one connection's requests got.
-    private struct Lane: Sendable {
+    struct Lane: Sendable {
         var latencies: [UInt64] = []
         var ok = 0
         var errors = 0
@@ -159,8 +128,8 @@ struct LoadRun {
         var statuses: [String: Int] = [:]
         var unanswered: [Int] = []
 
-        mutating func record(index: Int, status: Int?, latency: Duration) {
-            latencies.append(UInt64(max(1, LoadRun.seconds(latency) * 1_000_000)))
+        mutating func record(index: Int, status: Int?, microseconds: Int64) {
+            latencies.append(UInt64(max(1, microseconds)))
             if status != 200 { unanswered.append(index) }
             switch status {
             case 200: ok += 1
