@@ -4,6 +4,14 @@ import FoundationEssentials
 import Foundation
 #endif
 
+#if canImport(Glibc)
+import Glibc
+#elseif canImport(Musl)
+import Musl
+#elseif canImport(Darwin)
+import Darwin
+#endif
+
 /// The JSON of a verified notification as the pipeline stores it (`notifications.decoded`) and publishes it (the
 /// decoded topic's value), built from the bytes Apple signed rather than by encoding models: every field Apple sent,
 /// known to this version or not, with Apple's names and values, and the same bytes whenever it is built again from
@@ -144,7 +152,11 @@ package enum DecodedNotificationJSON {
 
     /// A string token's characters as UTF-8 (unescaped when it has escapes).
     private static func stringBytes(_ token: ArraySlice<UInt8>, what: String) throws(Unbuildable) -> [UInt8] {
-        guard !token.contains(UInt8(ascii: "\\")) else {
+        // memchr: the tokens are JWS strings of kilobytes, almost never escaped.
+        let escaped = token.withUnsafeBufferPointer { bytes in
+            bytes.baseAddress.map { memchr($0, Int32(UInt8(ascii: "\\")), bytes.count) != nil } ?? false
+        }
+        guard !escaped else {
             guard let text = JSONMemberScanner.string(token) else {
                 throw Unbuildable(reason: "\(what) is not a valid JSON string")
             }
