@@ -1,12 +1,6 @@
 import Hummingbird
 import NIOCore
 
-#if canImport(FoundationEssentials)
-import FoundationEssentials
-#else
-import Foundation
-#endif
-
 /// The request context of the ingress: Hummingbird's, plus the peer's address for the allow-list and the id the
 /// request is known by in logs, in the raw topic's headers and in the answer (`X-Request-ID`).
 package struct IngressRequestContext: RequestContext, RemoteAddressRequestContext {
@@ -21,7 +15,7 @@ package struct IngressRequestContext: RequestContext, RemoteAddressRequestContex
     package init(source: ApplicationRequestContextSource) {
         coreContext = CoreRequestContextStorage(source: source)
         remoteAddress = source.channel.remoteAddress
-        requestID = UUID().uuidString.lowercased()
+        requestID = RequestIdentifiers.next()
         channel = source.channel
     }
 }
