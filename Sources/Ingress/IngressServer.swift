@@ -55,6 +55,9 @@ package final class IngressServer: Service, Sendable {
         )
         router.addRoutes(Self.notificationRoutes(configuration, producer: producer, metrics: metrics, logger: logger))
 
+        // Hummingbird gives every request's logger its own id: set lazily (see the handler).
+        var applicationLogger = logger
+        applicationLogger.handler = LazyMetadataLogHandler(wrapping: logger.handler)
         let idleTimeout = TimeAmount(configuration.idleTimeout)
         let host = configuration.host
         let port = configuration.port
@@ -67,7 +70,7 @@ package final class IngressServer: Service, Sendable {
                 logger.info("Ingress listening", metadata: ["http.address": "\(host):\(bound)"])
                 await onListening(bound)
             },
-            logger: logger
+            logger: applicationLogger
         )
     }
 

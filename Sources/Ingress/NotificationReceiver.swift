@@ -45,9 +45,9 @@ struct NotificationReceiver: Sendable {
         requestID: String,
         channel: any Channel
     ) async throws -> Response {
-        var logger = self.logger
-        logger[metadataKey: "request.id"] = "\(requestID)"
-
+        // Given to each log line rather than set on the logger: setting metadata makes swift-log's text handler
+        // format all of it again, for every request.
+        let requestIDMetadata = Logger.MetadataValue.string(requestID)
         // Made only when needed: encoding an answer is a noticeable share of a request's CPU.
         func tooLarge() -> IngressRefusal {
             IngressRefusal(.contentTooLarge, "the body is larger than \(maximumBodySize) bytes", requestID: requestID)
@@ -77,7 +77,7 @@ struct NotificationReceiver: Sendable {
             logger.notice(
                 "Closed a connection whose body did not arrive in time",
                 metadata: [
-                    "ingress.request_timeout": "\(requestTimeout)"
+                    "ingress.request_timeout": "\(requestTimeout)", "request.id": requestIDMetadata,
                 ]
             )
             throw IngressRefusal(.requestTimeout, "the body did not arrive in time", requestID: requestID)
@@ -93,7 +93,7 @@ struct NotificationReceiver: Sendable {
                 "Refused a body that is not a JSON object",
                 metadata: [
                     "http.body.size": "\(body.readableBytes)",
-                    "http.content_type": "\(request.headers[.contentType] ?? "")",
+                    "http.content_type": "\(request.headers[.contentType] ?? "")", "request.id": requestIDMetadata,
                 ]
             )
             throw IngressRefusal(.badRequest, "the body is not a JSON object", requestID: requestID)
@@ -119,6 +119,7 @@ struct NotificationReceiver: Sendable {
                 metadata: [
                     "kafka.partition": "\(report.topicPartition)", "kafka.offset": "\(report.offset)",
                     "notification.key.basis": "\(key.basis.rawValue)", "app": "\(target.app.name)",
+                    "request.id": requestIDMetadata,
                 ]
             )
             var response = Response(status: .ok)
@@ -129,7 +130,7 @@ struct NotificationReceiver: Sendable {
             logger.warning(
                 "The broker did not acknowledge a notification; answering 503",
                 metadata: [
-                    "error": "\(error)"
+                    "error": "\(error)", "request.id": requestIDMetadata,
                 ]
             )
         case .timedOut:
@@ -137,7 +138,7 @@ struct NotificationReceiver: Sendable {
             logger.warning(
                 "No acknowledgement from the broker in time; answering 503",
                 metadata: [
-                    "ingress.ack_timeout": "\(acknowledgementTimeout)"
+                    "ingress.ack_timeout": "\(acknowledgementTimeout)", "request.id": requestIDMetadata,
                 ]
             )
         }
