@@ -14,6 +14,9 @@ final class IngressMetrics: Sendable {
     private let factory: PrometheusMetricsFactory
     /// Counters with dimensions, made on first use, by label and dimensions.
     private let counters = Mutex<[String: CoreMetrics.Counter]>([:])
+    /// `asnp_ingress_requests_total` by route and status, made on first use: counted on every request, so looked up
+    /// without building a key string.
+    private let requestCounters = Mutex<[RequestKey: CoreMetrics.Counter]>([:])
     /// From a complete body to the broker's acknowledgement (or the failure), in seconds.
     let acknowledgementDuration: Metrics.Timer
     /// Bytes of the bodies accepted for producing.
@@ -45,12 +48,25 @@ final class IngressMetrics: Sendable {
 
     /// Counts one answered request by route (`v1`, `v2`, `health`, `metrics`, `other`) and status code.
     func countRequest(route: String, status: Int) {
-        counter(
-            label: "asnp_ingress_requests_total",
-            dimensions: [
-                ("route", route), ("status", String(status)),
-            ]
-        ).increment()
+        let key = RequestKey(route: route, status: status)
+        let counter = requestCounters.withLock { counters in
+            if let counter = counters[key] { return counter }
+            let counter = CoreMetrics.Counter(
+                label: "asnp_ingress_requests_total",
+                dimensions: [
+                    ("route", route), ("status", String(status)),
+                ],
+                factory: factory
+            )
+            counters[key] = counter
+            return counter
+        }
+        counter.increment()
+    }
+
+    private struct RequestKey: Hashable {
+        var route: String
+        var status: Int
     }
 
     /// Counts a body the broker did not acknowledge, by KafkaError code (or `TIMED_OUT` for the request deadline).
