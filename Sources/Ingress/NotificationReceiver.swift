@@ -7,7 +7,6 @@ import Metrics
 import NIOCore
 import NIOFoundationCompat
 import PipelineContract
-import Synchronization
 
 #if canImport(FoundationEssentials)
 import FoundationEssentials
@@ -26,6 +25,8 @@ struct NotificationReceiver: Sendable {
     let producer: KafkaProducer
     let metrics: IngressMetrics
     let deadlines: ProduceDeadlines
+    /// The body deadline of each request being read: its connection, closed once the deadline passed.
+    let bodyDeadlines: DeadlineSweeper<any Channel>
     let logger: Logger
 
     init(configuration: IngressConfiguration, producer: KafkaProducer, metrics: IngressMetrics, logger: Logger) {
@@ -36,6 +37,9 @@ struct NotificationReceiver: Sendable {
         self.producer = producer
         self.metrics = metrics
         self.deadlines = ProduceDeadlines(timeout: configuration.acknowledgementTimeout)
+        self.bodyDeadlines = DeadlineSweeper(granularity: min(.milliseconds(50), configuration.requestTimeout / 10)) {
+            $0.close(promise: nil)
+        }
         self.logger = logger
     }
 
@@ -57,23 +61,20 @@ struct NotificationReceiver: Sendable {
         }
         // The body must be in by the deadline: closing the connection then ends the read below and frees this
         // request's place, however the sender trickles. What was read of it is never stored.
-        let expired = ExpiredFlag()
-        let deadline = channel.eventLoop.scheduleTask(in: TimeAmount(requestTimeout)) {
-            expired.value.store(true, ordering: .relaxed)
-            channel.close(promise: nil)
-        }
-        let body: ByteBuffer?
+        let deadline = bodyDeadlines.add(channel, deadline: .now.advanced(by: requestTimeout))
+        let read: Result<ByteBuffer, any Error>
         do {
-            defer { deadline.cancel() }
-            body = try await request.body.collect(upTo: maximumBodySize)
-        } catch is NIOTooManyBytesError {
-            throw tooLarge()
+            read = .success(try await request.body.collect(upTo: maximumBodySize))
         } catch {
-            // A read the deadline ended; any other failure is the connection's.
-            guard expired.value.load(ordering: .relaxed) else { throw error }
-            body = nil
+            read = .failure(error)
         }
-        guard let body, !expired.value.load(ordering: .relaxed) else {
+        let inTime = bodyDeadlines.remove(deadline) != nil
+        if case .failure(let error) = read {
+            if error is NIOTooManyBytesError { throw tooLarge() }
+            // A read the deadline ended; any other failure is the connection's.
+            guard !inTime else { throw error }
+        }
+        guard inTime, case .success(let body) = read else {
             logger.notice(
                 "Closed a connection whose body did not arrive in time",
                 metadata: [
@@ -144,9 +145,4 @@ struct NotificationReceiver: Sendable {
         }
         throw IngressRefusal(.serviceUnavailable, "not stored, retry later", requestID: requestID, retryAfterSeconds: 5)
     }
-}
-
-/// Set once a request's body deadline closed its connection.
-private final class ExpiredFlag: Sendable {
-    let value = Atomic<Bool>(false)
 }
