@@ -41,4 +41,37 @@ struct ProduceConsumeTests {
         #expect(first.timestamp != nil)
         #expect(first.offset >= 0)
     }
+
+    @Test("trySend reports each message once, through its callback, and every message reported delivered is consumed")
+    func trySendReportsThroughTheCallback() async throws {
+        let cluster = try KafkaTestCluster(topics: ["events": 4])
+        let sent = SequencedMessage.make(count: 500, keys: 50)
+        let reports = try await cluster.withProducer { producer in
+            await withTaskGroup(of: Result<KafkaDeliveryReport, KafkaError>?.self) { group in
+                for message in sent {
+                    group.addTask {
+                        await withCheckedContinuation { continuation in
+                            let handed = producer.trySend(message.producerMessage(topic: "events")) { result in
+                                // A checked continuation traps if the callback came twice.
+                                continuation.resume(returning: result)
+                            }
+                            // The queue has room for far more: nothing is left waiting.
+                            if !handed { continuation.resume(returning: nil) }
+                        }
+                    }
+                }
+                return await group.reduce(into: []) { $0.append($1) }
+            }
+        }
+        #expect(reports.count == sent.count)
+        #expect(reports.allSatisfy { report in report.map { (try? $0.get()) != nil } ?? false })
+
+        let consumer = try KafkaConsumer(
+            configuration: cluster.consumerConfiguration(group: "readers", topics: ["events"]),
+            logger: cluster.logger
+        )
+        let events = try await consumer.collect { $0.messages.count >= sent.count }
+        try await consumer.close()
+        #expect(Set(events.messages.compactMap(SequencedMessage.init)) == Set(sent))
+    }
 }

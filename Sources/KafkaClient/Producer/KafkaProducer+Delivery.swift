@@ -48,19 +48,31 @@ extension KafkaProducer {
 
     /// A message handed to librdkafka: where its outcome goes.
     struct PendingDelivery: Sendable {
-        let group: DeliveryGroup
-        let index: Int
+        enum Target: Sendable {
+            /// Message `index` of a ``KafkaProducer/send(contentsOf:)``.
+            case group(DeliveryGroup, index: Int)
+            /// A ``KafkaProducer/trySend(_:onDelivery:)``.
+            case callback(@Sendable (Result<KafkaDeliveryReport, KafkaError>) -> Void)
+        }
+
+        let target: Target
         let topic: String
 
         func succeed(partition: Int32, offset: Int64) {
-            group.resolve(
-                index,
+            resolve(
                 .success(KafkaDeliveryReport(topicPartition: .init(topic: topic, partition: partition), offset: offset))
             )
         }
 
         func fail(_ error: KafkaError) {
-            group.resolve(index, .failure(error))
+            resolve(.failure(error))
+        }
+
+        private func resolve(_ result: Result<KafkaDeliveryReport, KafkaError>) {
+            switch target {
+            case .group(let group, let index): group.resolve(index, result)
+            case .callback(let onDelivery): onDelivery(result)
+            }
         }
     }
 }

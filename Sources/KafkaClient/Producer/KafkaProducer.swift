@@ -93,11 +93,25 @@ package final class KafkaProducer: Service, Sendable {
         for (index, message) in messages.enumerated() {
             await enqueue(
                 message,
-                as: PendingDelivery(group: group, index: index, topic: message.topic),
+                as: PendingDelivery(target: .group(group, index: index), topic: message.topic),
                 deadline: deadline
             )
         }
         return await group.results()
+    }
+
+    /// Produces `message` if librdkafka's queue has room, without waiting for anything: `onDelivery` is then called
+    /// once with its outcome, from the thread serving delivery reports (or at once when librdkafka refused the message
+    /// or the producer is shutting down), with the same guarantees and errors as ``send(_:)``. Returns false, having
+    /// produced nothing and called nothing, when the queue is full: ``send(_:)`` waits for room.
+    ///
+    /// For callers that wait for many acknowledgements at once and would otherwise need a task for each (the
+    /// ingress). `onDelivery` runs on librdkafka's polling thread: it must be quick and must not block.
+    package func trySend(
+        _ message: KafkaProducerMessage,
+        onDelivery: @escaping @Sendable (Result<KafkaDeliveryReport, KafkaError>) -> Void
+    ) -> Bool {
+        produceOnce(message, as: PendingDelivery(target: .callback(onDelivery), topic: message.topic)) == nil
     }
 
     /// Waits until every message handed over so far is acknowledged or failed, or `timeout` passed (then throws
@@ -155,33 +169,44 @@ package final class KafkaProducer: Service, Sendable {
         as pending: PendingDelivery,
         deadline: ContinuousClock.Instant
     ) async {
-        while true {
-            let id: UInt
-            switch state.withLock({ $0.register(pending) }) {
-            case .fail(let pending):
-                pending.fail(.shutDown("the producer is shutting down"))
-                return
-            case .enqueue(let registered):
-                id = registered
-            }
-            guard let error = produce(message, id: id) else { return }
-            // librdkafka did not take it, so no report will come: complete it here (and if that leaves nothing
-            // outstanding, no report will wake the waiters either).
-            let (delivery, wake) = state.withLock { ($0.refused(id: id), $0.takeWaitersToWake()) }
-            for waiter in wake { waiter.resume() }
-            guard error.code == .queueFull, ContinuousClock.now < deadline else {
-                delivery?.fail(
-                    error.code == .queueFull
-                        ? KafkaError(
-                            code: .queueFull,
-                            reason: "librdkafka's queue stayed full for the whole delivery timeout",
-                            rdKafkaError: error.rdKafkaError
-                        ) : error
+        while let full = produceOnce(message, as: pending) {
+            guard ContinuousClock.now < deadline else {
+                pending.fail(
+                    KafkaError(
+                        code: .queueFull,
+                        reason: "librdkafka's queue stayed full for the whole delivery timeout",
+                        rdKafkaError: full.rdKafkaError
+                    )
                 )
                 return
             }
             await waitForRoom()
         }
+    }
+
+    /// Hands `message` to librdkafka once. Returns nil when `pending` got its outcome or a delivery report will
+    /// give it; returns the queue-full error, with `pending` untouched, when librdkafka's queue has no room.
+    private func produceOnce(_ message: KafkaProducerMessage, as pending: PendingDelivery) -> KafkaError? {
+        let id: UInt
+        switch state.withLock({ $0.register(pending) }) {
+        case .fail(let pending):
+            pending.fail(.shutDown("the producer is shutting down"))
+            return nil
+        case .enqueue(let registered):
+            id = registered
+        }
+        guard let error = produce(message, id: id) else { return nil }
+        // librdkafka did not take it, so no report will come: complete it here (and if that leaves nothing
+        // outstanding, no report will wake the waiters either).
+        let (delivery, wake) = state.withLock { ($0.refused(id: id), $0.takeWaitersToWake()) }
+        for waiter in wake { waiter.resume() }
+        // nil: the shutdown failed it meanwhile.
+        guard let delivery else { return nil }
+        guard error.code == .queueFull else {
+            delivery.fail(error)
+            return nil
+        }
+        return error
     }
 
     /// Waits until a delivery report frees a place in librdkafka's queue (or at once if none is coming).
