@@ -30,19 +30,15 @@ enum RequestIdentifiers {
                     position += 1
                 }
             }
-            put(high, nibbles: 8, from: 16)
-            text[position] = UInt8(ascii: "-")
-            position += 1
-            put(high, nibbles: 4, from: 8)
-            text[position] = UInt8(ascii: "-")
-            position += 1
-            put(high, nibbles: 4, from: 4)
-            text[position] = UInt8(ascii: "-")
-            position += 1
-            put(low, nibbles: 4, from: 16)
-            text[position] = UInt8(ascii: "-")
-            position += 1
-            put(low, nibbles: 12, from: 12)
+            // 8-4-4-4-12 hex digits: the high word's 16, then the low word's 16.
+            let groups = [(high, 8, 16), (high, 4, 8), (high, 4, 4), (low, 4, 16), (low, 12, 12)]
+            for (index, (value, nibbles, start)) in groups.enumerated() {
+                if index > 0 {
+                    text[position] = UInt8(ascii: "-")
+                    position += 1
+                }
+                put(value, nibbles: nibbles, from: start)
+            }
             return position
         }
     }
