@@ -34,6 +34,8 @@ final class LoadLane {
     private var channel: (any Channel)?
     /// The request on the wire: its body's index and when its latency counts from.
     private var pending: (index: Int, since: NIODeadline)?
+    /// Counts posts, so that a connection or write completing after its post ended (a timeout) is told apart.
+    private var attempt = 0
     private var deadline: Scheduled<Void>?
 
     private init(run: Run, eventLoop: any EventLoop) {
@@ -68,6 +70,8 @@ final class LoadLane {
     /// Posts body `index`, connecting first if need be; latency counts from `since`.
     private func post(_ index: Int, since: NIODeadline) {
         pending = (index, since)
+        attempt += 1
+        let attempt = attempt
         deadline = eventLoop.assumeIsolated().scheduleTask(in: TimeAmount(run.timeout)) {
             self.fail(closing: true)
         }
@@ -91,16 +95,19 @@ final class LoadLane {
             .whenComplete { result in
                 switch result {
                 case .success(let channel):
+                    // Too late for its post (timed out meanwhile): not adopted, so no connection is left open.
+                    guard self.attempt == attempt, self.pending != nil else { return channel.close(promise: nil) }
                     self.channel = channel
-                    if self.pending?.index == index { self.write(to: channel) }
+                    self.write(to: channel)
                 case .failure:
-                    if self.pending?.index == index { self.fail(closing: false) }
+                    if self.attempt == attempt { self.fail(closing: false) }
                 }
             }
     }
 
     private func write(to channel: any Channel) {
         guard let (index, _) = pending else { return }
+        let attempt = attempt
         let body = run.bodies[index]
         var head = HTTPRequestHead(
             version: .http1_1,
@@ -113,7 +120,7 @@ final class LoadLane {
         channel.write(HTTPClientRequestPart.head(head), promise: nil)
         channel.write(HTTPClientRequestPart.body(.byteBuffer(ByteBuffer(string: body))), promise: nil)
         channel.writeAndFlush(HTTPClientRequestPart.end(nil)).assumeIsolated().whenFailure { _ in
-            if self.pending?.index == index { self.fail(closing: true) }
+            if self.attempt == attempt { self.fail(closing: true) }
         }
     }
 
