@@ -1,7 +1,6 @@
 import Foundation
 import Histogram
 import NIOCore
-import NIOHTTP1
 import NIOPosix
 import Synchronization
 
