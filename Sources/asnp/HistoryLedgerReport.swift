@@ -100,5 +100,4 @@ struct HistoryLedgerReport: Encodable {
         seconds >= 86_400
             ? String(format: "%.1f days", seconds / 86_400) : String(format: "%.1f hours", seconds / 3_600)
     }
-
 }
