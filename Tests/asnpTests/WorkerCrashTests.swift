@@ -77,29 +77,42 @@ struct WorkerCrashTests {
             ),
             logger: logger
         )
-        var workers = [try startWorker(), try startWorker()]
-        defer { for worker in workers where worker.isRunning { worker.terminate() } }
-        await withThrowingTaskGroup(of: Void.self) { tasks in
-            tasks.addTask { try await producer.run() }
-            let reports = await producer.send(contentsOf: messages)
-            #expect(reports.allSatisfy { (try? $0.get()) != nil })
-            tasks.cancelAll()
+        func storedCount() async -> Int {
+            Int((try? await server.psql(database.database, "SELECT count(*) FROM notifications")) ?? "") ?? 0
+        }
+        /// Polls until the table holds at least `target` rows (or all of them), for up to four minutes.
+        func waitForCount(atLeast target: Int) async throws -> Int {
+            let deadline = ContinuousClock.now.advanced(by: .seconds(240))
+            var count = await storedCount()
+            while count < min(target, messages.count), ContinuousClock.now < deadline {
+                try await Task.sleep(for: .milliseconds(50))
+                count = await storedCount()
+            }
+            return count
         }
 
-        // Kill a worker whenever the table has grown by a fifth of the messages, twice, replacing it each time.
-        var kills = 0
-        var count = 0
-        for _ in 0..<2_400 where count < messages.count {
-            count = Int((try? await server.psql(database.database, "SELECT count(*) FROM notifications")) ?? "") ?? 0
-            if kills < 2, count >= messages.count / 5 * (kills + 1) {
+        var workers = [try startWorker(), try startWorker()]
+        defer { for worker in workers where worker.isRunning { worker.terminate() } }
+        // The messages go to the topic in three parts, the second and third each after a kill: however fast the workers
+        // are, each kill comes while messages are left to consume, and each replacement starts with work waiting.
+        let firstEnd = messages.count * 2 / 5
+        let secondEnd = messages.count * 7 / 10
+        let parts = [messages[..<firstEnd], messages[firstEnd..<secondEnd], messages[secondEnd...]]
+        let killAt = [firstEnd / 4, firstEnd + 1]
+        try await withThrowingTaskGroup(of: Void.self) { tasks in
+            tasks.addTask { try await producer.run() }
+            for (index, part) in parts.enumerated() {
+                let reports = await producer.send(contentsOf: Array(part))
+                #expect(reports.allSatisfy { (try? $0.get()) != nil })
+                guard index < killAt.count else { break }
+                _ = try await waitForCount(atLeast: killAt[index])
                 workers[0].terminate(SIGKILL)
                 await workers[0].exited()
                 workers[0] = try startWorker()
-                kills += 1
             }
-            try await Task.sleep(for: .milliseconds(100))
+            tasks.cancelAll()
         }
-        #expect(kills == 2, "the workers finished before they could be killed")
+        let count = try await waitForCount(atLeast: messages.count)
         #expect(count == messages.count)
         let outputs = try await OutputReconciliation.check(bootstrapServers: mock.bootstrapServers) {
             try await server.psql(database.database, $0)
