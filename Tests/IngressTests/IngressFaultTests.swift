@@ -85,15 +85,16 @@ struct IngressFaultTests {
 
     @Test("Saturated: past the concurrency limit requests get 503 without waiting for the broker; the others succeed")
     func saturation() async throws {
-        // Each admitted request holds its place until the broker answers, `roundTrip` later; the producer sends one
-        // request at a time, so the second admitted body may wait for two round trips.
-        let roundTrip: Duration = .seconds(5)
+        // Each admitted request holds its place until the broker acknowledges its body, which it does only once the
+        // test releases it: every produce request is refused (NOT_ENOUGH_REPLICAS, retried by the producer) until the
+        // injected errors are cleared. (A fixed hold of 5 s could end before six requests were answered on a loaded
+        // machine.) The acknowledgement timeout is long enough for a slow run to finish the refused requests first.
         let configure: (inout IngressConfiguration) -> Void = {
             $0.maximumConcurrentRequests = 2
-            $0.acknowledgementTimeout = roundTrip * 2 + IngressHarness.acknowledgementTimeout
+            $0.acknowledgementTimeout = .seconds(120)
         }
         try await IngressHarness.with(configure: configure) { ingress in
-            try ingress.mock.setRoundTripTime(roundTrip, broker: 1)
+            ingress.mock.injectErrors(Array(repeating: .notEnoughReplicas, count: 100_000), into: .produce)
             try await withThrowingTaskGroup(of: HTTPResponseStatus.self) { admitted in
                 let answered = SharedCount()
                 for body in Self.bodies.prefix(2) {
@@ -116,6 +117,7 @@ struct IngressFaultTests {
                     return try await group.reduce(into: []) { $0.append($1) }
                 }
                 #expect(answered.value == 0, "the admitted requests still held their places meanwhile")
+                ingress.mock.clearInjectedErrors(for: .produce)
                 #expect(refused.count == 6)
                 #expect(refused.allSatisfy { $0.0 == .serviceUnavailable }, "\(refused)")
                 // Refused for saturation (Retry-After: 1), not for a missing acknowledgement (Retry-After: 5).

@@ -212,7 +212,14 @@ struct ProducerFaultTests {
     func gracefulShutdownDrains() async throws {
         let cluster = try KafkaTestCluster(topics: ["raw": 4])
         try cluster.mock.setRoundTripTime(.milliseconds(300), broker: 1)
-        let producer = try KafkaProducer(configuration: cluster.producerConfiguration(), logger: cluster.logger)
+        // No message is acknowledged until the shutdown has begun: every produce request is refused (retriable,
+        // retried by the producer) until the errors are cleared.
+        // The delivery timeout leaves a loaded machine time to hand all of them over.
+        cluster.mock.injectErrors(Array(repeating: .notEnoughReplicas, count: 100_000), into: .produce)
+        let producer = try KafkaProducer(
+            configuration: cluster.producerConfiguration(deliveryTimeout: .seconds(60)),
+            logger: cluster.logger
+        )
         let messages = SequencedMessage.make(count: 500, keys: 20)
         let outcomes = try await testGracefulShutdown { trigger in
             try await withThrowingTaskGroup(of: [Result<KafkaDeliveryReport, KafkaError>]?.self) { group in
@@ -224,12 +231,11 @@ struct ProducerFaultTests {
                     await producer.send(contentsOf: messages.map { $0.producerMessage(topic: "raw") })
                 }
                 // Shut down once every message is outstanding, not after a fixed 100 ms, which a loaded machine can
-                // spend before the send begins (the messages then fail as sent after the shutdown). None is
-                // acknowledged before all are handed over: the first acknowledgement of this fresh producer takes
-                // several 300 ms round trips (versions, metadata, producer id, then the produce request).
+                // spend before the send begins (the messages then fail as sent after the shutdown).
                 let outstanding = await eventually { producer.queuedMessages == messages.count }
                 #expect(outstanding, "every message was handed to librdkafka and none acknowledged yet")
                 trigger.triggerGracefulShutdown()
+                cluster.mock.clearInjectedErrors(for: .produce)
                 var outcomes: [Result<KafkaDeliveryReport, KafkaError>] = []
                 while let result = try await group.next() {
                     if let result { outcomes = result }
