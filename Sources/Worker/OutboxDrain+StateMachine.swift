@@ -38,6 +38,8 @@ extension OutboxDrain {
             var coveredTableMarks = 0
             /// The publication running, and the table marks when it started.
             var running: (publication: Publication, tableMarks: Int)?
+            /// The highest row id a complete table read published.
+            var tableReadThrough = Int64.min
             /// After a failed publication: not before then.
             var retryAt: ContinuousClock.Instant?
             /// Since when work has waited (the longest-waiting partition is published first).
@@ -110,6 +112,12 @@ extension OutboxDrain {
         mutating func written(_ rows: [OutboxMessage], for partition: KafkaTopicPartition, now: ContinuousClock.Instant)
         {
             guard !rows.isEmpty, var state = partitions[partition] else { return }
+            // A table read that ended between the batch's commit and now (a sweep while the batch's result was on its
+            // way) has published them already: they go no further. Should one of them not have been read after all
+            // (a lower id committed later), it is still in the table, which is read again.
+            let fresh = rows.filter { $0.id > state.tableReadThrough }
+            if fresh.count < rows.count { state.markTable() }
+            let rows = fresh
             // A table read yet to start will read them; one running may or may not, so they are kept until it ends.
             if !state.inTable || state.publishing { state.written += rows }
             let heldElsewhere = partitions.reduce(0) { $0 + ($1.key == partition ? 0 : $1.value.written.count) }
@@ -173,6 +181,7 @@ extension OutboxDrain {
             case .complete(let throughID):
                 if case .table = running.publication {
                     state.coveredTableMarks = running.tableMarks
+                    if let throughID { state.tableReadThrough = max(state.tableReadThrough, throughID) }
                     // Rows written while the table was read and included in the read are published; later ones
                     // are not. A row the read missed although its id is lower is still in the table: the next
                     // sweep finds it.

@@ -53,6 +53,23 @@ struct OutboxDrainStateMachineTests {
         #expect(machine.pending.isEmpty)
     }
 
+    @Test(
+        "Rows a table read published between their batch's commit and its result reaching the drain are not published again; the table is read once more in case one was missed"
+    )
+    func sweepBeforeTheResult() {
+        var machine = Self.owningP0()
+        // The batch writing 3...5 committed; before its result arrives, a sweep reads the table, which holds them.
+        machine.mayHaveRows([Self.p0], now: Self.at(5))
+        #expect(machine.nextPublications(now: Self.at(5)).map(\.1) == [.table])
+        machine.finished(Self.p0, .complete(throughID: 5), now: Self.at(5.1))
+        machine.written(Self.rows(3...5), for: Self.p0, now: Self.at(5.2))
+        #expect(machine.nextPublications(now: Self.at(5.2)).map(\.1) == [.table], "not .written(3...5) again")
+        machine.finished(Self.p0, .complete(throughID: nil), now: Self.at(5.3))
+        // Later batches' rows go out as written again.
+        machine.written(Self.rows(6...7), for: Self.p0, now: Self.at(6))
+        #expect(machine.nextPublications(now: Self.at(6)).map(\.1) == [.written(Self.rows(6...7))])
+    }
+
     @Test("Written rows go out as written, in order, batch after batch, without reading the table")
     func writtenRows() {
         var machine = Self.owningP0()
