@@ -24,7 +24,13 @@ extension NotificationStore {
     /// - Throws: ``NotificationStoreError``; when ``NotificationStoreError/isRetriable``, write the same batch again
     ///   later. Nothing of it was written, unless the connection went while `COMMIT` was on the wire: then the
     ///   retry reports duplicates, and the first attempt's outbox rows are still in the table to publish.
-    package func write(_ batch: NotificationBatch) async throws(NotificationStoreError) -> BatchWriteResult {
+    /// - Parameter lockTimeout: how long a statement may wait for a row lock (another transaction's, a retention
+    ///   drop's) before the write fails as ``NotificationStoreError/Code/conflict``, not written again here: for a
+    ///   batch gathered from several callers, who then write theirs apart. Nil: the operation timeout bounds the wait.
+    package func write(
+        _ batch: NotificationBatch,
+        lockTimeout: Duration? = nil
+    ) async throws(NotificationStoreError) -> BatchWriteResult {
         let prepared = PreparedBatch(batch)
         let partitions = bodyPartitions
         let days = partitions.unknown(prepared.bodyDays)
@@ -35,7 +41,7 @@ extension NotificationStore {
         var attempt = 1
         while true {
             do throws(NotificationStoreError) {
-                let result = try await inTransaction(operation) { connection in
+                let result = try await inTransaction(operation, lockTimeout: lockTimeout) { connection in
                     try await Self.write(
                         prepared,
                         ensuringDays: days,
@@ -51,7 +57,7 @@ extension NotificationStore {
                 partitions.forgetAll()
                 // Deadlocks cannot happen between our writers (rows are locked in key order), but other writers
                 // may hold locks too; such a transaction simply runs again.
-                if error.code == .conflict, attempt < 3 {
+                if error.code == .conflict, attempt < 3, lockTimeout == nil || error.sqlState != "55P03" {
                     attempt += 1
                     logger.debug("Batch write conflicted; writing it again", metadata: ["error": "\(error)"])
                     continue
@@ -63,7 +69,7 @@ extension NotificationStore {
                     "A notification of the batch cannot be stored; writing the batch row by row to set it aside",
                     metadata: ["error": "\(error)"]
                 )
-                return try await inTransaction(operation + " row by row") { connection in
+                return try await inTransaction(operation + " row by row", lockTimeout: lockTimeout) { connection in
                     try await Self.writeIsolatingRows(
                         prepared,
                         prepares: usesPreparedStatements,

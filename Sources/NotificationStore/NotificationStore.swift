@@ -59,22 +59,38 @@ package final class NotificationStore: Service, Sendable {
     ///
     /// The server enforces the same timeout on the transaction: a closed socket goes unnoticed by a backend that
     /// waits on a lock, and a transaction that outlived its caller must not keep its row locks from the retry.
+    ///
+    /// With `lockTimeout`, a statement waiting longer than that for a lock fails as ``NotificationStoreError/Code/conflict``
+    /// (SQLSTATE 55P03).
     func inTransaction<Result: Sendable>(
         _ operation: String,
+        lockTimeout: Duration? = nil,
         _ body: @escaping @Sendable (PostgresConnection) async throws -> Result
     ) async throws(NotificationStoreError) -> Result {
         let logger = self.logger
         let serverTimeout = configuration.serverTimeoutSetting
+        let lockTimeoutSetting = lockTimeout.map(NotificationStoreConfiguration.setting)
         return try await withConnection(operation) { connection in
             try await connection.query("BEGIN", logger: logger)
             do {
-                try await connection.query(
-                    """
-                    SELECT set_config('statement_timeout', \(serverTimeout), true),
-                           set_config('idle_in_transaction_session_timeout', \(serverTimeout), true)
-                    """,
-                    logger: logger
-                )
+                if let lockTimeoutSetting {
+                    try await connection.query(
+                        """
+                        SELECT set_config('statement_timeout', \(serverTimeout), true),
+                               set_config('idle_in_transaction_session_timeout', \(serverTimeout), true),
+                               set_config('lock_timeout', \(lockTimeoutSetting), true)
+                        """,
+                        logger: logger
+                    )
+                } else {
+                    try await connection.query(
+                        """
+                        SELECT set_config('statement_timeout', \(serverTimeout), true),
+                               set_config('idle_in_transaction_session_timeout', \(serverTimeout), true)
+                        """,
+                        logger: logger
+                    )
+                }
                 let result = try await body(connection)
                 // Past the deadline the caller was told TIMED_OUT: a transaction that got through after all
                 // (its lock released, say) must not commit behind its back.
@@ -127,8 +143,12 @@ package final class NotificationStore: Service, Sendable {
 
 extension NotificationStoreConfiguration {
     /// The operation timeout as a PostgreSQL setting value; at least 1 ms, since 0 turns a timeout off.
-    var serverTimeoutSetting: String {
-        let (seconds, attoseconds) = operationTimeout.components
+    var serverTimeoutSetting: String { Self.setting(operationTimeout) }
+
+    /// A duration as a PostgreSQL timeout setting's value, in whole milliseconds; at least 1 ms, since 0 turns a
+    /// timeout off.
+    static func setting(_ duration: Duration) -> String {
+        let (seconds, attoseconds) = duration.components
         return "\(max(1, seconds * 1_000 + attoseconds / 1_000_000_000_000_000))ms"
     }
 

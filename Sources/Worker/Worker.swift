@@ -10,8 +10,9 @@ import ServiceLifecycle
 import Synchronization
 
 /// A member of the worker consumer group: polls the raw topic in batches, verifies each partition's messages,
-/// writes them to PostgreSQL in one transaction per partition batch, commits the partition's offsets only after
-/// that transaction committed, then publishes the batch's outbox rows to the output topics.
+/// writes each partition batch to PostgreSQL in one transaction (shared with the other partitions' batches ready at the
+/// same time: ``GroupCommitWriter``), commits the partitions' offsets only after that transaction committed, then
+/// publishes the batch's outbox rows to the output topics.
 ///
 /// The outbox makes publishing crash-safe: rows are written in the batch's transaction and deleted only once the
 /// broker acknowledged their events. Publishing runs beside polling (``OutboxDrain``), so the output brokers' health
@@ -74,16 +75,26 @@ package final class Worker: Service, Sendable {
         status.withLock { $0.running = true }
         defer { status.withLock { $0 = Status() } }
         let drain = OutboxDrain(configuration: configuration, publisher: publisher, store: store, logger: logger)
+        let writer = GroupCommitWriter(
+            store: store,
+            lanes: configuration.maximumConcurrentWrites,
+            maximumMessages: configuration.maximumBatchSize,
+            metrics: metrics,
+            logger: logger
+        ) { offsets in
+            try await consumer.commit(offsets)
+        }
         try await withThrowingDiscardingTaskGroup { group in
             group.addTask { await drain.run() }
-            try await consume(consumer, drain)
+            group.addTask { await writer.run() }
+            try await consume(consumer, drain, writer)
             group.cancelAll()
         }
     }
 
     /// The poll loop: batches in, stored, committed, their outbox rows handed to `drain`. What to do when is the
     /// ``StateMachine``'s; this loop polls, performs its actions and tells it how they ended.
-    private func consume(_ consumer: KafkaConsumer, _ drain: OutboxDrain) async throws {
+    private func consume(_ consumer: KafkaConsumer, _ drain: OutboxDrain, _ writer: GroupCommitWriter) async throws {
         var machine = StateMachine(configuration: configuration, now: .now)
         var tasks = PartitionTasks()
         /// Performs `actions`, and those that their results lead to.
@@ -92,7 +103,7 @@ package final class Worker: Service, Sendable {
             while let action = pending.popFirst() {
                 switch action {
                 case .startBatch(let batch):
-                    tasks.start(batch) { batch in await self.process(batch, consumer) }
+                    tasks.start(batch) { batch in await self.process(batch, writer) }
                 case .commit(let offsets):
                     var committed = true
                     do {
@@ -192,36 +203,26 @@ package final class Worker: Service, Sendable {
     }
 
     /// Verifies, stores and commits one partition's batch.
-    private func process(_ batch: PartitionBatch, _ consumer: KafkaConsumer) async -> BatchOutcome {
-        BatchOutcome(batch: batch, stored: await store(batch, consumer))
+    private func process(_ batch: PartitionBatch, _ writer: GroupCommitWriter) async -> BatchOutcome {
+        BatchOutcome(batch: batch, stored: await store(batch, writer))
     }
 
     /// Verifies, stores and commits one partition's batch: nil when it must be tried again, else whether its offset
-    /// was committed and the write's outbox messages.
-    private func store(_ batch: PartitionBatch, _ consumer: KafkaConsumer) async -> BatchOutcome.Stored? {
+    /// was committed and the write's outbox messages. The store and the commit are shared with the batches of other
+    /// partitions ready at the same time (``GroupCommitWriter``).
+    private func store(_ batch: PartitionBatch, _ writer: GroupCommitWriter) async -> BatchOutcome.Stored? {
         var logger = logger
         logger[metadataKey: "kafka.partition"] = "\(batch.partition)"
         var stage = "verify"
-        let result: BatchWriteResult
         do {
             let verificationStart = ContinuousClock.now
             let notifications = try await verifier.batch(for: batch.messages)
             metrics.verificationDuration.record(verificationStart.duration(to: .now))
             stage = "store"
-            let storeStart = ContinuousClock.now
-            result = try await store.write(notifications)
-            metrics.storeDuration.record(storeStart.duration(to: .now))
-            countStored(notifications, result)
+            let written = try await writer.write(notifications, committing: batch.nextOffset, alone: batch.attempts > 0)
+            metrics.batchSize.record(Double(batch.messages.count))
             if logger.logLevel <= .debug { logEntries(notifications, logger: logger) }
-            logger.debug(
-                "Batch stored",
-                metadata: [
-                    "batch.size": "\(batch.messages.count)",
-                    "notifications.new": "\(result.storedNotifications.count)",
-                    "notifications.duplicate": "\(result.duplicateNotifications)",
-                    "rejected.new": "\(result.storedRejections)",
-                ]
-            )
+            return BatchOutcome.Stored(committed: written.committed, outboxMessages: written.outboxMessages)
         } catch {
             metrics.countFailedBatch(stage: stage, code: Self.code(of: error))
             logger.warning(
@@ -229,18 +230,6 @@ package final class Worker: Service, Sendable {
                 metadata: ["error": "\(error)", "batch.attempt": "\(batch.attempts + 1)"]
             )
             return nil
-        }
-        do {
-            try await consumer.commit([batch.nextOffset])
-            return BatchOutcome.Stored(committed: true, outboxMessages: result.outboxMessages)
-        } catch {
-            // Stored but not committed: the run loop commits the offset again; should the partition move first,
-            // its next owner gets the batch again and finds duplicates. Never a reason to store it twice.
-            logger.notice(
-                "Offset not committed; committing it again shortly",
-                metadata: ["error": "\(error)", "kafka.offset": "\(batch.nextOffset)"]
-            )
-            return BatchOutcome.Stored(committed: false, outboxMessages: result.outboxMessages)
         }
     }
 
@@ -265,18 +254,6 @@ package final class Worker: Service, Sendable {
                 logger.debug("Notification rejected", metadata: metadata)
             }
         }
-    }
-
-    private func countStored(_ batch: NotificationBatch, _ result: BatchWriteResult) {
-        metrics.storedMessages.increment(by: Int64(batch.entries.count))
-        metrics.batchSize.record(Double(batch.entries.count))
-        metrics.newNotifications.increment(by: Int64(result.storedNotifications.count))
-        metrics.duplicateNotifications.increment(by: Int64(result.duplicateNotifications))
-        var rejected: [String: Int] = [:]
-        for entry in batch.entries {
-            if case .rejected(let status, _) = entry.verdict { rejected[status, default: 0] += 1 }
-        }
-        for (status, count) in rejected { metrics.countRejected(status: status, count: count) }
     }
 
     /// The error's code for the failure metric: the store's and Kafka's codes, else the type's name.

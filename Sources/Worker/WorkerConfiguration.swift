@@ -10,9 +10,14 @@ package struct WorkerConfiguration: Sendable {
     package var maximumBatchSize = 1_000
     /// How long a poll waits for the first message. Default 200 ms.
     package var maximumWait: Duration = .milliseconds(200)
-    /// Partition batches in progress at once (each verifies, then holds a database connection to store). Default 8,
-    /// the store's default pool size; more only waits for connections while holding its messages in memory.
+    /// Partition batches in progress at once (verifying, or waiting for their transaction). Default 8: more holds
+    /// more messages in memory while they wait.
     package var maximumConcurrentBatches = 8
+    /// Transactions storing batches at once, each on a connection of its own (``GroupCommitWriter``). Each takes every
+    /// partition batch verified while the previous one ran: fewer, larger transactions cost PostgreSQL and the worker
+    /// less per notification (with 1 rather than 2, PostgreSQL spent a quarter less CPU per notification at 1,500/s,
+    /// Docs/benchmarks.md). Batches written again after a failure go apart, one connection each. Default 1.
+    package var maximumConcurrentWrites = 1
     /// Bodies verified at once (verification is pure CPU). Default: the number of cores.
     package var verificationParallelism = ProcessInfo.processInfo.activeProcessorCount
     /// The first pause after a failed batch; doubled per failure up to ``maximumBackoff``, with jitter. Default 250 ms.

@@ -18,8 +18,10 @@ package final class WorkerMetrics: Sendable {
     let batchSize: ValueHistogram
     /// Verifying and decoding one partition batch.
     let verificationDuration: DurationHistogram
-    /// The batch's PostgreSQL transaction.
+    /// One PostgreSQL transaction storing partition batches (``GroupCommitWriter``).
     let storeDuration: DurationHistogram
+    /// Partition batches per stored transaction.
+    let transactionBatches: ValueHistogram
     /// Output events the broker acknowledged.
     let publishedEvents: Counter
     /// Partitions paused after a failed batch, waiting out their backoff.
@@ -69,8 +71,16 @@ package final class WorkerMetrics: Sendable {
             buckets: durations
         )
         storeDuration = registry.makeDurationHistogram(
-            descriptor: Self.name("store_duration", "seconds", "One partition batch's PostgreSQL transaction."),
+            descriptor: Self.name(
+                "store_duration",
+                "seconds",
+                "One PostgreSQL transaction storing partition batches (those ready at the same time)."
+            ),
             buckets: durations
+        )
+        transactionBatches = registry.makeValueHistogram(
+            descriptor: Self.name("transaction", "batches", "Partition batches per stored transaction."),
+            buckets: [1, 2, 4, 8, 16, 32, 64]
         )
         publishedEvents = registry.makeCounter(
             descriptor: Self.name("published_events", "total", "Output events the broker acknowledged.")

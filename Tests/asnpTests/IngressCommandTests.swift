@@ -138,6 +138,7 @@ struct ConfigFileTests {
         let worker = try settings.worker(cluster: KafkaClusterConfiguration(bootstrapServers: "kafka-0.kafka:9093"))
         #expect(worker.consumer.groupID == "asnp-workers")
         #expect(worker.maximumConcurrentBatches == 8)
+        #expect(worker.maximumConcurrentWrites == 1)
         #expect(worker.consumer.sessionTimeout == .seconds(45))
         #expect(try settings.workerStatus().port == 9090)
     }

@@ -94,7 +94,7 @@ extension NotificationStoreError {
 
     private static func explanation(forSQLState sqlState: String) -> String {
         switch code(forSQLState: sqlState) {
-        case .conflict: "a concurrent transaction conflicted (deadlock or serialization failure)"
+        case .conflict: "a concurrent transaction conflicted (deadlock, serialization failure, or a lock held too long)"
         case .timedOut: "the server cancelled the statement"
         case .authenticationFailed: "the server refused the role or the database"
         case .schemaNotReady: "the schema is missing or too old; run `asnp migrate`"

@@ -95,6 +95,8 @@ extension PipelineSettings {
             try int("worker.parallelism") ?? configuration.verificationParallelism
         configuration.maximumConcurrentBatches =
             try int("worker.maxConcurrentBatches") ?? configuration.maximumConcurrentBatches
+        configuration.maximumConcurrentWrites =
+            try int("worker.maxConcurrentWrites") ?? configuration.maximumConcurrentWrites
         configuration.maximumConcurrentPublications =
             try int("worker.maxConcurrentPublications") ?? configuration.maximumConcurrentPublications
         configuration.outboxSweepInterval =
@@ -102,12 +104,13 @@ extension PipelineSettings {
         configuration.metricsSampleInterval =
             try duration("worker.metricsSampleSeconds") ?? configuration.metricsSampleInterval
         guard configuration.maximumBatchSize > 0, configuration.verificationParallelism > 0,
-            configuration.maximumConcurrentBatches > 0, configuration.maximumConcurrentPublications > 0,
+            configuration.maximumConcurrentBatches > 0, configuration.maximumConcurrentWrites > 0,
+            configuration.maximumConcurrentPublications > 0,
             configuration.outboxSweepInterval > .zero, configuration.metricsSampleInterval > .zero
         else {
             throw SettingsError(
                 key: "worker",
-                reason: "batchSize, parallelism, maxConcurrentBatches, maxConcurrentPublications, "
+                reason: "batchSize, parallelism, maxConcurrentBatches, maxConcurrentWrites, maxConcurrentPublications, "
                     + "outboxSweepSeconds and metricsSampleSeconds must be positive"
             )
         }

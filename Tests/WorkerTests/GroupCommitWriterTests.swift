@@ -1,0 +1,228 @@
+import AppStoreTestSupport
+import Foundation
+import KafkaClient
+import NotificationStore
+import Prometheus
+import StoreTestSupport
+import Synchronization
+import Testing
+
+@testable import Worker
+
+@Suite("Group commit: partition batches ready together share a transaction and an offset commit")
+struct GroupCommitWriterTests {
+    typealias Pipeline = WorkerPipelineTests
+
+    /// The scenario's lines by subscription, each subscription's in file order, the subscriptions in first-seen order.
+    static func subscriptions() throws -> [[Pipeline.ScenarioLine]] {
+        var order: [String] = []
+        var lines: [String: [Pipeline.ScenarioLine]] = [:]
+        for line in try Pipeline.scenarioLines() {
+            if lines[line.key] == nil { order.append(line.key) }
+            lines[line.key, default: []].append(line)
+        }
+        return order.map { lines[$0]! }
+    }
+
+    /// Offsets committed through the writer, call by call.
+    final class Commits: Sendable {
+        let calls = Mutex<[[KafkaTopicPartitionOffset]]>([])
+
+        func commit(_ offsets: [KafkaTopicPartitionOffset]) {
+            calls.withLock { $0.append(offsets) }
+        }
+    }
+
+    static func writer(_ store: NotificationStore, metrics: WorkerMetrics, commits: Commits) -> GroupCommitWriter {
+        GroupCommitWriter(
+            store: store,
+            lanes: 1,
+            maximumMessages: 1_000,
+            metrics: metrics,
+            logger: Pipeline.logger()
+        ) { offsets in
+            commits.commit(offsets)
+        }
+    }
+
+    /// Runs `body` with a store on a fresh, migrated database.
+    static func withStore(
+        _ body: (NotificationStore, TestPostgresServer, String) async throws -> Void
+    ) async throws {
+        let server = try await TestPostgresServer.shared()
+        let database = try await server.makeDatabase()
+        try await NotificationStore.withRunning(configuration: database, logger: Pipeline.logger()) { store in
+            _ = try await store.migrate()
+            try await body(store, server, database.database)
+        }
+    }
+
+    @Test(
+        "Three partitions' batches waiting together: one transaction, one commit of the three offsets, and each caller gets the events of its own partition's rows"
+    )
+    func together() async throws {
+        let subscriptions = try Self.subscriptions()
+        try #require(subscriptions.count >= 3)
+        try await Self.withStore { store, server, database in
+            let metrics = WorkerMetrics()
+            let commits = Commits()
+            let writer = Self.writer(store, metrics: metrics, commits: commits)
+            var batches: [(Int32, NotificationBatch)] = []
+            for (partition, lines) in subscriptions.prefix(3).enumerated() {
+                let batch = try await WorkerOutputTests.batch(
+                    lines.map(\.body),
+                    partition: Int32(partition),
+                    firstOffset: 10
+                )
+                batches.append((Int32(partition), batch))
+            }
+            let results = Task { [batches] in
+                try await withThrowingTaskGroup(of: (Int32, GroupCommitWriter.Written).self) { group in
+                    for (partition, batch) in batches {
+                        let offset = KafkaTopicPartitionOffset(
+                            topic: Pipeline.topic,
+                            partition: partition,
+                            offset: 10 + Int64(batch.entries.count)
+                        )
+                        group.addTask { (partition, try await writer.write(batch, committing: offset, alone: false)) }
+                    }
+                    return try await group.reduce(into: [:]) { $0[$1.0] = $1.1 }
+                }
+            }
+            // The lanes start once all three wait, so the first transaction takes them all.
+            #expect(await eventually { writer.waitingBatches == 3 })
+            let lanes = Task { await writer.run() }
+            let written = try await results.value
+
+            #expect(try await server.psql(database, "SELECT count(DISTINCT xmin::text) FROM notifications") == "1")
+            // Apple's retries in the scenario repeat notifications: each is stored once.
+            let stored = Set(subscriptions.prefix(3).joined().map(\.uuid)).count
+            #expect(try await server.psql(database, "SELECT count(*) FROM notifications") == "\(stored)")
+            #expect(
+                commits.calls.withLock { $0 }.map { Set($0) } == [
+                    Set(
+                        batches.map {
+                            KafkaTopicPartitionOffset(
+                                topic: Pipeline.topic,
+                                partition: $0.0,
+                                offset: 10 + Int64($0.1.entries.count)
+                            )
+                        }
+                    )
+                ]
+            )
+            for (partition, _) in batches {
+                let ids = try await server.psql(
+                    database,
+                    "SELECT string_agg(id::text, ',' ORDER BY id) FROM outbox WHERE source_partition = \(partition)"
+                )
+                let result = try #require(written[partition])
+                #expect(result.committed)
+                let messages = try #require(result.outboxMessages, "events made in memory, none read back")
+                #expect(messages.map { String($0.id) }.joined(separator: ",") == ids, "partition \(partition)")
+            }
+            var scraped: [UInt8] = []
+            metrics.registry.emit(into: &scraped)
+            let exposition = String(decoding: scraped, as: UTF8.self)
+            #expect(exposition.contains("asnp_worker_transaction_batches_sum 3.0"))
+            #expect(exposition.contains("asnp_worker_transaction_batches_count 1"))
+
+            // Once stopped, a batch handed in fails at once, as the worker shutting down.
+            lanes.cancel()
+            await lanes.value
+            let late = try await WorkerOutputTests.batch([subscriptions[3][0].body], partition: 3, firstOffset: 0)
+            await #expect(throws: NotificationStoreError.self) {
+                _ = try await writer.write(
+                    late,
+                    committing: KafkaTopicPartitionOffset(topic: Pipeline.topic, partition: 3, offset: 1),
+                    alone: false
+                )
+            }
+        }
+    }
+
+    @Test(
+        "A shared transaction gives up on a row lock held elsewhere (CONFLICT, 55P03) and writes nothing; written alone, the other partition's batch is stored while the lock still holds"
+    )
+    func lockedRow() async throws {
+        let subscriptions = try Self.subscriptions()
+        let locked = try #require(subscriptions.first { $0.count >= 2 })
+        let other = try #require(subscriptions.first { $0[0].key != locked[0].key })
+        try await Self.withStore { store, server, database in
+            // The locked subscription's row exists: its first notification is stored.
+            _ = try await store.write(try await WorkerOutputTests.batch([locked[0].body], partition: 0, firstOffset: 0))
+            let lock = Task {
+                try await server.psql(
+                    database,
+                    "BEGIN; SELECT 1 FROM subscriptions WHERE original_transaction_id = '\(locked[0].key)' FOR UPDATE; "
+                        + "SELECT pg_sleep(600); COMMIT;"
+                )
+            }
+            let holder =
+                "SELECT pid FROM pg_stat_activity WHERE wait_event = 'PgSleep' AND datname = current_database()"
+            defer {
+                lock.cancel()
+            }
+            try #require(await eventually { try await server.psql(database, holder).isEmpty == false })
+
+            let metrics = WorkerMetrics()
+            let commits = Commits()
+            let writer = Self.writer(store, metrics: metrics, commits: commits)
+            let lockedBatch = try await WorkerOutputTests.batch(
+                locked.dropFirst().map(\.body),
+                partition: 0,
+                firstOffset: 1
+            )
+            let otherBatch = try await WorkerOutputTests.batch(other.map(\.body), partition: 1, firstOffset: 0)
+            let otherOffset = KafkaTopicPartitionOffset(
+                topic: Pipeline.topic,
+                partition: 1,
+                offset: Int64(otherBatch.entries.count)
+            )
+            let shared = Task {
+                await withTaskGroup(of: Result<GroupCommitWriter.Written, NotificationStoreError>.self) { group in
+                    let lockedOffset = KafkaTopicPartitionOffset(topic: Pipeline.topic, partition: 0, offset: 99)
+                    group.addTask {
+                        do throws(NotificationStoreError) {
+                            return .success(try await writer.write(lockedBatch, committing: lockedOffset, alone: false))
+                        } catch {
+                            return .failure(error)
+                        }
+                    }
+                    group.addTask {
+                        do throws(NotificationStoreError) {
+                            return .success(try await writer.write(otherBatch, committing: otherOffset, alone: false))
+                        } catch {
+                            return .failure(error)
+                        }
+                    }
+                    return await group.reduce(into: []) { $0.append($1) }
+                }
+            }
+            #expect(await eventually { writer.waitingBatches == 2 })
+            let lanes = Task { await writer.run() }
+            defer { lanes.cancel() }
+            let results = await shared.value
+            #expect(results.count == 2)
+            for result in results {
+                #expect(throws: NotificationStoreError.self) { try result.get() }
+                if case .failure(let error) = result {
+                    #expect(error.code == .conflict && error.sqlState == "55P03", "\(error)")
+                }
+            }
+            #expect(commits.calls.withLock { $0 }.isEmpty)
+            #expect(try await server.psql(database, "SELECT count(*) FROM notifications") == "1")
+
+            // Retried alone (as the worker retries a failed batch), the other partition's batch does not wait.
+            let written = try await writer.write(otherBatch, committing: otherOffset, alone: true)
+            #expect(written.committed)
+            #expect(
+                try await server.psql(database, "SELECT count(*) FROM notifications WHERE kafka_partition = 1")
+                    == "\(Set(other.map(\.uuid)).count)"
+            )
+            #expect(try await server.psql(database, holder).isEmpty == false, "the lock still held")
+            try await server.psql(database, "SELECT pg_terminate_backend(pid) FROM (\(holder)) AS holder")
+            _ = try? await lock.value
+        }
+    }
+}
