@@ -7,8 +7,8 @@ import Synchronization
 /// output brokers are, batches go on being stored and committed and the member stays in its group.
 ///
 /// The poll loop tells the drain what it owns (``assign(_:)``, ``revoke(_:)``) and what its batches wrote
-/// (``written(_:for:)``, ``mayHaveRows(_:)``); the drain publishes each partition's rows in order, one publication
-/// per partition at a time, in tasks of their own. ``run()`` retries failed publications and, every sweep interval,
+/// (``written(_:)``, ``mayHaveRows(_:)``); the drain publishes each partition's rows in order, one publication
+/// per partition at a time: a table read in a task of its own, the rows batches wrote for several partitions together. ``run()`` retries failed publications and, every sweep interval,
 /// looks for rows that reached the table some other way (a previous owner finishing a batch after the partition
 /// moved), so nothing waits in the outbox for a later failure to notice it.
 final class OutboxDrain: Sendable {
@@ -53,13 +53,16 @@ final class OutboxDrain: Sendable {
         for task in running { await task.value }
     }
 
-    /// A stored batch's outbox rows, as its write returned them; nil when it did not (read from the table).
-    func written(_ rows: [OutboxMessage]?, for partition: KafkaTopicPartition) {
+    /// Stored batches' outbox rows by partition, as their writes returned them; nil when a write did not (read from
+    /// the table). Hand over the batches that ended together at once: their rows go out in one publication.
+    func written(_ batches: [(rows: [OutboxMessage]?, partition: KafkaTopicPartition)]) {
         state.withLock { state in
-            if let rows {
-                state.machine.written(rows, for: partition, now: .now)
-            } else {
-                state.machine.mayHaveRows([partition], now: .now)
+            for (rows, partition) in batches {
+                if let rows {
+                    state.machine.written(rows, for: partition, now: .now)
+                } else {
+                    state.machine.mayHaveRows([partition], now: .now)
+                }
             }
         }
         startDue()
@@ -90,35 +93,39 @@ final class OutboxDrain: Sendable {
         while let task = state.withLock({ $0.tasks.values.first }) { await task.value }
     }
 
-    /// Starts the publications that are due.
+    /// Starts the publications that are due: each table read in a task of its own, the rows written by batches of
+    /// all partitions due together in one (one send, one delete: ``OutboxPublisher/publishWritten(_:)``).
     private func startDue() {
         state.withLock { state in
+            var written: [(partition: KafkaTopicPartition, rows: [OutboxMessage])] = []
             for (partition, publication) in state.machine.nextPublications(now: .now) {
-                state.tasks[partition] = Task {
-                    let outcome = await self.publish(publication, for: partition)
-                    self.finished(partition, outcome)
+                switch publication {
+                case .written(let rows):
+                    written.append((partition, rows))
+                case .table:
+                    state.tasks[partition] = Task {
+                        let outcome = await self.publisher.publishPending(for: partition)
+                        self.finished([(partition, outcome)])
+                    }
                 }
             }
+            guard !written.isEmpty else { return }
+            let task = Task { [written] in
+                self.finished(await self.publisher.publishWritten(written))
+            }
+            for (partition, _) in written { state.tasks[partition] = task }
         }
     }
 
-    private func finished(_ partition: KafkaTopicPartition, _ outcome: StateMachine.Outcome) {
+    private func finished(_ outcomes: [(KafkaTopicPartition, StateMachine.Outcome)]) {
         state.withLock { state in
-            state.tasks[partition] = nil
-            state.machine.finished(partition, outcome, now: .now)
+            for (partition, outcome) in outcomes {
+                state.tasks[partition] = nil
+                state.machine.finished(partition, outcome, now: .now)
+            }
         }
         // Rows written meanwhile, or a partition that waited for a free place; a failed one waits for its retry.
         startDue()
-    }
-
-    private func publish(
-        _ publication: StateMachine.Publication,
-        for partition: KafkaTopicPartition
-    ) async -> StateMachine.Outcome {
-        switch publication {
-        case .written(let rows): await publisher.publishWritten(rows, for: partition)
-        case .table: await publisher.publishPending(for: partition)
-        }
     }
 
     /// Marks the owned partitions whose outbox holds rows (written by someone else, or left by a failure).

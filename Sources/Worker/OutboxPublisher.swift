@@ -34,34 +34,46 @@ struct OutboxPublisher: Sendable {
             while true {
                 let rows = try await store.pendingOutbox(source: partition, limit: chunk)
                 guard let last = rows.last else { break }
-                guard try await publish(rows, for: partition) else { return .incomplete }
+                guard try await publish([(partition, rows)]).isEmpty else { return .incomplete }
                 throughID = last.id
                 if rows.count < chunk { break }
             }
             return .complete(throughID: throughID)
         } catch {
-            logFailure(error, for: partition)
+            logFailure(error, for: [partition])
             return .incomplete
         }
     }
 
-    /// Publishes a batch's outbox rows as its write returned them, without reading the table; only when no older
-    /// row of the partition waits (they go first).
-    func publishWritten(_ rows: [OutboxMessage], for partition: KafkaTopicPartition) async
-        -> OutboxDrain.StateMachine.Outcome
-    {
+    /// Publishes batches' outbox rows as their writes returned them, without reading the table (only when no older
+    /// row of their partition waits: they go first): the rows of several partitions in one go, one send for all
+    /// their events and one statement deleting them, each partition's outcome its own.
+    func publishWritten(
+        _ publications: [(partition: KafkaTopicPartition, rows: [OutboxMessage])]
+    ) async -> [(KafkaTopicPartition, OutboxDrain.StateMachine.Outcome)] {
         do {
-            return try await publish(rows, for: partition) ? .complete(throughID: rows.last?.id) : .incomplete
+            let incomplete = try await publish(publications)
+            return publications.map { partition, rows in
+                (partition, incomplete.contains(partition) ? .incomplete : .complete(throughID: rows.last?.id))
+            }
         } catch {
-            logFailure(error, for: partition)
-            return .incomplete
+            logFailure(error, for: publications.map(\.partition))
+            return publications.map { ($0.partition, .incomplete) }
         }
     }
 
-    /// Sends `rows`, deletes those acknowledged (and those with nothing to send), sets aside those refused for good;
-    /// false when some are left to try again.
-    private func publish(_ rows: [OutboxMessage], for partition: KafkaTopicPartition) async throws -> Bool {
-        // A subscription's state rows before its last one in the chunk publish nothing the last does not.
+    /// Sends the rows, deletes those acknowledged (and those with nothing to send), sets aside those refused for good;
+    /// returns the partitions with rows left to try again.
+    private func publish(
+        _ publications: [(partition: KafkaTopicPartition, rows: [OutboxMessage])]
+    ) async throws -> Set<KafkaTopicPartition> {
+        var partitionOfRow: [Int64: KafkaTopicPartition] = [:]
+        for (partition, rows) in publications {
+            for row in rows { partitionOfRow[row.id] = partition }
+        }
+        let rows = publications.flatMap(\.rows)
+        // A subscription's state rows before its last one publish nothing the last does not (a subscription is in
+        // one partition, so its rows are in one publication, in order).
         var lastStateRow: [String: Int64] = [:]
         for row in rows {
             if case .subscriptionState = row.payload, let key = row.key { lastStateRow[key] = row.id }
@@ -80,6 +92,7 @@ struct OutboxPublisher: Sendable {
         let results = await producer.send(contentsOf: sent.map(\.message))
         var refused: [(id: Int64, reason: String)] = []
         var failure: KafkaError?
+        var incomplete = Set<KafkaTopicPartition>()
         var states: [OutboxMessage.PublishedState] = []
         for ((row, _), result) in zip(sent, results) {
             switch result {
@@ -95,32 +108,37 @@ struct OutboxPublisher: Sendable {
                 logger.error(
                     "The broker refused an output event for good; its outbox row is set aside (Docs/runbook.md)",
                     metadata: [
-                        "kafka.partition": "\(partition)", "outbox.id": "\(row.id)", "outbox.stream": "\(row.stream)",
-                        "error": "\(error)",
+                        "kafka.partition": "\(partitionOfRow[row.id].map(String.init(describing:)) ?? "-")",
+                        "outbox.id": "\(row.id)", "outbox.stream": "\(row.stream)", "error": "\(error)",
                     ]
                 )
             case .failure(let error):
                 failure = failure ?? error
+                if let partition = partitionOfRow[row.id] { incomplete.insert(partition) }
                 metrics.countUnacknowledged(stream: row.stream, error: error)
             }
         }
         metrics.publishedEvents.increment(by: Int64(results.filter { (try? $0.get()) != nil }.count))
         try await store.setOutboxAside(refused)
         let changed = try await store.deleteOutbox(done, states: states)
-        let converged = try await republishChangedStates(changed)
+        for left in try await republishChangedStates(changed) {
+            if let partition = partitionOfRow[left.id] { incomplete.insert(partition) }
+        }
         if let failure {
             logger.warning(
                 "Output events not acknowledged; the outbox keeps them for the next attempt",
-                metadata: ["kafka.partition": "\(partition)", "error": "\(failure)"]
+                metadata: ["kafka.partitions": "\(incomplete.sorted())", "error": "\(failure)"]
             )
         }
-        return failure == nil && converged
+        return incomplete
     }
 
     /// Publishes the current state of subscriptions that changed while their state was being published (a later
     /// change whose own event another member may already have sent), until they hold still, deleting their rows;
-    /// false when some rows are left, to be published again.
-    private func republishChangedStates(_ changed: [OutboxMessage.PublishedState]) async throws -> Bool {
+    /// returns the rows left, to be published again.
+    private func republishChangedStates(
+        _ changed: [OutboxMessage.PublishedState]
+    ) async throws -> [OutboxMessage.PublishedState] {
         var changed = changed
         for _ in 0..<maximumStateRepublications where !changed.isEmpty {
             let current = try await store.subscriptionStates(Array(Set(changed.map(\.key))))
@@ -137,6 +155,7 @@ struct OutboxPublisher: Sendable {
                 }
             )
             var republished: [OutboxMessage.PublishedState] = []
+            var unacknowledged: [OutboxMessage.PublishedState] = []
             for (row, result) in zip(pending, results) {
                 switch result {
                 case .success:
@@ -144,23 +163,24 @@ struct OutboxPublisher: Sendable {
                         OutboxMessage.PublishedState(id: row.id, key: row.key, version: current[row.key]!.version)
                     )
                 case .failure(let error):
+                    unacknowledged.append(row)
                     metrics.countUnacknowledged(stream: .subscriptionState, error: error)
                 }
             }
             metrics.publishedEvents.increment(by: Int64(republished.count))
-            guard republished.count == pending.count else {
+            guard unacknowledged.isEmpty else {
                 try await store.deleteOutbox(gone)
-                return false
+                return unacknowledged + republished
             }
             changed = try await store.deleteOutbox(gone, states: republished)
         }
-        return changed.isEmpty
+        return changed
     }
 
-    private func logFailure(_ error: any Error, for partition: KafkaTopicPartition) {
+    private func logFailure(_ error: any Error, for partitions: [KafkaTopicPartition]) {
         logger.warning(
             "Outbox not published; trying again later",
-            metadata: ["kafka.partition": "\(partition)", "error": "\(error)"]
+            metadata: ["kafka.partitions": "\(partitions.sorted())", "error": "\(error)"]
         )
     }
 }

@@ -100,6 +100,14 @@ package final class Worker: Service, Sendable {
         /// Performs `actions`, and those that their results lead to.
         func perform(_ actions: [StateMachine.Action]) async throws(KafkaError) {
             var pending = actions[...]
+            // Batches that ended together hand their rows to the drain at once: they go out in one publication.
+            var written: [(rows: [OutboxMessage]?, partition: KafkaTopicPartition)] = []
+            func handWritten() {
+                guard !written.isEmpty else { return }
+                drain.written(written)
+                written = []
+            }
+            defer { handWritten() }
             while let action = pending.popFirst() {
                 switch action {
                 case .startBatch(let batch):
@@ -120,11 +128,12 @@ package final class Worker: Service, Sendable {
                 case .assignOutputs(let partitions):
                     drain.assign(partitions)
                 case .publishWritten(let rows, let partition):
-                    drain.written(rows, for: partition)
+                    written.append((rows, partition))
                 case .publishFromTable(let partitions):
                     drain.mayHaveRows(partitions)
                 case .handOver(let partitions):
                     // The next owner publishes what is left; its publications must not overlap ours.
+                    handWritten()
                     await drain.revoke(partitions)
                 }
             }
@@ -141,9 +150,11 @@ package final class Worker: Service, Sendable {
         do {
             while !Task.isCancelled, !Task.isShuttingDownGracefully {
                 status.withLock { $0.lastTurn = .now }
+                var ended: [StateMachine.Action] = []
                 for outcome in await tasks.takeFinished() {
-                    try await perform(machine.batchEnded(outcome, now: .now))
+                    ended += machine.batchEnded(outcome, now: .now)
                 }
+                try await perform(ended)
                 // While batches are in flight, poll briefly so a partition whose batch ended starts its next soon.
                 let events = try await consumer.poll(
                     maxMessages: configuration.maximumBatchSize,

@@ -70,6 +70,41 @@ struct WorkerOutputTests {
         )
     }
 
+    @Test(
+        "Two partitions' written rows in one publication: one send, one delete; every event out once, each partition complete through its last row, the outbox empty"
+    )
+    func writtenTogether() async throws {
+        let subscriptions = try GroupCommitWriterTests.subscriptions()
+        try await WorkerTestRig.run(partitions: 2, outputPartitions: 1) { rig, _ in
+            let publisher = OutboxPublisher(
+                store: rig.store,
+                producer: rig.producer,
+                topics: Self.topics,
+                metrics: WorkerMetrics(),
+                logger: rig.logger
+            )
+            var publications: [(partition: KafkaTopicPartition, rows: [OutboxMessage])] = []
+            for partition in [Int32(0), 1] {
+                let lines = subscriptions[Int(partition)]
+                let written = try await rig.store.write(
+                    try await Self.batch(lines.map(\.body), partition: partition, firstOffset: 0)
+                )
+                let rows = try #require(written.outboxMessages)
+                publications.append((KafkaTopicPartition(topic: Pipeline.topic, partition: partition), rows))
+            }
+            let outcomes = await publisher.publishWritten(publications)
+            #expect(outcomes.map(\.0) == publications.map(\.partition))
+            #expect(outcomes.map(\.1) == publications.map { .complete(throughID: $0.rows.last?.id) })
+            #expect(try await rig.server.psql(rig.database.database, "SELECT count(*) FROM outbox") == "0")
+            let uuids = Set(subscriptions.prefix(2).joined().map { $0.uuid.lowercased() })
+            let published = try await Pipeline.readAll([Self.topics.decoded], mock: rig.mock, logger: rig.logger) {
+                Self.decodedIDs($0).count >= uuids.count
+            }
+            #expect(Self.decodedIDs(published) == uuids)
+            #expect(published.count == uuids.count, "each decoded event once")
+        }
+    }
+
     @Test("Rows a previous owner commits after the partition moved are published by the new owner, unprompted")
     func lateRowsOfAPreviousOwner() async throws {
         let lines = try Pipeline.scenarioLines()
@@ -253,7 +288,7 @@ struct WorkerOutputTests {
             _ = try await rig.store.write(try await Self.batch([events[2].body], partition: 1, firstOffset: 1))
             let stale = try #require(first.outboxMessages)
             #expect(await publisher.publishPending(for: raw1) != .incomplete)
-            #expect(await publisher.publishWritten(stale, for: raw0) != .incomplete)
+            #expect(await publisher.publishWritten([(raw0, stale)]).map(\.1) == [.complete(throughID: stale.last?.id)])
             stored = try await Self.storedStates(rig)
             published = try await Pipeline.readAll([Self.topics.subscriptionState], mock: rig.mock, logger: rig.logger)
             {
