@@ -226,7 +226,10 @@ struct ConsumerGroupTests {
     @Test("A member that closes leaves at once: the other takes over from its committed offsets with no duplicates")
     func takeoverAfterClose() async throws {
         let cluster = try KafkaTestCluster(topics: [Self.topic: 8])
-        let configuration = cluster.consumerConfiguration(group: "leavers", topics: [Self.topic])
+        var configuration = cluster.consumerConfiguration(group: "leavers", topics: [Self.topic])
+        // B must rejoin within the mock's rebalance wait (below): with 6 s a loaded full run once let it slip, and B's
+        // partitions were taken from it as lost. 12 s keeps the two paths 11 s apart.
+        configuration.sessionTimeout = .seconds(12)
         let a = GroupMember(
             name: "A",
             consumer: try KafkaConsumer(configuration: configuration, logger: cluster.logger)
@@ -241,7 +244,8 @@ struct ConsumerGroupTests {
         // session timeout less a second (librdkafka 2.0.2's rdkafka_mock_cgrp.c). One that does not leave is dropped
         // only when its session times out after its last heartbeat, and then that rebalance runs. So a takeover
         // sooner than the second path's shortest time after close() began shows A left; the margin between the two
-        // (5.5 s) absorbs what a loaded machine adds to the sync and B's fetch. (The bound used to be the session
+        // (the session timeout less the heartbeat interval) absorbs what a loaded machine adds to the sync and B's
+        // fetch. (The bound used to be the session
         // timeout from after close(): 4.3-4.4 s unloaded, more than 6 s once on a loaded machine.)
         let rebalanceWait = configuration.sessionTimeout - .seconds(1)
         let notLeavingBound = configuration.sessionTimeout - configuration.heartbeatInterval + rebalanceWait
