@@ -60,8 +60,8 @@ package final class NotificationStore: Service, Sendable {
     /// The server enforces the same timeout on the transaction: a closed socket goes unnoticed by a backend that
     /// waits on a lock, and a transaction that outlived its caller must not keep its row locks from the retry.
     ///
-    /// With `lockTimeout`, a statement waiting longer than that for a lock fails as ``NotificationStoreError/Code/conflict``
-    /// (SQLSTATE 55P03).
+    /// With `lockTimeout`, a statement waiting longer than that for a lock fails as
+    /// ``NotificationStoreError/Code/conflict`` (SQLSTATE 55P03).
     func inTransaction<Result: Sendable>(
         _ operation: String,
         lockTimeout: Duration? = nil,
@@ -73,24 +73,19 @@ package final class NotificationStore: Service, Sendable {
         return try await withConnection(operation) { connection in
             try await connection.query("BEGIN", logger: logger)
             do {
-                if let lockTimeoutSetting {
-                    try await connection.query(
-                        """
-                        SELECT set_config('statement_timeout', \(serverTimeout), true),
-                               set_config('idle_in_transaction_session_timeout', \(serverTimeout), true),
-                               set_config('lock_timeout', \(lockTimeoutSetting), true)
-                        """,
-                        logger: logger
-                    )
-                } else {
-                    try await connection.query(
-                        """
-                        SELECT set_config('statement_timeout', \(serverTimeout), true),
-                               set_config('idle_in_transaction_session_timeout', \(serverTimeout), true)
-                        """,
-                        logger: logger
-                    )
-                }
+                // Without a lock timeout of ours, the session's own (the role's, the server's) stays.
+                try await connection.query(
+                    """
+                    SELECT set_config('statement_timeout', \(serverTimeout), true),
+                           set_config('idle_in_transaction_session_timeout', \(serverTimeout), true),
+                           set_config(
+                               'lock_timeout',
+                               COALESCE(\(lockTimeoutSetting)::text, current_setting('lock_timeout')),
+                               true
+                           )
+                    """,
+                    logger: logger
+                )
                 let result = try await body(connection)
                 // Past the deadline the caller was told TIMED_OUT: a transaction that got through after all
                 // (its lock released, say) must not commit behind its back.

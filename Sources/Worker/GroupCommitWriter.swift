@@ -70,7 +70,8 @@ final class GroupCommitWriter: Sendable {
         self.commit = commit
     }
 
-    /// Writes transactions until cancelled; batches handed in after that fail as ``NotificationStoreError/Code/shutDown``.
+    /// Writes transactions until cancelled; batches handed in after that fail as
+    /// ``NotificationStoreError/Code/shutDown``.
     func run() async {
         await withTaskCancellationHandler {
             await withDiscardingTaskGroup { group in

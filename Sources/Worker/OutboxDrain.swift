@@ -8,9 +8,10 @@ import Synchronization
 ///
 /// The poll loop tells the drain what it owns (``assign(_:)``, ``revoke(_:)``) and what its batches wrote
 /// (``written(_:)``, ``mayHaveRows(_:)``); the drain publishes each partition's rows in order, one publication
-/// per partition at a time: a table read in a task of its own, the rows batches wrote for several partitions together. ``run()`` retries failed publications and, every sweep interval,
-/// looks for rows that reached the table some other way (a previous owner finishing a batch after the partition
-/// moved), so nothing waits in the outbox for a later failure to notice it.
+/// per partition at a time: a table read in a task of its own, the rows batches wrote for several partitions
+/// together. ``run()`` retries failed publications and, every sweep interval, looks for rows that reached the table
+/// some other way (a previous owner finishing a batch after the partition moved), so nothing waits in the outbox for
+/// a later failure to notice it.
 final class OutboxDrain: Sendable {
     private struct State {
         var machine: StateMachine
