@@ -96,7 +96,12 @@ final class GroupCommitWriter: Sendable {
         alone: Bool
     ) async throws(NotificationStoreError) -> Written {
         if alone {
-            let (result, committed) = try await store(batch, committing: [offset], batches: 1, lockTimeout: nil)
+            let (result, committed) = try await storeAndCommit(
+                batch,
+                committing: [offset],
+                batches: 1,
+                lockTimeout: nil
+            )
             return Written(committed: committed, outboxMessages: result.outboxMessages)
         }
         let result = await withCheckedContinuation { continuation in
@@ -179,7 +184,7 @@ final class GroupCommitWriter: Sendable {
     private func write(_ group: [Pending]) async {
         let batch = group.count == 1 ? group[0].batch : NotificationBatch(entries: group.flatMap(\.batch.entries))
         do {
-            let (result, committed) = try await store(
+            let (result, committed) = try await storeAndCommit(
                 batch,
                 committing: group.map(\.offset),
                 batches: group.count,
@@ -199,7 +204,7 @@ final class GroupCommitWriter: Sendable {
     }
 
     /// Stores `batch` in one transaction, then commits `offsets` in one call; whether they were committed.
-    private func store(
+    private func storeAndCommit(
         _ batch: NotificationBatch,
         committing offsets: [KafkaTopicPartitionOffset],
         batches: Int,

@@ -151,19 +151,14 @@ struct GroupCommitWriterTests {
         try await Self.withStore { store, server, database in
             // The locked subscription's row exists: its first notification is stored.
             _ = try await store.write(try await WorkerOutputTests.batch([locked[0].body], partition: 0, firstOffset: 0))
-            let lock = Task {
-                try await server.psql(
-                    database,
-                    "BEGIN; SELECT 1 FROM subscriptions WHERE original_transaction_id = '\(locked[0].key)' FOR UPDATE; "
-                        + "SELECT pg_sleep(600); COMMIT;"
-                )
-            }
-            let holder =
-                "SELECT pid FROM pg_stat_activity WHERE wait_event = 'PgSleep' AND datname = current_database()"
-            defer {
-                lock.cancel()
-            }
-            try #require(await eventually { try await server.psql(database, holder).isEmpty == false })
+            let lock = try #require(
+                try await SubscriptionRowLock.take(
+                    originalTransactionId: locked[0].key,
+                    server: server,
+                    database: database
+                ),
+                "the row lock was taken"
+            )
 
             let metrics = WorkerMetrics()
             let commits = Commits()
@@ -179,21 +174,16 @@ struct GroupCommitWriterTests {
                 partition: 1,
                 offset: Int64(otherBatch.entries.count)
             )
+            let lockedOffset = KafkaTopicPartitionOffset(topic: Pipeline.topic, partition: 0, offset: 99)
             let shared = Task {
                 await withTaskGroup(of: Result<GroupCommitWriter.Written, NotificationStoreError>.self) { group in
-                    let lockedOffset = KafkaTopicPartitionOffset(topic: Pipeline.topic, partition: 0, offset: 99)
-                    group.addTask {
-                        do throws(NotificationStoreError) {
-                            return .success(try await writer.write(lockedBatch, committing: lockedOffset, alone: false))
-                        } catch {
-                            return .failure(error)
-                        }
-                    }
-                    group.addTask {
-                        do throws(NotificationStoreError) {
-                            return .success(try await writer.write(otherBatch, committing: otherOffset, alone: false))
-                        } catch {
-                            return .failure(error)
+                    for (batch, offset) in [(lockedBatch, lockedOffset), (otherBatch, otherOffset)] {
+                        group.addTask {
+                            do throws(NotificationStoreError) {
+                                return .success(try await writer.write(batch, committing: offset, alone: false))
+                            } catch {
+                                return .failure(error)
+                            }
                         }
                     }
                     return await group.reduce(into: []) { $0.append($1) }
@@ -220,9 +210,8 @@ struct GroupCommitWriterTests {
                 try await server.psql(database, "SELECT count(*) FROM notifications WHERE kafka_partition = 1")
                     == "\(Set(other.map(\.uuid)).count)"
             )
-            #expect(try await server.psql(database, holder).isEmpty == false, "the lock still held")
-            try await server.psql(database, "SELECT pg_terminate_backend(pid) FROM (\(holder)) AS holder")
-            _ = try? await lock.value
+            #expect(try await lock.isHeld(), "the lock still held")
+            try await lock.release()
         }
     }
 }

@@ -33,6 +33,17 @@ struct WorkerOutputTests {
         return try await verifier.batch(for: messages)
     }
 
+    /// A publisher to the output topics on the rig's store and producer.
+    static func publisher(_ rig: WorkerTestRig) -> OutboxPublisher {
+        OutboxPublisher(
+            store: rig.store,
+            producer: rig.producer,
+            topics: topics,
+            metrics: WorkerMetrics(),
+            logger: rig.logger
+        )
+    }
+
     /// The `ce_id`s on the decoded topic.
     static func decodedIDs(_ messages: [KafkaMessage]) -> Set<String> {
         Set(messages.filter { $0.topic == topics.decoded }.compactMap { $0.headers.first(named: "ce_id") })
@@ -76,13 +87,7 @@ struct WorkerOutputTests {
     func writtenTogether() async throws {
         let subscriptions = try GroupCommitWriterTests.subscriptions()
         try await WorkerTestRig.run(partitions: 2, outputPartitions: 1) { rig, _ in
-            let publisher = OutboxPublisher(
-                store: rig.store,
-                producer: rig.producer,
-                topics: Self.topics,
-                metrics: WorkerMetrics(),
-                logger: rig.logger
-            )
+            let publisher = Self.publisher(rig)
             var publications: [(partition: KafkaTopicPartition, rows: [OutboxMessage])] = []
             for partition in [Int32(0), 1] {
                 let lines = subscriptions[Int(partition)]
@@ -260,13 +265,7 @@ struct WorkerOutputTests {
         var seen: Set<String> = []
         let events = byKey[key]!.sorted { $0.seq < $1.seq }.filter { seen.insert($0.uuid).inserted }
         try await WorkerTestRig.run(partitions: 2, outputPartitions: 1) { rig, _ in
-            let publisher = OutboxPublisher(
-                store: rig.store,
-                producer: rig.producer,
-                topics: Self.topics,
-                metrics: WorkerMetrics(),
-                logger: rig.logger
-            )
+            let publisher = Self.publisher(rig)
             let raw0 = KafkaTopicPartition(topic: Pipeline.topic, partition: 0)
             let raw1 = KafkaTopicPartition(topic: Pipeline.topic, partition: 1)
             // Partition 0 commits the first state, partition 1 the second: partitions were added, say.

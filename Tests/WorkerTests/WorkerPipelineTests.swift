@@ -460,23 +460,15 @@ struct WorkerPipelineTests {
             // for the lock, while the others must be stored meanwhile. (The lock used to be held for 14 s and the
             // others given 10 s, a bound on a loaded machine's speed that nothing promises; now the test releases the
             // lock, so whatever is stored before that was stored while it held.)
-            let lock = Task { [database] in
-                try await rig.server.psql(
-                    database,
-                    "BEGIN; SELECT 1 FROM subscriptions WHERE original_transaction_id = '\(stuckKey)' FOR UPDATE; "
-                        + "SELECT pg_sleep(600); COMMIT;"
-                )
-            }
-            let holder =
-                "SELECT pid FROM pg_stat_activity WHERE wait_event = 'PgSleep' AND datname = current_database()"
-            func releaseLock() async throws {
-                try await rig.server.psql(database, "SELECT pg_terminate_backend(pid) FROM (\(holder)) AS holder")
-                _ = try? await lock.value  // its session ends with an error, which is the point
-            }
+            let lock = try #require(
+                try await SubscriptionRowLock.take(
+                    originalTransactionId: stuckKey,
+                    server: rig.server,
+                    database: database
+                ),
+                "the row lock was taken"
+            )
             do {
-                // The lock is held once its session sleeps (a fixed 500 ms wait could end before psql had connected).
-                let held = try await eventually { try await rig.server.psql(database, holder).isEmpty == false }
-                try #require(held, "the row lock was taken")
                 let reports = await rig.producer.send(contentsOf: rest.map { Self.rawMessage($0.body) })
                 let partitions = try reports.map { try $0.get().topicPartition.partition }
                 let stuckPartition = try #require(zip(rest, partitions).first { $0.0.key == stuckKey }?.1)
@@ -505,10 +497,10 @@ struct WorkerPipelineTests {
                 )
                 #expect(stuckStored == "0", "the locked subscription's batch waits for the lock")
             } catch {
-                try? await releaseLock()
+                try? await lock.release()
                 throw error
             }
-            try await releaseLock()
+            try await lock.release()
 
             // Once the lock goes, the stuck partition catches up.
             let unique = Set(lines.map(\.uuid)).count
