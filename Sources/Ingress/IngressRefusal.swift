@@ -1,5 +1,4 @@
 import HTTPTypes
-import Hummingbird
 import NIOCore
 
 #if canImport(FoundationEssentials)
@@ -8,10 +7,9 @@ import FoundationEssentials
 import Foundation
 #endif
 
-/// A notification request the ingress answers without storing its body: thrown by the middleware and the
-/// receiver, answered with a short JSON body (`{"error":{"message":...,"requestID":...}}`, Hummingbird's shape
-/// plus the request id) and `X-Request-ID`.
-struct IngressRefusal: HTTPResponseError {
+/// A notification request the ingress answers without storing its body, with a short JSON body
+/// (`{"error":{"message":...,"requestID":...}}`, Hummingbird's shape plus the request id) and `X-Request-ID`.
+struct IngressRefusal: Error {
     let status: HTTPResponse.Status
     let message: String
     let requestID: String
@@ -27,13 +25,15 @@ struct IngressRefusal: HTTPResponseError {
         }
     }
 
-    func response(from request: Request, context: some RequestContext) throws -> Response {
+    /// The answer: its head (with `Content-Length`) and body.
+    func response() -> (head: HTTPResponse, body: ByteBuffer) {
         let object = ["error": ["message": message, "requestID": requestID]]
         let json = (try? JSONEncoder().encode(object)) ?? Data()
         var headers = self.headers
         headers[.contentType] = "application/json"
+        headers[.contentLength] = String(json.count)
         headers[.xRequestID] = requestID
-        return Response(status: status, headers: headers, body: ResponseBody(byteBuffer: ByteBuffer(bytes: json)))
+        return (HTTPResponse(status: status, headerFields: headers), ByteBuffer(bytes: json))
     }
 }
 

@@ -12,14 +12,15 @@ import ServiceLifecycle
 /// The HTTP receiver Apple posts to, as a `Service`.
 ///
 /// Routes (Docs/ingress.md): `POST /v2/notifications/{environment}[/{app}]` and the same under `/v1/`, optionally
-/// behind a secret first segment; `GET /health/live`, `GET /health/ready`, `GET /metrics`.
+/// behind a secret first segment, answered on the event loop by ``NotificationRequestHandler``; `GET /health/live`,
+/// `GET /health/ready`, `GET /metrics` through Hummingbird's router.
 ///
 /// On graceful shutdown it stops accepting connections and finishes the requests in progress, each answered 200
 /// only if the broker acknowledged its body. Put the producer before it in the `ServiceGroup`, so the producer
 /// shuts down (flushing) only after the server stopped.
 package final class IngressServer: Service, Sendable {
     package let configuration: IngressConfiguration
-    private let application: Application<RouterResponder<IngressRequestContext>>
+    private let application: Application<RouterResponder<BasicRequestContext>>
 
     /// Creates the server; throws ``IngressError/Code/invalidConfiguration`` for invalid settings.
     ///
@@ -43,28 +44,42 @@ package final class IngressServer: Service, Sendable {
             timeout: configuration.readinessTimeout,
             cacheDuration: configuration.readinessCacheDuration
         )
-        let router = Router(context: IngressRequestContext.self)
+        let router = Router(context: BasicRequestContext.self)
         router.add(middleware: RequestMetricsMiddleware(metrics: metrics, pathToken: configuration.pathToken))
         router.addRoutes(
             HealthRoutes.collection(
-                context: IngressRequestContext.self,
+                context: BasicRequestContext.self,
                 registry: registry,
                 ready: { await readiness.check() },
                 beforeScrape: { metrics.producerQueueDepth.record(producer.queuedMessages) }
             )
         )
-        router.addRoutes(Self.notificationRoutes(configuration, producer: producer, metrics: metrics, logger: logger))
+        Self.warnAboutUnverifiableTargets(configuration, logger: logger)
+        let receiver = NotificationReceiver(
+            configuration: configuration,
+            producer: producer,
+            metrics: metrics,
+            logger: logger
+        )
 
         // Hummingbird gives every request's logger its own id: set lazily (see the handler).
         var applicationLogger = logger
         applicationLogger.handler = LazyMetadataLogHandler(wrapping: logger.handler)
-        let idleTimeout = TimeAmount(configuration.idleTimeout)
+        let idleTimeout = configuration.idleTimeout
         let host = configuration.host
         let port = configuration.port
+        let serverName = "asnp"
         application = Application(
             router: router,
-            server: .http1(configuration: HTTP1Channel.Configuration(idleTimeout: idleTimeout)),
-            configuration: ApplicationConfiguration(address: .hostname(host, port: port), serverName: "asnp"),
+            server: HTTPServerBuilder { responder in
+                IngressChannel(
+                    responder: responder,
+                    receiver: receiver,
+                    serverName: serverName,
+                    idleTimeout: idleTimeout
+                )
+            },
+            configuration: ApplicationConfiguration(address: .hostname(host, port: port), serverName: serverName),
             onServerRunning: { channel in
                 let bound = channel.localAddress?.port ?? port
                 logger.info("Ingress listening", metadata: ["http.address": "\(host):\(bound)"])
@@ -79,35 +94,8 @@ package final class IngressServer: Service, Sendable {
         try await application.run()
     }
 
-    /// `POST /v{1,2}/notifications/{environment}[/{app}]`, behind the path token when one is set: the sender's
-    /// address first, then the token, then the concurrency limit; the receiver does the rest.
-    private static func notificationRoutes(
-        _ configuration: IngressConfiguration,
-        producer: KafkaProducer,
-        metrics: IngressMetrics,
-        logger: Logger
-    ) -> RouteCollection<IngressRequestContext> {
-        let routes = RouteCollection(context: IngressRequestContext.self)
-        if !configuration.allowedSources.isEmpty {
-            routes.add(
-                middleware: SenderAllowListMiddleware(
-                    allowedSources: configuration.allowedSources,
-                    trustedProxies: configuration.trustedProxies,
-                    logger: logger
-                )
-            )
-        }
-        if let token = configuration.pathToken {
-            routes.add(middleware: PathTokenMiddleware(token: token))
-        }
-        routes.add(
-            middleware: ConcurrencyLimitMiddleware(
-                limit: configuration.maximumConcurrentRequests,
-                metrics: metrics,
-                logger: logger
-            )
-        )
-        let targets = NotificationTargets(apps: configuration.apps)
+    /// Warns once per reason about the notifications the configuration cannot verify: they are refused with 503.
+    private static func warnAboutUnverifiableTargets(_ configuration: IngressConfiguration, logger: Logger) {
         // One warning per reason: a V1 reason holds for both environments.
         var warned: Set<String> = []
         for app in configuration.apps {
@@ -122,30 +110,5 @@ package final class IngressServer: Service, Sendable {
                 }
             }
         }
-        let receiver = NotificationReceiver(
-            configuration: configuration,
-            producer: producer,
-            metrics: metrics,
-            logger: logger
-        )
-        let prefix = configuration.pathToken == nil ? "" : "/:\(PathTokenMiddleware.parameter)"
-        for version in [1, 2] {
-            let handler: @Sendable (Request, IngressRequestContext) async throws -> Response = { request, context in
-                let target = try targets.target(version: version, context: context)
-                if let reason = target.unverifiableReason {
-                    metrics.countUnverifiable(target)
-                    throw IngressRefusal(.serviceUnavailable, reason, requestID: context.requestID)
-                }
-                return try await receiver.receive(
-                    request,
-                    target: target,
-                    requestID: context.requestID,
-                    channel: context.channel
-                )
-            }
-            routes.post("\(prefix)/v\(version)/notifications/:environment", use: handler)
-            routes.post("\(prefix)/v\(version)/notifications/:environment/:app", use: handler)
-        }
-        return routes
     }
 }

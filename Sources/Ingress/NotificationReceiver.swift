@@ -1,6 +1,5 @@
 import AppStoreModels
 import HTTPTypes
-import Hummingbird
 import KafkaClient
 import Logging
 import Metrics
@@ -14,19 +13,24 @@ import FoundationEssentials
 import Foundation
 #endif
 
-/// Handles `POST /v{1,2}/notifications/{environment}[/{app}]` once the middleware admitted the request (sender,
-/// path token, concurrency): reads the body, takes its key, puts the exact bytes on the raw topic and answers 200
-/// only once the broker acknowledged them.
+/// What the notification routes do, shared by every connection's ``NotificationRequestHandler``: admits a request
+/// at its head (sender, path token, concurrency, environment and app, declared size), then puts the exact bytes of
+/// its body on the raw topic and answers 200 only once the broker acknowledged them.
 struct NotificationReceiver: Sendable {
     let rawTopic: String
     let maximumBodySize: Int
     let acknowledgementTimeout: Duration
     let requestTimeout: Duration
+    let allowedSources: [IPNetwork]
+    let trustedProxies: [IPNetwork]
+    let pathToken: String?
+    let targets: NotificationTargets
+    let limiter: ConcurrencyLimiter
     let producer: KafkaProducer
     let metrics: IngressMetrics
     let deadlines: ProduceDeadlines
-    /// The body deadline of each request being read: its connection, closed once the deadline passed.
-    let bodyDeadlines: DeadlineSweeper<any Channel>
+    /// The body deadline of each request whose body did not come with its head: called once the deadline passed.
+    let bodyDeadlines: DeadlineSweeper<@Sendable () -> Void>
     let logger: Logger
 
     init(configuration: IngressConfiguration, producer: KafkaProducer, metrics: IngressMetrics, logger: Logger) {
@@ -34,55 +38,108 @@ struct NotificationReceiver: Sendable {
         self.maximumBodySize = configuration.maximumBodySize
         self.acknowledgementTimeout = configuration.acknowledgementTimeout
         self.requestTimeout = configuration.requestTimeout
+        self.allowedSources = configuration.allowedSources
+        self.trustedProxies = configuration.trustedProxies
+        self.pathToken = configuration.pathToken
+        self.targets = NotificationTargets(apps: configuration.apps)
+        self.limiter = ConcurrencyLimiter(limit: configuration.maximumConcurrentRequests)
         self.producer = producer
         self.metrics = metrics
         self.deadlines = ProduceDeadlines(timeout: configuration.acknowledgementTimeout)
         self.bodyDeadlines = DeadlineSweeper(granularity: min(.milliseconds(50), configuration.requestTimeout / 10)) {
-            $0.close(promise: nil)
+            $0()
         }
         self.logger = logger
     }
 
-    func receive(
-        _ request: Request,
+    /// Admits a request from its head, taking one of `ingress.maximumConcurrentRequests` places, or refuses it:
+    /// an address outside the allow-list first (403: such a sender learns nothing about routes or apps), then a
+    /// wrong path token (404, as for a route that does not exist), no place left (503, `Retry-After: 1`), an unknown
+    /// environment or app (404), a notification the configuration cannot verify (503), a declared size over the
+    /// limit (413). An admitted request's place is given back with ``release()`` once it is answered.
+    func admit(
+        _ route: NotificationRoute,
+        head: HTTPRequest,
+        peer: SocketAddress?,
+        requestID: String
+    ) -> Result<NotificationTarget, IngressRefusal> {
+        if !allowedSources.isEmpty {
+            let client = ClientAddress.resolve(
+                peer: peer?.ipAddress,
+                forwardedFor: head.headerFields[values: .xForwardedFor],
+                trustedProxies: trustedProxies
+            )
+            guard let client, allowedSources.contains(where: { $0.contains(client) }) else {
+                logger.notice(
+                    "Refused a notification from an address outside the allow-list",
+                    metadata: ["client.address": "\(client ?? "unknown")", "request.id": "\(requestID)"]
+                )
+                return .failure(
+                    IngressRefusal(.forbidden, "this address may not post notifications", requestID: requestID)
+                )
+            }
+        }
+        if let pathToken {
+            guard let given = route.token, Self.constantTimeEquals(given, pathToken) else {
+                return .failure(IngressRefusal(.notFound, "no such route", requestID: requestID))
+            }
+        }
+        guard limiter.acquire() else {
+            metrics.busyRefusals.increment()
+            logger.warning(
+                "Too many notification requests in progress; answering 503",
+                metadata: ["ingress.limit": "\(limiter.limit)", "request.id": "\(requestID)"]
+            )
+            return .failure(
+                IngressRefusal(.serviceUnavailable, "busy, retry later", requestID: requestID, retryAfterSeconds: 1)
+            )
+        }
+        metrics.inFlightRequests.record(limiter.current)
+        do throws(IngressRefusal) {
+            let target = try targets.target(for: route, requestID: requestID)
+            if let reason = target.unverifiableReason {
+                metrics.countUnverifiable(target)
+                throw IngressRefusal(.serviceUnavailable, reason, requestID: requestID)
+            }
+            if let declared = head.headerFields[.contentLength].flatMap(Int.init), declared > maximumBodySize {
+                throw tooLarge(requestID: requestID)
+            }
+            return .success(target)
+        } catch {
+            release()
+            return .failure(error)
+        }
+    }
+
+    /// Gives back an admitted request's place.
+    func release() {
+        limiter.release()
+        metrics.inFlightRequests.record(limiter.current)
+    }
+
+    func tooLarge(requestID: String) -> IngressRefusal {
+        IngressRefusal(.contentTooLarge, "the body is larger than \(maximumBodySize) bytes", requestID: requestID)
+    }
+
+    /// Logs and refuses a request whose body did not arrive by the request timeout (its connection is closed).
+    func bodyTimedOut(requestID: String) -> IngressRefusal {
+        logger.notice(
+            "Closed a connection whose body did not arrive in time",
+            metadata: ["ingress.request_timeout": "\(requestTimeout)", "request.id": "\(requestID)"]
+        )
+        return IngressRefusal(.requestTimeout, "the body did not arrive in time", requestID: requestID)
+    }
+
+    /// Puts an admitted request's complete body on the raw topic; `completion` gets the answer once the broker
+    /// acknowledged it (200) or did not in time (503, so Apple retries), on a thread of librdkafka's or the
+    /// sweeper's, or at once for a body that is not a JSON object (400).
+    func store(
+        _ body: ByteBuffer,
         target: NotificationTarget,
         requestID: String,
-        channel: any Channel
-    ) async throws -> Response {
-        // Given to each log line rather than set on the logger: setting metadata makes swift-log's text handler
-        // format all of it again, for every request.
-        let requestIDMetadata = Logger.MetadataValue.string(requestID)
-        // Made only when needed: encoding an answer is a noticeable share of a request's CPU.
-        func tooLarge() -> IngressRefusal {
-            IngressRefusal(.contentTooLarge, "the body is larger than \(maximumBodySize) bytes", requestID: requestID)
-        }
-        if let declared = request.headers[.contentLength].flatMap(Int.init), declared > maximumBodySize {
-            throw tooLarge()
-        }
-        // The body must be in by the deadline: closing the connection then ends the read below and frees this
-        // request's place, however the sender trickles. What was read of it is never stored.
-        let deadline = bodyDeadlines.add(channel, deadline: .now.advanced(by: requestTimeout))
-        let read: Result<ByteBuffer, any Error>
-        do {
-            read = .success(try await request.body.collect(upTo: maximumBodySize))
-        } catch {
-            read = .failure(error)
-        }
-        let inTime = bodyDeadlines.remove(deadline) != nil
-        if case .failure(let error) = read {
-            if error is NIOTooManyBytesError { throw tooLarge() }
-            // A read the deadline ended; any other failure is the connection's.
-            guard !inTime else { throw error }
-        }
-        guard inTime, case .success(let body) = read else {
-            logger.notice(
-                "Closed a connection whose body did not arrive in time",
-                metadata: [
-                    "ingress.request_timeout": "\(requestTimeout)", "request.id": requestIDMetadata,
-                ]
-            )
-            throw IngressRefusal(.requestTimeout, "the body did not arrive in time", requestID: requestID)
-        }
+        contentType: String?,
+        completion: @escaping @Sendable (Result<HTTPResponse, IngressRefusal>) -> Void
+    ) {
         let receivedAt = Date()
         guard
             let key = PartitionKey.peek(
@@ -93,13 +150,13 @@ struct NotificationReceiver: Sendable {
             logger.notice(
                 "Refused a body that is not a JSON object",
                 metadata: [
-                    "http.body.size": "\(body.readableBytes)",
-                    "http.content_type": "\(request.headers[.contentType] ?? "")", "request.id": requestIDMetadata,
+                    "http.body.size": "\(body.readableBytes)", "http.content_type": "\(contentType ?? "")",
+                    "request.id": "\(requestID)",
                 ]
             )
-            throw IngressRefusal(.badRequest, "the body is not a JSON object", requestID: requestID)
+            completion(.failure(IngressRefusal(.badRequest, "the body is not a JSON object", requestID: requestID)))
+            return
         }
-
         let headers = RawNotificationHeaders(
             version: target.version,
             environment: target.environment,
@@ -110,11 +167,27 @@ struct NotificationReceiver: Sendable {
         )
         let message = headers.message(body: body, key: key, topic: rawTopic)
         let start = ContinuousClock.now
-        let outcome = await deadlines.send(message, with: producer)
+        let bodySize = body.readableBytes
+        deadlines.send(message, with: producer) { outcome in
+            completion(self.answer(outcome, start: start, bodySize: bodySize, key: key, target: target, requestID))
+        }
+    }
+
+    private func answer(
+        _ outcome: ProduceDeadlines.Outcome,
+        start: ContinuousClock.Instant,
+        bodySize: Int,
+        key: PartitionKey,
+        target: NotificationTarget,
+        _ requestID: String
+    ) -> Result<HTTPResponse, IngressRefusal> {
         metrics.acknowledgementDuration.record(duration: ContinuousClock.now - start)
+        // Given to each log line rather than set on the logger: setting metadata makes swift-log's text handler
+        // format all of it again, for every request.
+        let requestIDMetadata = Logger.MetadataValue.string(requestID)
         switch outcome {
         case .acknowledged(let report):
-            metrics.receivedBytes.increment(by: body.readableBytes)
+            metrics.receivedBytes.increment(by: bodySize)
             logger.debug(
                 "Notification acknowledged by the broker",
                 metadata: [
@@ -123,26 +196,36 @@ struct NotificationReceiver: Sendable {
                     "request.id": requestIDMetadata,
                 ]
             )
-            var response = Response(status: .ok)
-            response.headers[.xRequestID] = requestID
-            return response
+            var fields = HTTPFields()
+            fields[.contentLength] = "0"
+            fields[.xRequestID] = requestID
+            return .success(HTTPResponse(status: .ok, headerFields: fields))
         case .failed(let error):
             metrics.countProduceFailure(code: error.code.rawValue)
             logger.warning(
                 "The broker did not acknowledge a notification; answering 503",
-                metadata: [
-                    "error": "\(error)", "request.id": requestIDMetadata,
-                ]
+                metadata: ["error": "\(error)", "request.id": requestIDMetadata]
             )
         case .timedOut:
             metrics.countProduceFailure(code: "TIMED_OUT")
             logger.warning(
                 "No acknowledgement from the broker in time; answering 503",
-                metadata: [
-                    "ingress.ack_timeout": "\(acknowledgementTimeout)", "request.id": requestIDMetadata,
-                ]
+                metadata: ["ingress.ack_timeout": "\(acknowledgementTimeout)", "request.id": requestIDMetadata]
             )
         }
-        throw IngressRefusal(.serviceUnavailable, "not stored, retry later", requestID: requestID, retryAfterSeconds: 5)
+        return .failure(
+            IngressRefusal(.serviceUnavailable, "not stored, retry later", requestID: requestID, retryAfterSeconds: 5)
+        )
+    }
+
+    /// Compares without an early exit, so the time taken says nothing about how much of the secret matched.
+    static func constantTimeEquals(_ given: some StringProtocol, _ expected: String) -> Bool {
+        let given = Array(given.utf8)
+        let expected = Array(expected.utf8)
+        var difference = given.count ^ expected.count
+        for index in expected.indices {
+            difference |= Int(expected[index] ^ (index < given.count ? given[index] : 0))
+        }
+        return difference == 0
     }
 }

@@ -1,5 +1,5 @@
 import AppStoreModels
-import Hummingbird
+import HTTPTypes
 import PipelineContract
 
 /// What a notification route names: the environment (`/production`, `/sandbox`) and the configured app (its name
@@ -44,29 +44,23 @@ struct NotificationTargets: Sendable {
         self.appsByName = Dictionary(apps.map { ($0.name, $0) }, uniquingKeysWith: { first, _ in first })
     }
 
-    func target(version: Int, context: IngressRequestContext) throws(IngressRefusal) -> NotificationTarget {
-        guard let segment = context.parameters.get("environment"),
-            let environment = NotificationTarget.environment(forSegment: segment)
-        else {
-            throw IngressRefusal(
-                .notFound,
-                "the environment must be production or sandbox",
-                requestID: context.requestID
-            )
+    func target(for route: NotificationRoute, requestID: String) throws(IngressRefusal) -> NotificationTarget {
+        guard let environment = NotificationTarget.environment(forSegment: String(route.environment)) else {
+            throw IngressRefusal(.notFound, "the environment must be production or sandbox", requestID: requestID)
         }
-        if let name = context.parameters.get("app") {
+        if let name = route.app.map(String.init) {
             guard let app = appsByName[name] else {
-                throw IngressRefusal(.notFound, "no app named '\(name)' is configured", requestID: context.requestID)
+                throw IngressRefusal(.notFound, "no app named '\(name)' is configured", requestID: requestID)
             }
-            return NotificationTarget(version: version, environment: environment, app: app)
+            return NotificationTarget(version: route.version, environment: environment, app: app)
         }
         guard apps.count == 1 else {
             throw IngressRefusal(
                 .notFound,
                 "several apps are configured: add the app's name to the path",
-                requestID: context.requestID
+                requestID: requestID
             )
         }
-        return NotificationTarget(version: version, environment: environment, app: apps[0])
+        return NotificationTarget(version: route.version, environment: environment, app: apps[0])
     }
 }

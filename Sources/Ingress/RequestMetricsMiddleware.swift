@@ -5,7 +5,7 @@ import Hummingbird
 /// answers Hummingbird makes from errors (404, 413); and turns a known path asked with the wrong method into 405
 /// with `Allow`.
 struct RequestMetricsMiddleware: RouterMiddleware {
-    typealias Context = IngressRequestContext
+    typealias Context = BasicRequestContext
 
     /// The route label of a request no route took.
     static let unmatchedRoute = "unmatched"

@@ -1,0 +1,39 @@
+import HTTPTypes
+
+/// A request for one of the notification routes, recognised from its method and path alone:
+/// `POST [/{token}]/v{1,2}/notifications/{environment}[/{app}]`. Whether the token, environment and app are right
+/// is ``NotificationReceiver``'s to say; any other request is the router's.
+struct NotificationRoute: Equatable {
+    let version: Int
+    /// The first segment when a path token is configured, as sent.
+    let token: Substring?
+    let environment: Substring
+    let app: Substring?
+
+    /// The route's label in `asnp_ingress_requests_total`, as the router names its routes.
+    var label: String {
+        (token == nil ? "" : "/{token}") + "/v\(version)/notifications/{environment}" + (app == nil ? "" : "/{app}")
+    }
+
+    /// The route `request` asks for, or nil when it is not a notification route (`tokened`: whether the routes sit
+    /// behind a path token).
+    init?(_ request: HTTPRequest, tokened: Bool) {
+        guard request.method == .post, let target = request.path else { return nil }
+        let path = target.prefix { $0 != "?" }
+        var segments = path.split(separator: "/")[...]
+        if tokened {
+            guard segments.count >= 4 else { return nil }
+            token = segments.removeFirst()
+        } else {
+            token = nil
+        }
+        guard (3...4).contains(segments.count), segments.dropFirst().first == "notifications" else { return nil }
+        switch segments.first {
+        case "v1": version = 1
+        case "v2": version = 2
+        default: return nil
+        }
+        environment = segments[segments.startIndex + 2]
+        app = segments.count == 4 ? segments.last : nil
+    }
+}
