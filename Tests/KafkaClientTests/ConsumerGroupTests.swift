@@ -265,6 +265,10 @@ struct ConsumerGroupTests {
             )
             let committedByA = a.committed
             let partitionsOfA = a.consumer.assignment
+            // Only what happens to B from A's exit on is this test's. A busy CI run once saw B's partitions taken as
+            // lost with nothing delivered twice, so before B consumed: while the group first settled, when a join
+            // can outlast the mock's rebalance wait.
+            let revocationsBeforeClose = b.events.revocations.count
             let closing = ContinuousClock.now
             try await a.consumer.close()
             // Watched while the second half is produced, so that the producer's start is not counted.
@@ -291,7 +295,10 @@ struct ConsumerGroupTests {
             let all = (a.deliveries + b.deliveries).map { Pair($0) }
             #expect(all.count == messages.count)
             #expect(Set(all).count == messages.count)
-            #expect(b.events.revocations.isEmpty, "cooperative: B keeps its partitions while A's move")
+            #expect(
+                b.events.revocations.dropFirst(revocationsBeforeClose).isEmpty,
+                "cooperative: B keeps its partitions while A's move"
+            )
             for partition in partitionsOfA {
                 let firstAfterTakeover = b.deliveries.filter { $0.partition == partition }.map(\.offset).min()
                 #expect(firstAfterTakeover == committedByA[partition], "\(partition)")
