@@ -48,8 +48,8 @@ final class DeadlineSweeper<Entry: Sendable>: Sendable {
         state.withLock { $0.pending.removeValue(forKey: id) }?.entry
     }
 
-    /// Expires the entries past their deadline every ``granularity``; ends once none is pending (the next ``add(_:deadline:)``
-    /// starts it again).
+    /// Expires the entries past their deadline every ``granularity``; ends once none is pending (the next
+    /// ``add(_:deadline:)`` starts it again).
     private func sweep() async {
         while true {
             try? await Task.sleep(for: granularity)

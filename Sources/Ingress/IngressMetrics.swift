@@ -46,7 +46,8 @@ final class IngressMetrics: Sendable {
         producerQueueDepth = CoreMetrics.Gauge(label: "asnp_ingress_producer_queue_depth", factory: factory)
     }
 
-    /// Counts one answered request by route (`v1`, `v2`, `health`, `metrics`, `other`) and status code.
+    /// Counts one answered request by route (the route's pattern, such as `/v2/notifications/{environment}`, or
+    /// `unmatched`) and status code.
     func countRequest(route: String, status: Int) {
         let key = RequestKey(route: route, status: status)
         let counter = requestCounters.withLock { counters in
@@ -79,7 +80,8 @@ final class IngressMetrics: Sendable {
         ).increment()
     }
 
-    /// Counts a notification refused because the configuration cannot verify it (``NotificationTarget/unverifiableReason``).
+    /// Counts a notification refused because the configuration cannot verify it
+    /// (``NotificationTarget/unverifiableReason``).
     func countUnverifiable(_ target: NotificationTarget) {
         counter(
             label: "asnp_ingress_unverifiable_total",
