@@ -8,8 +8,8 @@ import NIOHTTPTypes
 /// Hummingbird's router (health, metrics, and the answers for routes that do not exist).
 ///
 /// It sits behind Hummingbird's connection-state handler, which therefore sees every request and answer: the idle
-/// timeout never closes a connection with a notification in progress, and a graceful shutdown closes each connection
-/// once its answer is written. Requests are answered in order: parts that arrive while an earlier request is still
+/// timeout never closes a connection whose notification waits for the broker, and a graceful shutdown closes each
+/// connection once its answer is written. Requests are answered in order: parts that arrive while an earlier request is still
 /// being answered wait, and while a notification waits for the broker no more is read from the connection.
 final class NotificationRequestHandler: ChannelDuplexHandler, RemovableChannelHandler {
     typealias InboundIn = HTTPRequestPart
