@@ -1,9 +1,9 @@
 import Hummingbird
 
-/// Counts every answer by matched route (Hummingbird's `endpointPath`, such as
-/// `/v2/notifications/{environment}/{app}`; `unmatched` for paths no route takes) and status, including the
-/// answers Hummingbird makes from errors (404, 413); and turns a known path asked with the wrong method into 405
-/// with `Allow`.
+/// Counts every answer of the router by matched route (Hummingbird's `endpointPath`, such as `/health/ready`;
+/// `unmatched` for paths no route takes) and status, including the answers Hummingbird makes from errors (404); and
+/// turns a known path asked with the wrong method, a notification path included, into 405 with `Allow`. The
+/// notification routes' own answers are counted by ``NotificationRequestHandler``, under the same metric.
 struct RequestMetricsMiddleware: RouterMiddleware {
     typealias Context = BasicRequestContext
 
