@@ -1,5 +1,6 @@
 import Foundation
 import KafkaClient
+import NIOCore
 import PipelineContract
 
 /// Settings of a ``Worker``.
@@ -18,8 +19,10 @@ package struct WorkerConfiguration: Sendable {
     /// less per notification (with 1 rather than 2, PostgreSQL spent a quarter less CPU per notification at 1,500/s,
     /// Docs/benchmarks.md). Batches written again after a failure go apart, one connection each. Default 1.
     package var maximumConcurrentWrites = 1
-    /// Bodies verified at once (verification is pure CPU). Default: the number of cores.
-    package var verificationParallelism = ProcessInfo.processInfo.activeProcessorCount
+    /// Bodies verified at once (verification is pure CPU). Default: the cores this process may use, a container's CPU
+    /// limit rounded up (SwiftNIO's `System.coreCount` reads the cgroup's quota; Foundation's `activeProcessorCount`
+    /// counts the node's cores whatever the limit).
+    package var verificationParallelism = System.coreCount
     /// The first pause after a failed batch; doubled per failure up to ``maximumBackoff``, with jitter. Default 250 ms.
     package var initialBackoff: Duration = .milliseconds(250)
     /// The longest pause between attempts at one batch. Default 30 s.
