@@ -241,7 +241,7 @@ struct BenchEndToEndCommand: AsyncParsableCommand {
             let cpuAfter = EndToEndStep.CPU.Sample.take(pipeline, postmaster: postmaster)
             sampler.cancel()
             memory += await sampler.value.map { (rate, $0) }
-            let elapsed = LoadRun.seconds(cpuBefore.instant.duration(to: cpuAfter.instant))
+            let elapsed = cpuBefore.instant.duration(to: cpuAfter.instant).seconds
             let storedAfter = try await stored()
             let publishedAfter = try await published()
             let distinctBefore = posted.count

@@ -209,9 +209,3 @@ struct BenchVerifyCommand: AsyncParsableCommand {
         )
     }
 }
-
-extension Duration {
-    var seconds: Double {
-        Double(components.seconds) + Double(components.attoseconds) / 1e18
-    }
-}

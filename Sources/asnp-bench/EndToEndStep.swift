@@ -60,7 +60,7 @@ struct EndToEndStep {
         }
 
         init(from start: Sample, to end: Sample) {
-            let elapsed = LoadRun.seconds(start.instant.duration(to: end.instant))
+            let elapsed = start.instant.duration(to: end.instant).seconds
             func cores(_ role: EndToEndPipeline.Role) -> Double {
                 ((end.pipeline[role] ?? 0) - (start.pipeline[role] ?? 0)) / elapsed
             }

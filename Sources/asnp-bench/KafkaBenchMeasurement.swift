@@ -24,7 +24,7 @@ struct KafkaBenchMeasurement {
             operation: operation,
             client: client,
             messages: messages,
-            seconds: Double(elapsed.components.seconds) + Double(elapsed.components.attoseconds) / 1e18,
+            seconds: elapsed.seconds,
             cpuSeconds: cpu
         )
     }

@@ -78,7 +78,7 @@ struct LoadRun {
         for future in (0..<connections).map({ _ in LoadLane.start(run, on: group.next()) }) {
             lanes.append(try await future.get())
         }
-        let seconds = Self.seconds(start.duration(to: .now))
+        let seconds = start.duration(to: .now).seconds
 
         var histogram = Histogram<UInt64>(highestTrackableValue: 3_600_000_000, numberOfSignificantValueDigits: .three)
         var report = Report()
@@ -101,10 +101,6 @@ struct LoadRun {
             report.maxMilliseconds = milliseconds(histogram.max)
         }
         return report
-    }
-
-    static func seconds(_ duration: Duration) -> Double {
-        Double(duration.components.seconds) + Double(duration.components.attoseconds) / 1e18
     }
 
     /// A URL the load generator cannot post to.

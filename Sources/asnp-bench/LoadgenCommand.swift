@@ -110,7 +110,7 @@ struct LoadgenCommand: AsyncParsableCommand {
             )
             Self.say(
                 "loadgen: signed \(workload.notifications) notifications in "
-                    + String(format: "%.1f s", LoadRun.seconds(started.duration(to: .now)))
+                    + String(format: "%.1f s", started.duration(to: .now).seconds)
                     + "; \(workload.bodies.count) bodies with \(workload.duplicates) duplicates, "
                     + "\(workload.swapped) swapped, \(workload.hostile) tampered"
             )
