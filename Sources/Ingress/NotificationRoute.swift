@@ -3,7 +3,7 @@ import HTTPTypes
 /// A request for one of the notification routes, recognised from its method and path alone:
 /// `POST [/{token}]/v{1,2}/notifications/{environment}[/{app}]`. Whether the token, environment and app are right
 /// is ``NotificationReceiver``'s to say; any other request is the router's.
-struct NotificationRoute: Equatable {
+struct NotificationRoute {
     let version: Int
     /// The first segment when a path token is configured, as sent.
     let token: Substring?
@@ -19,7 +19,11 @@ struct NotificationRoute: Equatable {
     /// behind a path token).
     init?(_ request: HTTPRequest, tokened: Bool) {
         guard request.method == .post, let target = request.path else { return nil }
-        let path = target.prefix { $0 != "?" }
+        self.init(path: target.prefix { $0 != "?" }, tokened: tokened)
+    }
+
+    /// The notification route a path (without its query) names, whatever the method; nil for any other path.
+    init?(path: Substring, tokened: Bool) {
         var segments = path.split(separator: "/")[...]
         if tokened {
             guard segments.count >= 4 else { return nil }

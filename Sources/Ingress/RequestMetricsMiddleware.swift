@@ -51,11 +51,9 @@ struct RequestMetricsMiddleware: RouterMiddleware {
 
     /// The method a path of one of the ingress's routes takes, nil for paths no route has.
     static func allowedMethod(path: String, pathToken: String?) -> HTTPRequest.Method? {
-        var segments = path.split(separator: "/")
-        if pathToken != nil, segments.count >= 4 { segments.removeFirst() }
+        if NotificationRoute(path: path[...], tokened: pathToken != nil) != nil { return .post }
+        let segments = path.split(separator: "/")
         switch segments.first {
-        case "v1", "v2":
-            return (3...4).contains(segments.count) && segments[1] == "notifications" ? .post : nil
         case "health":
             return segments.count == 2 && ["live", "ready"].contains(segments[1]) ? .get : nil
         case "metrics":
