@@ -104,10 +104,14 @@ final class NotificationRequestHandler: ChannelDuplexHandler, RemovableChannelHa
         )
     }
 
+    private func cancel(_ deadline: UInt64?) {
+        if let deadline { _ = receiver.bodyDeadlines.remove(deadline) }
+    }
+
     func channelInactive(context: ChannelHandlerContext) {
         switch state {
         case .reading(_, _, _, let deadline), .draining(let deadline):
-            if let deadline { _ = receiver.bodyDeadlines.remove(deadline) }
+            cancel(deadline)
             releasePlace()
             state = .closing
         default:
@@ -157,7 +161,7 @@ final class NotificationRequestHandler: ChannelDuplexHandler, RemovableChannelHa
             context.fireChannelRead(wrapInboundOut(part))
         case (.reading(let target, var body, let contentType, let deadline), .body(var bytes)):
             guard body.readableBytes + bytes.readableBytes <= receiver.maximumBodySize else {
-                if let deadline { _ = receiver.bodyDeadlines.remove(deadline) }
+                cancel(deadline)
                 respond(receiver.tooLarge(requestID: current?.requestID ?? ""), context: context, closing: true)
                 return
             }
@@ -166,10 +170,10 @@ final class NotificationRequestHandler: ChannelDuplexHandler, RemovableChannelHa
             body.writeBuffer(&bytes)
             state = .reading(target: target, body: body, contentType: contentType, deadline: deadline)
         case (.reading(let target, let body, let contentType, let deadline), .end):
-            if let deadline { _ = receiver.bodyDeadlines.remove(deadline) }
+            cancel(deadline)
             store(body, target: target, contentType: contentType, context: context)
         case (.draining(let deadline), .end):
-            if let deadline { _ = receiver.bodyDeadlines.remove(deadline) }
+            cancel(deadline)
             state = .idle
         case (.draining, _), (.closing, _):
             break
