@@ -25,28 +25,57 @@ struct JWSLiteral {
     /// App Store headers (an `x5c` chain) run to thousands of characters.
     static let minimumHeaderLength = 64
 
-    /// The JWS literals in `text`, in order, at most `limit` of them.
-    static func find(in text: UnsafeBufferPointer<UInt8>, limit: Int = .max) -> [JWSLiteral] {
+    /// The JWS literals in `text`, in order, at most `limit` of them. A header with the same bytes as `knownHeader`
+    /// (one found before: a body repeats its header in every JWS) is taken without checking its characters again.
+    static func find(
+        in text: UnsafeBufferPointer<UInt8>,
+        limit: Int = .max,
+        knownHeader: UnsafeBufferPointer<UInt8>? = nil
+    ) -> [JWSLiteral] {
         var found: [JWSLiteral] = []
         var position = 0
         while found.count < limit, let open = index(of: UInt8(ascii: "\""), in: text, from: position) {
             guard let close = closingQuote(in: text, openedAt: open) else { break }
-            if let literal = JWSLiteral(text, content: (open + 1)..<close) { found.append(literal) }
+            if let literal = JWSLiteral(text, content: (open + 1)..<close, knownHeader: knownHeader) {
+                found.append(literal)
+            }
             position = close + 1
         }
         return found
     }
 
-    /// The segments of `text[content]`, or nil unless it is three base64url segments, the first long enough.
-    private init?(_ text: UnsafeBufferPointer<UInt8>, content: Range<Int>) {
+    /// The segments of `text[content]`, or nil unless it is three segments split by dots, the first long enough, the
+    /// first and last base64url. The payload, the longest, is not checked here (``hasBase64URLPayload(in:)``): the
+    /// packer decodes it, which checks it.
+    private init?(_ text: UnsafeBufferPointer<UInt8>, content: Range<Int>, knownHeader: UnsafeBufferPointer<UInt8>?) {
         guard content.count > Self.minimumHeaderLength + 1,
             let segments = CompactJWSSegments(UnsafeBufferPointer(rebasing: text[content])),
-            segments.header.count >= Self.minimumHeaderLength,
-            Self.isBase64URL(text, content.lowerBound + segments.header.lowerBound, content.upperBound)
+            segments.header.count >= Self.minimumHeaderLength
         else { return nil }
-        header = segments.header.shifted(by: content.lowerBound)
-        payload = segments.payload.shifted(by: content.lowerBound)
-        signature = segments.signature.shifted(by: content.lowerBound)
+        let header = segments.header.shifted(by: content.lowerBound)
+        let signature = segments.signature.shifted(by: content.lowerBound)
+        guard
+            Self.hasSameBytes(UnsafeBufferPointer(rebasing: text[header]), knownHeader)
+                || Self.isBase64URL(text, header.lowerBound, header.upperBound),
+            Self.isBase64URL(text, signature.lowerBound, signature.upperBound)
+        else { return nil }
+        self.header = header
+        self.payload = segments.payload.shifted(by: content.lowerBound)
+        self.signature = signature
+    }
+
+    /// Whether the payload holds only base64url characters: for a payload that does not decode, whether it is not a
+    /// JWS at all or a non-canonical one.
+    func hasBase64URLPayload(in text: [UInt8]) -> Bool {
+        text.withUnsafeBufferPointer { Self.isBase64URL($0, payload.lowerBound, payload.upperBound) }
+    }
+
+    /// Whether `bytes` and `known` hold the same bytes (memcmp, where the alphabet check goes byte by byte).
+    private static func hasSameBytes(_ bytes: UnsafeBufferPointer<UInt8>, _ known: UnsafeBufferPointer<UInt8>?) -> Bool
+    {
+        guard let known, known.count == bytes.count, let mine = bytes.baseAddress, let theirs = known.baseAddress
+        else { return false }
+        return memcmp(mine, theirs, bytes.count) == 0
     }
 
     /// The quote ending the string literal opened at `open`: the first quote after it not escaped by an odd run of
@@ -62,7 +91,7 @@ struct JWSLiteral {
         return nil
     }
 
-    /// Whether `text[start..<end]` holds only base64url characters and the two dots between segments.
+    /// Whether `text[start..<end]` holds only base64url characters.
     private static func isBase64URL(_ text: UnsafeBufferPointer<UInt8>, _ start: Int, _ end: Int) -> Bool {
         alphabet.withUnsafeBufferPointer { alphabet in
             // A plain loop: iterating `start..<end` here was not specialised, and cost a call per byte.
@@ -75,10 +104,10 @@ struct JWSLiteral {
         }
     }
 
-    /// The base64url alphabet and the dot, by ASCII code.
+    /// The base64url alphabet, by ASCII code.
     private static let alphabet: [Bool] = {
         var table = [Bool](repeating: false, count: 256)
-        for character in "ABCDEFGHIJKLMNOPQRSTUVWXYZabcdefghijklmnopqrstuvwxyz0123456789-_.".utf8 {
+        for character in "ABCDEFGHIJKLMNOPQRSTUVWXYZabcdefghijklmnopqrstuvwxyz0123456789-_".utf8 {
             table[Int(character)] = true
         }
         return table

@@ -29,8 +29,14 @@ package struct PackedBody: Sendable, Hashable {
             var headers: [JWSHeaderDigest: [UInt8]] = [:]
             guard let form = PackedForm(packing: raw, format: format, headers: &headers) else { continue }
             let bytes = form.encoded()
-            // The check that makes packing safe: whatever the scan guessed, only an exact rebuild is kept.
-            let rebuilt = try? Self.unpack(bytes, headers: { headers[$0] })
+            // The check that makes packing safe: whatever the scan guessed, only an exact rebuild of the stored bytes
+            // is kept. The headers are the texts just hashed, so they are not hashed again.
+            let rebuilt = try? PackedForm(decoding: bytes).rebuilt { digest throws(PackedBodyError) in
+                guard let text = headers[digest] else {
+                    throw PackedBodyError(code: .missingHeader, reason: "no JWS header with digest \(digest)")
+                }
+                return text
+            }
             if let rebuilt, rebuilt[...].hasSameBytes(as: raw[...]) {
                 self.bytes = bytes
                 self.headers = headers

@@ -6,9 +6,17 @@ extension PackedForm {
     /// Unchecked: ``PackedBody/init(packing:)`` keeps it only if it rebuilds `raw` exactly.
     init?(packing raw: [UInt8], format: PackedBody.Format, headers: inout [JWSHeaderDigest: [UInt8]]) {
         let decodesSegments = format == .packedV2
-        guard let outer = raw.withUnsafeBufferPointer({ JWSLiteral.find(in: $0, limit: 1).first }),
-            let payload = Self.decoded(raw[outer.payload])
-        else { return nil }
+        // The first JWS string whose payload is base64url (a body has few strings: finding them all costs little).
+        var found: (outer: JWSLiteral, payload: [UInt8])?
+        for candidate in raw.withUnsafeBufferPointer({ JWSLiteral.find(in: $0) }) {
+            guard let payload = Self.decoded(raw[candidate.payload]) else {
+                guard !candidate.hasBase64URLPayload(in: raw) else { return nil }
+                continue
+            }
+            found = (candidate, payload)
+            break
+        }
+        guard let (outer, payload) = found else { return nil }
         var signature = raw[outer.signature]
         if decodesSegments {
             guard let decoded = Self.decoded(signature) else { return nil }
@@ -27,13 +35,21 @@ extension PackedForm {
         // literals; format 2 takes each whole inner JWS, or gives up so that the caller can fall back to format 1.
         var pieces: [Piece] = []
         var position = 0
-        for inner in payload.withUnsafeBufferPointer({ JWSLiteral.find(in: $0) }) {
+        let inners = payload.withUnsafeBufferPointer { text in
+            raw[outer.header].withUnsafeBufferPointer { JWSLiteral.find(in: text, knownHeader: $0) }
+        }
+        for inner in inners {
+            // A payload that is not base64url at all is not a JWS: its text stays in the next literal.
             var segments: DecodedSegments?
             if decodesSegments {
-                guard let innerPayload = Self.decoded(payload[inner.payload]),
-                    let innerSignature = Self.decoded(payload[inner.signature])
-                else { return nil }
+                guard let innerPayload = Self.decoded(payload[inner.payload]) else {
+                    guard !inner.hasBase64URLPayload(in: payload) else { return nil }
+                    continue
+                }
+                guard let innerSignature = Self.decoded(payload[inner.signature]) else { return nil }
                 segments = DecodedSegments(payload: innerPayload[...], signature: innerSignature[...])
+            } else if !inner.hasBase64URLPayload(in: payload) {
+                continue
             }
             pieces.append(
                 Piece(

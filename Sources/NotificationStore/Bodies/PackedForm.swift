@@ -146,10 +146,26 @@ struct PackedForm {
             checked[digest] = text
             return text
         }
+        return try rebuilt(headerText: text(of:))
+    }
+
+    /// The original body, each header's text as `text` gives it, unchecked: for the packer, whose headers are the
+    /// texts it has just hashed.
+    func rebuilt(
+        headerText text: (JWSHeaderDigest) throws(PackedBodyError) -> [UInt8]
+    ) throws(PackedBodyError) -> [UInt8] {
+        func encodedCount(_ count: Int) -> Int { (count * 4 + 2) / 3 }
         var payload: [UInt8] = []
+        payload.reserveCapacity(
+            pieces.reduce(tail.count) { total, piece in
+                // The header's length is not known before it is looked up; an App Store header is about 4.7 KB.
+                total + piece.literal.count + 4_800
+                    + (piece.segments.map { encodedCount($0.payload.count) + encodedCount($0.signature.count) + 2 } ?? 0)
+            }
+        )
         for piece in pieces {
             payload += piece.literal
-            payload += try text(of: piece.header)
+            payload += try text(piece.header)
             if let segments = piece.segments {
                 payload.append(UInt8(ascii: "."))
                 payload += Base64URL.encodedBytes(segments.payload)
@@ -158,8 +174,13 @@ struct PackedForm {
             }
         }
         payload += tail
-        var body = Array(prefix)
-        body += try text(of: header)
+        let header = try text(header)
+        var body: [UInt8] = []
+        body.reserveCapacity(
+            prefix.count + header.count + encodedCount(payload.count) + encodedCount(signature.count) + suffix.count + 2
+        )
+        body += prefix
+        body += header
         body.append(UInt8(ascii: "."))
         body += Base64URL.encodedBytes(payload)
         body.append(UInt8(ascii: "."))
