@@ -35,6 +35,57 @@ package enum RFC3339Timestamp {
         return String(decoding: text, as: UTF8.self)
     }
 
+    /// The instant `text` names when it is exactly in the form ``string(from:)`` writes (milliseconds, `Z`), a valid
+    /// date and time of years 1 to 9999; nil for any other text (which a general RFC 3339 parser may still read).
+    /// By hand for the same reason as writing: the workers read one per consumed message.
+    package static func date(from text: String) -> Date? {
+        var text = text
+        return text.withUTF8 { bytes -> Date? in
+            guard bytes.count == 24 else { return nil }
+            for (offset, byte) in [(4, "-"), (7, "-"), (10, "T"), (13, ":"), (16, ":"), (19, "."), (23, "Z")]
+            where bytes[offset] != UInt8(ascii: Unicode.Scalar(byte)!) {
+                return nil
+            }
+            func number(at offset: Int, digits: Int) -> Int64? {
+                var value: Int64 = 0
+                for position in offset..<(offset + digits) {
+                    let digit = bytes[position] &- UInt8(ascii: "0")
+                    guard digit < 10 else { return nil }
+                    value = value * 10 + Int64(digit)
+                }
+                return value
+            }
+            guard let year = number(at: 0, digits: 4), let month = number(at: 5, digits: 2),
+                let day = number(at: 8, digits: 2), let hour = number(at: 11, digits: 2),
+                let minute = number(at: 14, digits: 2), let second = number(at: 17, digits: 2),
+                let millisecond = number(at: 20, digits: 3),
+                year >= 1, (1...12).contains(month), day >= 1, day <= daysIn(month: month, year: year),
+                hour < 24, minute < 60, second < 60
+            else { return nil }
+            let days = daysSince1970(year: year, month: month, day: day)
+            let milliseconds = ((days * 24 + hour) * 60 + minute) * 60_000 + second * 1_000 + millisecond
+            return Date(timeIntervalSince1970: Double(milliseconds) / 1_000)
+        }
+    }
+
+    private static func daysIn(month: Int64, year: Int64) -> Int64 {
+        switch month {
+        case 2: year % 4 == 0 && (year % 100 != 0 || year % 400 == 0) ? 29 : 28
+        case 4, 6, 9, 11: 30
+        default: 31
+        }
+    }
+
+    /// The day number (days since 1970-01-01) of a proleptic Gregorian date, by Howard Hinnant's `days_from_civil`.
+    static func daysSince1970(year: Int64, month: Int64, day: Int64) -> Int64 {
+        let year = month <= 2 ? year - 1 : year
+        let era = (year >= 0 ? year : year - 399) / 400
+        let yearOfEra = year - era * 400
+        let dayOfYear = (153 * (month > 2 ? month - 3 : month + 9) + 2) / 5 + day - 1
+        let dayOfEra = yearOfEra * 365 + yearOfEra / 4 - yearOfEra / 100 + dayOfYear
+        return era * 146_097 + dayOfEra - 719_468
+    }
+
     /// The proleptic Gregorian date of a day number (days since 1970-01-01), by Howard Hinnant's `civil_from_days`.
     static func civil(daysSince1970 days: Int64) -> (year: Int64, month: Int64, day: Int64) {
         let shifted = days + 719_468

@@ -104,8 +104,10 @@ package struct RawNotificationHeaders: Sendable, Hashable {
         RFC3339Timestamp.string(from: date)
     }
 
-    /// Reads RFC 3339 timestamps with or without fractional seconds.
+    /// Reads RFC 3339 timestamps with or without fractional seconds; the form ``format(_:)`` writes without
+    /// Foundation's parser, which costs microseconds.
     static func parse(_ text: String) -> Date? {
+        if let date = RFC3339Timestamp.date(from: text) { return date }
         if let date = try? Date(text, strategy: timestampStyle) { return date }
         return try? Date(text, strategy: .iso8601)
     }
