@@ -33,7 +33,7 @@ struct ConsumerGroupTests {
         try await withThrowingTaskGroup(of: Void.self) { group in
             group.addTask { try await b.pollUntilCancelled() }
             // A polls in step with the test, so it can stop at a chosen point. First the group settles.
-            #expect(try await Self.settle(a!, b), "the two members share the 8 partitions")
+            try await Self.settle(a!, b)
 
             let firstHalf = SequencedMessage.make(count: 4_000, keys: 400)
             let firstReports = try await cluster.withProducer { producer in
@@ -105,13 +105,21 @@ struct ConsumerGroupTests {
         try await b.consumer.close()
     }
 
-    /// Polls `a` (while `b` polls by itself) until each owns 4 of the 8 partitions.
-    static func settle(_ a: GroupMember, _ b: GroupMember) async throws -> Bool {
+    /// Polls `a` (while `b` polls by itself) until each owns 4 of the 8 partitions, and expects that.
+    static func settle(
+        _ a: GroupMember,
+        _ b: GroupMember,
+        sourceLocation: SourceLocation = #_sourceLocation
+    ) async throws {
         let settled = try await eventually {
             try await a.pollOnce()
             return a.consumer.assignment.count == 4 && b.consumer.assignment.count == 4
         }
-        return settled && a.consumer.assignment.isDisjoint(with: b.consumer.assignment)
+        #expect(
+            settled && a.consumer.assignment.isDisjoint(with: b.consumer.assignment),
+            "the two members share the 8 partitions: \(a.groupReport); \(b.groupReport)",
+            sourceLocation: sourceLocation
+        )
     }
 
     @Test(
@@ -203,7 +211,7 @@ struct ConsumerGroupTests {
             }
             group.cancelAll()
             try await group.waitForAll()
-            #expect(settled)
+            #expect(settled, "\(a.groupReport); \(b.groupReport)")
             #expect(a.consumer.assignment.isDisjoint(with: b.consumer.assignment))
             #expect(try await a.consumer.librdkafkaAssignment() == a.consumer.assignment)
             if rebalanceProtocol.isCooperative {
@@ -252,7 +260,7 @@ struct ConsumerGroupTests {
 
         try await withThrowingTaskGroup(of: Void.self) { group in
             group.addTask { try await b.pollUntilCancelled(commit: false) }
-            #expect(try await Self.settle(a, b))
+            try await Self.settle(a, b)
             _ = try await cluster.withProducer { producer in
                 await producer.send(contentsOf: messages.prefix(half).map { $0.producerMessage(topic: Self.topic) })
             }

@@ -12,10 +12,14 @@ final class GroupMember: Sendable {
     let name: String
     let consumer: KafkaConsumer
     private let log = Mutex<
-        (deliveries: [Delivery], events: [KafkaConsumerEvent], committed: [KafkaTopicPartition: Int64])
+        (
+            deliveries: [Delivery], events: [KafkaConsumerEvent], committed: [KafkaTopicPartition: Int64],
+            groupHistory: [String]
+        )
     >(
-        ([], [], [:])
+        ([], [], [:], [])
     )
+    private let created = ContinuousClock.now
 
     init(name: String, consumer: KafkaConsumer) {
         self.name = name
@@ -33,6 +37,7 @@ final class GroupMember: Sendable {
         let messages = events.messages
         log.withLock {
             $0.events += events
+            $0.groupHistory += events.compactMap { Self.groupChange($0, at: ContinuousClock.now - created) }
             $0.deliveries += messages.map { Delivery(partition: $0.topicPartition, offset: $0.offset, member: name) }
         }
         if commit, !messages.isEmpty {
@@ -54,6 +59,28 @@ final class GroupMember: Sendable {
             }
         }
         return events
+    }
+
+    /// The member's assignment now and every assignment and revocation it was given, with when: for the message
+    /// of a failed expectation about the group (a test that waits for the group to settle cannot say more).
+    var groupReport: String {
+        let history = log.withLock { $0.groupHistory }
+        let partitions = consumer.assignment.map(\.partition).sorted()
+        return "\(name) owns \(partitions); history: " + (history.isEmpty ? "none" : history.joined(separator: ", "))
+    }
+
+    private static func groupChange(_ event: KafkaConsumerEvent, at elapsed: Duration) -> String? {
+        let seconds = Double(elapsed.components.seconds) + Double(elapsed.components.attoseconds) / 1e18
+        let time = "\((seconds * 10).rounded() / 10) s"
+        switch event {
+        case .partitionsAssigned(let partitions):
+            return "\(time) assigned \(partitions.map(\.partition).sorted())"
+        case .partitionsRevoked(let revocation):
+            return "\(time) revoked \(revocation.partitions.map(\.partition).sorted())"
+                + (revocation.isLost ? " as lost" : "")
+        case .messages, .offsetGap:
+            return nil
+        }
     }
 
     /// Polls until the task is cancelled, committing after each batch when `commit` is set.
