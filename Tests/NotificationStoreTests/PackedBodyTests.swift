@@ -90,6 +90,11 @@ import Testing
             let packed = try roundTrip(body.bytes, label)
             let v1 = try roundTrip(body.bytes, label + " in format 1", format: .packedV1)
             if let expected = body.expectedFormat { #expect(packed.format == expected, "\(label)") }
+            // The payloads the packer decoded make the same decoded JSON as decoding them again.
+            var known = DecodedNotificationJSON.KnownPayloads()
+            _ = PackedBody(packing: body.bytes, decoded: &known)
+            #expect(Self.decodedJSON(body.bytes, known) == Self.decodedJSON(body.bytes, .init()), "\(label)")
+            if body.mutation == .valid { #expect(known.outer != nil && known.inner.count == 2, "\(label)") }
             if let count = body.expectedHeaderCount { #expect(packed.headers.count == count, "\(label)") }
             if packed.format == .packedV2 {
                 #expect(v1.format == .packedV1, "\(label)")
@@ -101,6 +106,16 @@ import Testing
             }
         }
         #expect(validPacked * 4 < validRaw, "valid bodies packed to \(validPacked) of \(validRaw) bytes")
+    }
+
+    /// The decoded JSON of `body` and the members it carries decoded, or why it cannot be built.
+    static func decodedJSON(_ body: [UInt8], _ known: DecodedNotificationJSON.KnownPayloads) -> String {
+        do {
+            let built = try DecodedNotificationJSON.v2(body: body, known: known)
+            return String(decoding: built.json, as: UTF8.self) + " \(built.decoded.map(\.rawValue).sorted())"
+        } catch {
+            return "unbuildable: \(error.reason)"
+        }
     }
 
     @Test(arguments: [PackedBody.Format.packedV1, .packedV2])

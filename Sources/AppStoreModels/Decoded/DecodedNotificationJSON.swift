@@ -51,9 +51,33 @@ package enum DecodedNotificationJSON {
         package var description: String { reason }
     }
 
-    /// A V2 body's JSON, and which signed members it carries decoded.
-    package static func v2(body: [UInt8]) throws(Unbuildable) -> (json: [UInt8], decoded: Set<SignedMember>) {
-        let payload = try jwsPayload(onlyString("signedPayload", of: body, what: "the body"), what: "signedPayload")
+    /// Payloads of a V2 body's JWS that the caller has decoded already (the packer of stored bodies decodes them
+    /// too), each by where its compact text lies: a member whose string holds exactly that text takes it instead of
+    /// decoding again. The text there is the JWS as it stands, no escapes, so the JSON is the same either way.
+    package struct KnownPayloads: Sendable {
+        /// The outer JWS: where its compact text lies in the body, and its decoded payload.
+        package var outer: (compact: Range<Int>, payload: [UInt8])?
+        /// JWS inside the outer payload: where their compact text lies in ``outer``'s payload, and their payloads.
+        package var inner: [Range<Int>: [UInt8]] = [:]
+
+        /// None known.
+        package init() {}
+    }
+
+    /// A V2 body's JSON, and which signed members it carries decoded; payloads in `known` are not decoded again.
+    package static func v2(
+        body: [UInt8],
+        known: KnownPayloads = KnownPayloads()
+    ) throws(Unbuildable) -> (json: [UInt8], decoded: Set<SignedMember>) {
+        let signedPayload = try onlyString("signedPayload", of: body, what: "the body")
+        let payload: [UInt8]
+        let knownInner: [Range<Int>: [UInt8]]
+        if let outer = known.outer, outer.compact == signedPayload.dropFirst().dropLast() {
+            (payload, knownInner) = (outer.payload, known.inner)
+        } else {
+            payload = try jwsPayload(stringBytes(body[signedPayload], what: "signedPayload"), what: "signedPayload")
+            knownInner = [:]
+        }
         let objectStart = payload.firstIndex { ![0x20, 0x09, 0x0A, 0x0D].contains($0) } ?? payload.count
         var scanner = JSONMemberScanner(payload, objectAt: objectStart)
         var rewrites: [(range: Range<Int>, bytes: [UInt8])] = []
@@ -64,7 +88,13 @@ package enum DecodedNotificationJSON {
             guard seen.insert(name).inserted else { throw Unbuildable(reason: "the payload has two '\(name)' members") }
             let signed = SignedMember.allCases.filter { $0.location.object == name }
             guard payload[member.value.lowerBound] == UInt8(ascii: "{"),
-                let rewrite = try withoutSignedMembers(signed, in: payload, object: member.value, name: name)
+                let rewrite = try withoutSignedMembers(
+                    signed,
+                    in: payload,
+                    object: member.value,
+                    name: name,
+                    known: knownInner
+                )
             else { continue }
             rewrites.append((member.value, rewrite.object))
             decoded.merge(rewrite.decoded) { first, _ in first }
@@ -102,7 +132,8 @@ package enum DecodedNotificationJSON {
         _ members: [SignedMember],
         in bytes: [UInt8],
         object range: Range<Int>,
-        name: String
+        name: String,
+        known: [Range<Int>: [UInt8]]
     ) throws(Unbuildable) -> (object: [UInt8], decoded: [SignedMember: [UInt8]])? {
         var scanner = JSONMemberScanner(bytes, objectAt: range.lowerBound)
         var kept: [Range<Int>] = []
@@ -121,6 +152,10 @@ package enum DecodedNotificationJSON {
                 kept.append(member.range)
                 continue
             }
+            if let payload = known[member.value.dropFirst().dropLast()] {
+                decoded[signed] = payload
+                continue
+            }
             let compact = try stringBytes(bytes[member.value], what: "\(name).\(signed.location.member)")
             decoded[signed] = try jwsPayload(compact, what: "\(name).\(signed.location.member)")
         }
@@ -135,8 +170,8 @@ package enum DecodedNotificationJSON {
         return (object, decoded)
     }
 
-    /// The characters of the one member `name` of the object `bytes`, which must be a string.
-    private static func onlyString(_ name: String, of bytes: [UInt8], what: String) throws(Unbuildable) -> [UInt8] {
+    /// Where the string token (quotes included) of the one member `name` of the object `bytes` lies.
+    private static func onlyString(_ name: String, of bytes: [UInt8], what: String) throws(Unbuildable) -> Range<Int> {
         var scanner = JSONMemberScanner(bytes, objectAt: bytes.starts(with: [0xEF, 0xBB, 0xBF]) ? 3 : 0)
         var found: Range<Int>?
         while let member = scanner.next() {
@@ -147,7 +182,7 @@ package enum DecodedNotificationJSON {
         guard let found, bytes[found.lowerBound] == UInt8(ascii: "\"") else {
             throw Unbuildable(reason: "\(what) has no '\(name)' string")
         }
-        return try stringBytes(bytes[found], what: name)
+        return found
     }
 
     /// A string token's characters as UTF-8 (unescaped when it has escapes).

@@ -1,3 +1,5 @@
+import AppStoreModels
+
 /// A notification body as stored: its JWS headers (an `x5c` chain of about 2.6 KB, repeated in the outer JWS and in
 /// each signed value inside it) replaced by references to a table that holds each distinct header once, or the body
 /// verbatim when it cannot be packed exactly.
@@ -15,19 +17,29 @@ package struct PackedBody: Sendable, Hashable {
 
     /// Packs `raw`: in the first packed format that rebuilds it exactly, newest first, otherwise verbatim.
     package init(packing raw: [UInt8]) {
-        self.init(packing: raw, formats: [.packedV2, .packedV1])
+        var decoded = DecodedNotificationJSON.KnownPayloads()
+        self.init(packing: raw, formats: [.packedV2, .packedV1], decoded: &decoded)
+    }
+
+    /// Packs `raw` as ``init(packing:)`` does, adding the JWS payloads it decoded on the way to `decoded`: building
+    /// the body's decoded JSON next need not decode them again.
+    package init(packing raw: [UInt8], decoded: inout DecodedNotificationJSON.KnownPayloads) {
+        self.init(packing: raw, formats: [.packedV2, .packedV1], decoded: &decoded)
     }
 
     /// Packs `raw` in `format` when that rebuilds it exactly, otherwise verbatim: for tests that need the forms an
     /// older program wrote, which readers must keep reading.
     package init(packing raw: [UInt8], format: Format) {
-        self.init(packing: raw, formats: format == .verbatim ? [] : [format])
+        var decoded = DecodedNotificationJSON.KnownPayloads()
+        self.init(packing: raw, formats: format == .verbatim ? [] : [format], decoded: &decoded)
     }
 
-    private init(packing raw: [UInt8], formats: [Format]) {
+    private init(packing raw: [UInt8], formats: [Format], decoded: inout DecodedNotificationJSON.KnownPayloads) {
         for format in formats {
             var headers: [JWSHeaderDigest: [UInt8]] = [:]
-            guard let form = PackedForm(packing: raw, format: format, headers: &headers) else { continue }
+            guard let form = PackedForm(packing: raw, format: format, headers: &headers, decoded: &decoded) else {
+                continue
+            }
             let bytes = form.encoded()
             // The check that makes packing safe: whatever the scan guessed, only an exact rebuild of the stored bytes
             // is kept. The headers are the texts just hashed, so they are not hashed again.

@@ -3,8 +3,14 @@ import AppStoreModels
 extension PackedForm {
     /// The packed form of `raw` in `format` and the headers it refers to, or nil when `raw` holds no JWS string whose
     /// payload is base64url, or (format 2) when a payload or signature to store decoded is not canonical base64url.
-    /// Unchecked: ``PackedBody/init(packing:)`` keeps it only if it rebuilds `raw` exactly.
-    init?(packing raw: [UInt8], format: PackedBody.Format, headers: inout [JWSHeaderDigest: [UInt8]]) {
+    /// Unchecked: ``PackedBody/init(packing:)`` keeps it only if it rebuilds `raw` exactly. The payloads it decodes
+    /// are added to `decoded`, whether it succeeds or not.
+    init?(
+        packing raw: [UInt8],
+        format: PackedBody.Format,
+        headers: inout [JWSHeaderDigest: [UInt8]],
+        decoded: inout DecodedNotificationJSON.KnownPayloads
+    ) {
         let decodesSegments = format == .packedV2
         // The first JWS string whose payload is base64url (a body has few strings: finding them all costs little).
         var found: (outer: JWSLiteral, payload: [UInt8])?
@@ -17,6 +23,7 @@ extension PackedForm {
             break
         }
         guard let (outer, payload) = found else { return nil }
+        decoded.outer = (outer.header.lowerBound..<outer.signature.upperBound, payload)
         var signature = raw[outer.signature]
         if decodesSegments {
             guard let decoded = Self.decoded(signature) else { return nil }
@@ -46,6 +53,7 @@ extension PackedForm {
                     guard !inner.hasBase64URLPayload(in: payload) else { return nil }
                     continue
                 }
+                decoded.inner[inner.header.lowerBound..<inner.signature.upperBound] = innerPayload
                 guard let innerSignature = Self.decoded(payload[inner.signature]) else { return nil }
                 segments = DecodedSegments(payload: innerPayload[...], signature: innerSignature[...])
             } else if !inner.hasBase64URLPayload(in: payload) {

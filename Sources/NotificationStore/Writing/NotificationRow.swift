@@ -135,8 +135,9 @@ extension NotificationRow {
             self.price = v2.transactionInfo?.price
             self.currency = v2.transactionInfo?.currency
             self.offerType = v2.transactionInfo?.offerType.flatMap { Int16(exactly: $0.rawValue) }
-            self.decoded = try Self.json(v2, body: raw.body)
-            self.body = PackedBody(packing: raw.body)
+            var known = DecodedNotificationJSON.KnownPayloads()
+            self.body = PackedBody(packing: raw.body, decoded: &known)
+            self.decoded = try Self.json(v2, body: raw.body, known: known)
         case .v1(let v1):
             // V1 has no id: the same body (Apple's retries repeat it byte for byte) always gets the same one.
             self.notificationUUID = UUID.derived(fromSHA256Of: raw.body)
@@ -178,12 +179,16 @@ extension NotificationRow {
         }
     }
 
-    /// The V2 JSON built from the signed bytes (``DecodedNotificationJSON``); it must carry decoded exactly the
-    /// members the verifier decoded.
-    private static func json(_ v2: DecodedNotificationV2, body: [UInt8]) throws(UnstorableNotification) -> String {
+    /// The V2 JSON built from the signed bytes (``DecodedNotificationJSON``), with the payloads the packer decoded
+    /// (`known`); it must carry decoded exactly the members the verifier decoded.
+    private static func json(
+        _ v2: DecodedNotificationV2,
+        body: [UInt8],
+        known: DecodedNotificationJSON.KnownPayloads
+    ) throws(UnstorableNotification) -> String {
         let built: (json: [UInt8], decoded: Set<DecodedNotificationJSON.SignedMember>)
         do {
-            built = try DecodedNotificationJSON.v2(body: body)
+            built = try DecodedNotificationJSON.v2(body: body, known: known)
         } catch {
             throw UnstorableNotification(reason: "the decoded JSON cannot be built from the signed bytes: \(error)")
         }
