@@ -18,29 +18,28 @@ package enum Base64URL {
     private static func encodedBytes(contiguous input: UnsafeBufferPointer<UInt8>) -> [UInt8] {
         let count = input.count
         let outputCount = count / 3 * 4 + [0, 2, 3][count % 3]
+        guard let source = input.baseAddress else { return [] }
         return [UInt8](unsafeUninitializedCapacity: outputCount) { output, initialized in
-            alphabet.withUnsafeBufferPointer { alphabet in
+            characterPairs.withUnsafeBufferPointer { pairs in
+                let target = UnsafeMutableRawPointer(output.baseAddress!)
                 var out = 0
                 var index = 0
+                // Three bytes, 24 bits, are two 12-bit halves: a pair of characters each, one 4-byte store.
                 while index + 3 <= count {
-                    let group = UInt32(input[index]) << 16 | UInt32(input[index + 1]) << 8 | UInt32(input[index + 2])
-                    output[out] = alphabet[Int(group >> 18)]
-                    output[out + 1] = alphabet[Int(group >> 12 & 0x3F)]
-                    output[out + 2] = alphabet[Int(group >> 6 & 0x3F)]
-                    output[out + 3] = alphabet[Int(group & 0x3F)]
+                    let group = Int(source[index]) << 16 | Int(source[index + 1]) << 8 | Int(source[index + 2])
+                    let characters = UInt32(pairs[group >> 12]) | UInt32(pairs[group & 0xFFF]) << 16
+                    target.storeBytes(of: characters.littleEndian, toByteOffset: out, as: UInt32.self)
                     out += 4
                     index += 3
                 }
                 switch count - index {
                 case 1:
-                    let group = UInt32(input[index]) << 16
-                    output[out] = alphabet[Int(group >> 18)]
-                    output[out + 1] = alphabet[Int(group >> 12 & 0x3F)]
+                    let group = Int(source[index]) << 4
+                    target.storeBytes(of: pairs[group].littleEndian, toByteOffset: out, as: UInt16.self)
                 case 2:
-                    let group = UInt32(input[index]) << 16 | UInt32(input[index + 1]) << 8
-                    output[out] = alphabet[Int(group >> 18)]
-                    output[out + 1] = alphabet[Int(group >> 12 & 0x3F)]
-                    output[out + 2] = alphabet[Int(group >> 6 & 0x3F)]
+                    let group = Int(source[index]) << 10 | Int(source[index + 1]) << 2
+                    target.storeBytes(of: pairs[group >> 6].littleEndian, toByteOffset: out, as: UInt16.self)
+                    output[out + 2] = alphabet[group & 0x3F]
                 default:
                     break
                 }
@@ -51,14 +50,29 @@ package enum Base64URL {
 
     private static let alphabet = Array("ABCDEFGHIJKLMNOPQRSTUVWXYZabcdefghijklmnopqrstuvwxyz0123456789-_".utf8)
 
-    /// 6-bit values by ASCII code; 0x80 marks a byte outside the alphabet.
-    private static let table: [UInt8] = {
-        var table = [UInt8](repeating: 0x80, count: 256)
+    /// The two characters of each 12-bit value, the first in the low byte (so a little-endian store writes them in
+    /// order).
+    private static let characterPairs: [UInt16] = (0..<4096).map {
+        UInt16(alphabet[$0 >> 6]) | UInt16(alphabet[$0 & 0x3F]) << 8
+    }
+
+    /// Four tables of 256 entries, one per position in a group of four characters: each character's 6 bits already
+    /// in their places among the group's three bytes (laid out so that a little-endian store writes them in order),
+    /// or ``invalid`` for a byte outside the alphabet. A group decodes as the OR of four lookups.
+    private static let decodingTables: [UInt32] = {
+        var tables = [UInt32](repeating: invalid, count: 1024)
         for (index, character) in alphabet.enumerated() {
-            table[Int(character)] = UInt8(index)
+            let value = UInt32(index)
+            tables[Int(character)] = value << 2
+            tables[256 + Int(character)] = value >> 4 | (value & 0x0F) << 12
+            tables[512 + Int(character)] = (value >> 2) << 8 | (value & 0x03) << 22
+            tables[768 + Int(character)] = value << 16
         }
-        return table
+        return tables
     }()
+
+    /// Above the 24 bits of a group: set in the OR of a group's lookups when any character is not in the alphabet.
+    private static let invalid: UInt32 = 0x0100_0000
 
     private struct Invalid: Error {}
 
@@ -68,35 +82,34 @@ package enum Base64URL {
         let count = input.count
         let remainder = count % 4
         guard remainder != 1 else { return nil }
+        guard let source = input.baseAddress else { return [] }
         let outputCount = count / 4 * 3 + (remainder == 0 ? 0 : remainder - 1)
-        return table.withUnsafeBufferPointer { table in
-            try? [UInt8](unsafeUninitializedCapacity: outputCount) { output, initialized in
+        return decodingTables.withUnsafeBufferPointer { tables in
+            // One spare byte: each group is written with a 4-byte store, the last one included.
+            try? [UInt8](unsafeUninitializedCapacity: outputCount + 1) { output, initialized in
+                let target = UnsafeMutableRawPointer(output.baseAddress!)
+                func group(_ at: Int, _ characters: Int) -> UInt32 {
+                    var word: UInt32 = 0
+                    for position in 0..<characters { word |= tables[position << 8 | Int(source[at + position])] }
+                    return word
+                }
                 var inputIndex = 0
                 var outputIndex = 0
                 while inputIndex + 4 <= count {
-                    let a = table[Int(input[inputIndex])]
-                    let b = table[Int(input[inputIndex + 1])]
-                    let c = table[Int(input[inputIndex + 2])]
-                    let d = table[Int(input[inputIndex + 3])]
-                    guard (a | b | c | d) & 0x80 == 0 else { throw Invalid() }
-                    output[outputIndex] = a << 2 | b >> 4
-                    output[outputIndex + 1] = b << 4 | c >> 2
-                    output[outputIndex + 2] = c << 6 | d
+                    let word =
+                        tables[Int(source[inputIndex])] | tables[256 | Int(source[inputIndex + 1])]
+                        | tables[512 | Int(source[inputIndex + 2])] | tables[768 | Int(source[inputIndex + 3])]
+                    guard word & invalid == 0 else { throw Invalid() }
+                    target.storeBytes(of: word.littleEndian, toByteOffset: outputIndex, as: UInt32.self)
                     inputIndex += 4
                     outputIndex += 3
                 }
                 if remainder >= 2 {
-                    let a = table[Int(input[inputIndex])]
-                    let b = table[Int(input[inputIndex + 1])]
-                    guard (a | b) & 0x80 == 0 else { throw Invalid() }
-                    output[outputIndex] = a << 2 | b >> 4
-                    if remainder == 3 {
-                        let c = table[Int(input[inputIndex + 2])]
-                        guard c & 0x80 == 0, c & 0x03 == 0 else { throw Invalid() }
-                        output[outputIndex + 1] = b << 4 | c >> 2
-                    } else {
-                        guard b & 0x0F == 0 else { throw Invalid() }
-                    }
+                    // The bits after the last whole byte (the byte the group would have next) must be zero.
+                    let word = group(inputIndex, remainder)
+                    guard word & invalid == 0, word >> (8 * (remainder - 1)) & 0xFF == 0 else { throw Invalid() }
+                    output[outputIndex] = UInt8(truncatingIfNeeded: word)
+                    if remainder == 3 { output[outputIndex + 1] = UInt8(truncatingIfNeeded: word >> 8) }
                 }
                 initialized = outputCount
             }
