@@ -57,9 +57,11 @@ struct NotificationReceiver: Sendable {
     /// wrong path token (404, as for a route that does not exist), no place left (503, `Retry-After: 1`), an unknown
     /// environment or app (404), a notification the configuration cannot verify (503), a declared size over the
     /// limit (413). An admitted request's place is given back with ``release()`` once it is answered.
+    /// `declaredLength` is the head's `Content-Length`.
     func admit(
         _ route: NotificationRoute,
         head: HTTPRequest,
+        declaredLength: Int?,
         peer: SocketAddress?,
         requestID: String
     ) -> Result<NotificationTarget, IngressRefusal> {
@@ -101,7 +103,7 @@ struct NotificationReceiver: Sendable {
                 metrics.countUnverifiable(target)
                 throw IngressRefusal(.serviceUnavailable, reason, requestID: requestID)
             }
-            if let declared = head.headerFields[.contentLength].flatMap(Int.init), declared > maximumBodySize {
+            if let declaredLength, declaredLength > maximumBodySize {
                 throw tooLarge(requestID: requestID)
             }
             return .success(target)

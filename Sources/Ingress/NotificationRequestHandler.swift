@@ -186,16 +186,22 @@ final class NotificationRequestHandler: ChannelDuplexHandler, RemovableChannelHa
     private func start(_ route: NotificationRoute, head: HTTPRequest, context: ChannelHandlerContext) {
         let requestID = RequestIdentifiers.next()
         requestNumber += 1
-        let closes = head.headerFields[.connection]?.lowercased().contains("close") ?? false
-        current = Current(route: route.label, requestID: requestID, closes: closes, holdsPlace: false)
-        switch receiver.admit(route, head: head, peer: context.channel.remoteAddress, requestID: requestID) {
+        let fields = NotificationRequestHead(head.headerFields)
+        current = Current(route: route.label, requestID: requestID, closes: fields.closes, holdsPlace: false)
+        let admitted = receiver.admit(
+            route,
+            head: head,
+            declaredLength: fields.declaredLength,
+            peer: context.channel.remoteAddress,
+            requestID: requestID
+        )
+        switch admitted {
         case .success(let target):
             current?.holdsPlace = true
-            let declared = head.headerFields[.contentLength].flatMap(Int.init) ?? 0
-            let body = context.channel.allocator.buffer(capacity: min(declared, receiver.maximumBodySize))
-            let contentType = head.headerFields[.contentType]
-            state = .reading(target: target, body: body, contentType: contentType, deadline: nil)
-            if head.headerFields[.expect]?.lowercased() == "100-continue" {
+            let capacity = min(fields.declaredLength ?? 0, receiver.maximumBodySize)
+            let body = context.channel.allocator.buffer(capacity: capacity)
+            state = .reading(target: target, body: body, contentType: fields.contentType, deadline: nil)
+            if fields.expectsContinue {
                 context.writeAndFlush(wrapOutboundOut(.head(HTTPResponse(status: .continue))), promise: nil)
             }
         case .failure(let refusal):

@@ -12,19 +12,28 @@ struct NotificationRoute {
 
     /// The route's label in `asnp_ingress_requests_total`, as the router names its routes.
     var label: String {
-        (token == nil ? "" : "/{token}") + "/v\(version)/notifications/{environment}" + (app == nil ? "" : "/{app}")
+        Self.labels[(token == nil ? 0 : 4) + (version - 1) * 2 + (app == nil ? 0 : 1)]
+    }
+
+    /// The eight labels, built once: token or not, version 1 or 2, app or not.
+    private static let labels: [String] = ["", "/{token}"].flatMap { token in
+        [1, 2].flatMap { version in
+            ["", "/{app}"].map { app in token + "/v\(version)/notifications/{environment}" + app }
+        }
     }
 
     /// The route `request` asks for, or nil when it is not a notification route (`tokened`: whether the routes sit
     /// behind a path token).
     init?(_ request: HTTPRequest, tokened: Bool) {
         guard request.method == .post, let target = request.path else { return nil }
-        self.init(path: target.prefix { $0 != "?" }, tokened: tokened)
+        // By UTF-8 code units: by characters, Swift would look for grapheme clusters in every path.
+        let end = target.utf8.firstIndex(of: UInt8(ascii: "?")) ?? target.endIndex
+        self.init(path: target[..<end], tokened: tokened)
     }
 
     /// The notification route a path (without its query) names, whatever the method; nil for any other path.
     init?(path: Substring, tokened: Bool) {
-        var segments = path.split(separator: "/")[...]
+        var segments = path.utf8.split(separator: UInt8(ascii: "/")).map(Substring.init)[...]
         if tokened {
             guard segments.count >= 4 else { return nil }
             token = segments.removeFirst()
