@@ -25,8 +25,11 @@ struct BenchEndToEndCommandTests {
         #expect(lines.contains { $0.hasPrefix("50 ") }, "\(lines)")
         #expect(lines.contains { $0.hasPrefix("100 ") }, "\(lines)")
         #expect(
-            lines.contains { $0.hasPrefix("baseline (asnp verify --jsonl, all cores, same run): ") },
-            "the baseline is measured in the same run: \(lines)"
+            lines.contains {
+                $0.hasPrefix("baseline (asnp verify --jsonl, all cores, same run): ")
+                    && $0.contains("/s before the steps, ") && $0.contains("/s after)")
+            },
+            "the baseline is measured in the same run, before the steps and after: \(lines)"
         )
         // 500 to warm up, 100 and 200 in the steps, some of them duplicates of earlier ones.
         let summary = try #require(lines.first { $0.hasPrefix("answered 200: ") })
