@@ -117,8 +117,10 @@ struct BenchEndToEndCommand: AsyncParsableCommand {
                 logger: logger
             )
         }
-        // Again with the pipeline stopped: the machine's speed drifts, by a fifth within minutes on a VM.
+        // Again with the pipeline stopped: the machine's speed drifts, by a fifth within minutes on a VM. First the
+        // file system writes back what PostgreSQL wrote, which otherwise takes the kernel's CPU during the timing.
         BenchWorkerCommand.note("baseline again: asnp verify --jsonl on \(Self.baselineCount) of the notifications...")
+        sync()
         print(Self.summary(rows, baselines: (before, try verificationRate())))
     }
 
