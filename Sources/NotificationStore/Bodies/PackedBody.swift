@@ -43,12 +43,7 @@ package struct PackedBody: Sendable, Hashable {
             let bytes = form.encoded()
             // The check that makes packing safe: whatever the scan guessed, only an exact rebuild of the stored bytes
             // is kept. The headers are the texts just hashed, so they are not hashed again.
-            let rebuilt = try? PackedForm(decoding: bytes).rebuilt { digest throws(PackedBodyError) in
-                guard let text = headers[digest] else {
-                    throw PackedBodyError(code: .missingHeader, reason: "no JWS header with digest \(digest)")
-                }
-                return text
-            }
+            let rebuilt = try? PackedForm(decoding: bytes).rebuilt(headers: { headers[$0] }, checkingDigests: false)
             if let rebuilt, rebuilt[...].hasSameBytes(as: raw[...]) {
                 self.bytes = bytes
                 self.headers = headers

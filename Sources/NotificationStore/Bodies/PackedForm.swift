@@ -128,16 +128,20 @@ struct PackedForm {
         self.suffix = suffix
     }
 
-    /// The original body, each header looked up in `headers` and checked against its digest.
-    func rebuilt(headers: (JWSHeaderDigest) -> [UInt8]?) throws(PackedBodyError) -> [UInt8] {
+    /// The original body, each header looked up in `headers` and checked against its digest, unless
+    /// `checkingDigests` is false: for the packer, whose headers are the texts it has just hashed.
+    func rebuilt(
+        headers: (JWSHeaderDigest) -> [UInt8]?,
+        checkingDigests: Bool = true
+    ) throws(PackedBodyError) -> [UInt8] {
         // A body repeats its header in every JWS: each is hashed once, the hashing being most of an unpack's time.
         var checked: [JWSHeaderDigest: [UInt8]] = [:]
-        func text(of digest: JWSHeaderDigest) throws(PackedBodyError) -> [UInt8] {
+        func text(_ digest: JWSHeaderDigest) throws(PackedBodyError) -> [UInt8] {
             if let text = checked[digest] { return text }
             guard let text = headers(digest) else {
                 throw PackedBodyError(code: .missingHeader, reason: "no JWS header with digest \(digest)")
             }
-            guard JWSHeaderDigest(of: text[...]) == digest else {
+            guard !checkingDigests || JWSHeaderDigest(of: text[...]) == digest else {
                 throw PackedBodyError(
                     code: .headerMismatch,
                     reason: "the header given for \(digest) has another digest"
@@ -146,14 +150,6 @@ struct PackedForm {
             checked[digest] = text
             return text
         }
-        return try rebuilt(headerText: text(of:))
-    }
-
-    /// The original body, each header's text as `text` gives it, unchecked: for the packer, whose headers are the
-    /// texts it has just hashed.
-    func rebuilt(
-        headerText text: (JWSHeaderDigest) throws(PackedBodyError) -> [UInt8]
-    ) throws(PackedBodyError) -> [UInt8] {
         func encodedCount(_ count: Int) -> Int { (count * 4 + 2) / 3 }
         var payload: [UInt8] = []
         payload.reserveCapacity(
