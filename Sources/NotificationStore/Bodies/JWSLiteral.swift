@@ -55,7 +55,7 @@ struct JWSLiteral {
         let header = segments.header.shifted(by: content.lowerBound)
         let signature = segments.signature.shifted(by: content.lowerBound)
         guard
-            Self.hasSameBytes(UnsafeBufferPointer(rebasing: text[header]), knownHeader)
+            knownHeader?.hasSameBytes(as: UnsafeBufferPointer(rebasing: text[header])) == true
                 || Self.isBase64URL(text, header.lowerBound, header.upperBound),
             Self.isBase64URL(text, signature.lowerBound, signature.upperBound)
         else { return nil }
@@ -68,14 +68,6 @@ struct JWSLiteral {
     /// JWS at all or a non-canonical one.
     func hasBase64URLPayload(in text: [UInt8]) -> Bool {
         text.withUnsafeBufferPointer { Self.isBase64URL($0, payload.lowerBound, payload.upperBound) }
-    }
-
-    /// Whether `bytes` and `known` hold the same bytes (memcmp, where the alphabet check goes byte by byte).
-    private static func hasSameBytes(_ bytes: UnsafeBufferPointer<UInt8>, _ known: UnsafeBufferPointer<UInt8>?) -> Bool
-    {
-        guard let known, known.count == bytes.count, let mine = bytes.baseAddress, let theirs = known.baseAddress
-        else { return false }
-        return memcmp(mine, theirs, bytes.count) == 0
     }
 
     /// The quote ending the string literal opened at `open`: the first quote after it not escaped by an odd run of

@@ -6,16 +6,19 @@ import Glibc
 import Musl
 #endif
 
-extension ArraySlice<UInt8> {
+extension UnsafeBufferPointer<UInt8> {
     /// Whether `other` holds the same bytes, compared with memcmp: `==` on byte arrays goes element by element
     /// through `Equatable` (a profile of the packer showed it at a tenth of building a row).
-    func hasSameBytes(as other: ArraySlice<UInt8>) -> Bool {
+    func hasSameBytes(as other: UnsafeBufferPointer<UInt8>) -> Bool {
         guard count == other.count else { return false }
-        return withUnsafeBufferPointer { mine in
-            other.withUnsafeBufferPointer { theirs in
-                guard let mine = mine.baseAddress, let theirs = theirs.baseAddress else { return true }
-                return memcmp(mine, theirs, count) == 0
-            }
-        }
+        guard let mine = baseAddress, let theirs = other.baseAddress else { return true }
+        return memcmp(mine, theirs, count) == 0
+    }
+}
+
+extension ArraySlice<UInt8> {
+    /// Whether `other` holds the same bytes (``Swift/UnsafeBufferPointer/hasSameBytes(as:)``).
+    func hasSameBytes(as other: ArraySlice<UInt8>) -> Bool {
+        withUnsafeBufferPointer { mine in other.withUnsafeBufferPointer { mine.hasSameBytes(as: $0) } }
     }
 }
