@@ -9,8 +9,8 @@ import NIOHTTPTypes
 ///
 /// It sits behind Hummingbird's connection-state handler, which therefore sees every request and answer: the idle
 /// timeout never closes a connection whose notification waits for the broker, and a graceful shutdown closes each
-/// connection once its answer is written. Requests are answered in order: parts that arrive while an earlier request is still
-/// being answered wait, and while a notification waits for the broker no more is read from the connection.
+/// connection once its answer is written. Requests are answered in order: parts that arrive while an earlier request
+/// is still being answered wait, and while a notification waits for the broker no more is read from the connection.
 final class NotificationRequestHandler: ChannelDuplexHandler, RemovableChannelHandler {
     typealias InboundIn = HTTPRequestPart
     typealias InboundOut = HTTPRequestPart
