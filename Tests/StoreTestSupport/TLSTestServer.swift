@@ -24,14 +24,15 @@ package struct TLSTestServer: Sendable {
     }
 
     package static func start() async throws -> TLSTestServer {
-        let directory = FileManager.default.temporaryDirectory.appendingPathComponent("asnp-tls-\(UUID())").path
-        try FileManager.default.createDirectory(atPath: directory, withIntermediateDirectories: true)
-        let pki = try await LocalPostgresServer.offPool { try makePKI(in: directory) }
         let server = try await TestPostgresServer.start(
             settings: [
                 "ssl": "on", "ssl_cert_file": "server.crt", "ssl_key_file": "server.key", "ssl_ca_file": "ca.crt",
             ]
         ) { data in
+            // Beside the data directory, so that the files go with the server's directory when the tests exit.
+            let directory = pkiDirectory(serverDirectory: (data as NSString).deletingLastPathComponent)
+            try FileManager.default.createDirectory(atPath: directory, withIntermediateDirectories: true)
+            try makePKI(in: directory)
             for name in ["server.crt", "server.key", "ca.crt"] {
                 try? FileManager.default.removeItem(atPath: data + "/" + name)
                 try FileManager.default.copyItem(atPath: directory + "/" + name, toPath: data + "/" + name)
@@ -48,18 +49,22 @@ package struct TLSTestServer: Sendable {
             ).write(to: URL(fileURLWithPath: data + "/pg_hba.conf"))
         }
         try await server.psql("postgres", "CREATE ROLE certuser LOGIN SUPERUSER")
+        let pki = pkiDirectory(serverDirectory: server.directory)
         return TLSTestServer(
             server: server,
-            caPath: pki.ca,
-            otherCAPath: pki.otherCA,
-            clientCertificatePath: pki.clientCertificate,
-            clientKeyPath: pki.clientKey
+            caPath: pki + "/ca.crt",
+            otherCAPath: pki + "/other-ca.crt",
+            clientCertificatePath: pki + "/client.crt",
+            // postgres-nio reads PKCS#8 and traditional EC keys; the client key stays readable by the test process.
+            clientKeyPath: pki + "/client.key"
         )
     }
 
-    private static func makePKI(
-        in directory: String
-    ) throws -> (ca: String, otherCA: String, clientCertificate: String, clientKey: String) {
+    private static func pkiDirectory(serverDirectory: String) -> String {
+        serverDirectory + "/pki"
+    }
+
+    private static func makePKI(in directory: String) throws {
         func path(_ name: String) -> String { directory + "/" + name }
         func openssl(_ arguments: [String]) throws {
             _ = try LocalPostgresServer.run("/usr/bin/openssl", arguments)
@@ -88,7 +93,5 @@ package struct TLSTestServer: Sendable {
                 ] + extensions
             )
         }
-        // postgres-nio reads PKCS#8 and traditional EC keys; the client key stays readable by the test process.
-        return (path("ca.crt"), path("other-ca.crt"), path("client.crt"), path("client.key"))
     }
 }

@@ -413,21 +413,25 @@ struct DeployFilesTests {
             #expect(throws: Never.self) { try NotificationStoreConfiguration(url: environment["DATABASE_URL"] ?? "") }
             return ["DATABASE_URL"]
         }
-        let settings = try await PipelineSettings.load(file: nil, environment: try withSecretFiles(environment))
         var read: Set<String> = []
-        switch command {
-        case "ingress": _ = try settings.ingressRole()
-        case "worker": _ = try settings.workerRole()
-        case "history": _ = try settings.historyRole(appName: nil)
-        case "retention":
-            // With DATABASE_URL and no --config, `asnp retention` takes the database from the URL, as `asnp migrate`
-            // does, and its retention from the settings.
-            #expect(throws: Never.self) { try NotificationStoreConfiguration(url: environment["DATABASE_URL"] ?? "") }
-            read.insert("DATABASE_URL")
-            _ = try settings.int("retention.retainBodyMonths")
-        default: Issue.record("\(place): no settings check for \(command)")
+        try await withSecretFiles(environment) { environment in
+            let settings = try await PipelineSettings.load(file: nil, environment: environment)
+            switch command {
+            case "ingress": _ = try settings.ingressRole()
+            case "worker": _ = try settings.workerRole()
+            case "history": _ = try settings.historyRole(appName: nil)
+            case "retention":
+                // With DATABASE_URL and no --config, `asnp retention` takes the database from the URL, as `asnp
+                // migrate` does, and its retention from the settings.
+                #expect(throws: Never.self) {
+                    try NotificationStoreConfiguration(url: environment["DATABASE_URL"] ?? "")
+                }
+                read.insert("DATABASE_URL")
+                _ = try settings.int("retention.retainBodyMonths")
+            default: Issue.record("\(place): no settings check for \(command)")
+            }
+            read.formUnion(settings.keysRead.all.map(PipelineSettings.environmentName(of:)))
         }
-        read.formUnion(settings.keysRead.all.map(PipelineSettings.environmentName(of:)))
         for variable in ownVariables.sorted() {
             #expect(read.contains(variable), "\(place) sets \(variable), which asnp \(command) never reads")
         }
@@ -442,18 +446,16 @@ struct DeployFilesTests {
             #expect(ports.isEmpty)
             return
         }
-        let loaded = try await PipelineSettings.load(
-            file: nil,
-            environment: try withSecretFiles(minimalEnvironment.merging(settings) { $1 })
-        )
-        let port: Int
-        switch command {
-        case "ingress": port = try loaded.ingressRole().ingress.port
-        case "history":
-            // Only the periodic sync serves its status endpoints.
-            #expect((container["args"] as? [String])?.contains("--every") == true)
-            port = try loaded.historyRole(appName: nil).status.port
-        default: port = try loaded.workerRole().status.port
+        let port = try await withSecretFiles(minimalEnvironment.merging(settings) { $1 }) { environment in
+            let loaded = try await PipelineSettings.load(file: nil, environment: environment)
+            switch command {
+            case "ingress": return try loaded.ingressRole().ingress.port
+            case "history":
+                // Only the periodic sync serves its status endpoints.
+                #expect((container["args"] as? [String])?.contains("--every") == true)
+                return try loaded.historyRole(appName: nil).status.port
+            default: return try loaded.workerRole().status.port
+            }
         }
         let portName = try #require(ports.first?["name"] as? String)
         #expect(ports.first?["containerPort"] as? Int == port)
@@ -493,9 +495,15 @@ struct DeployFilesTests {
         return environment
     }
 
-    /// Mounted secrets (`..._FILE=/run/secrets/asnp/...`) exist only in the pod: each becomes a temporary file.
-    static func withSecretFiles(_ environment: [String: String]) throws -> [String: String] {
+    /// Mounted secrets (`..._FILE=/run/secrets/asnp/...`) exist only in the pod: each becomes a temporary file for
+    /// the time of `body` (settings read secret files when asked for them, not when loaded).
+    static func withSecretFiles<Result>(
+        _ environment: [String: String],
+        _ body: ([String: String]) async throws -> Result
+    ) async throws -> Result {
         var result = environment
+        var files: [URL] = []
+        defer { for file in files { try? FileManager.default.removeItem(at: file) } }
         for (name, path) in environment where name.hasSuffix("_FILE") {
             #expect(path.hasPrefix("/run/secrets/asnp/"), "\(name)")
             let file = FileManager.default.temporaryDirectory.appendingPathComponent("asnp-secret-\(UUID().uuidString)")
@@ -505,9 +513,10 @@ struct DeployFilesTests {
                 ? FakeAppStoreServer(bundleID: "placeholder", history: []).privateKeyPEM
                 : "placeholder-secret-0123456789\n"
             try Data(content.utf8).write(to: file)
+            files.append(file)
             result[name] = file.path
         }
-        return result
+        return try await body(result)
     }
 
     @Test(
