@@ -70,10 +70,10 @@ package func buildDevStack(
         try await $0.migrate()
     }
 
-    var ingressProducerConfiguration = KafkaProducerConfiguration(cluster: mock.clusterConfiguration)
-    // A body answered 503 must not be delivered later: librdkafka gives up when the request does.
-    ingressProducerConfiguration.deliveryTimeout = ingressConfiguration.acknowledgementTimeout
-    let ingressProducer = try KafkaProducer(configuration: ingressProducerConfiguration, logger: logger)
+    let ingressProducer = try KafkaProducer(
+        configuration: ingressConfiguration.producerConfiguration(cluster: mock.clusterConfiguration),
+        logger: logger
+    )
     let outputProducer = try KafkaProducer(
         configuration: KafkaProducerConfiguration(cluster: mock.clusterConfiguration),
         logger: logger

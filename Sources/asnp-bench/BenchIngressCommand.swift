@@ -146,11 +146,12 @@ struct BenchIngressCommand: AsyncParsableCommand {
         let (ports, portContinuation) = AsyncStream.makeStream(of: Int.self)
         let services: [ServiceGroupConfiguration.ServiceConfiguration]
         if producing {
-            var producerConfiguration = KafkaProducerConfiguration(
-                cluster: KafkaClusterConfiguration(bootstrapServers: bootstrap)
+            let producer = try KafkaProducer(
+                configuration: configuration.producerConfiguration(
+                    cluster: KafkaClusterConfiguration(bootstrapServers: bootstrap)
+                ),
+                logger: logger
             )
-            producerConfiguration.deliveryTimeout = configuration.acknowledgementTimeout
-            let producer = try KafkaProducer(configuration: producerConfiguration, logger: logger)
             let server = try IngressServer(
                 configuration: configuration,
                 producer: producer,

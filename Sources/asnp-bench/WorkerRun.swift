@@ -2,6 +2,7 @@ import AppStoreModels
 import ArgumentParser
 import CommandSupport
 import Foundation
+import Ingress
 import KafkaClient
 import Logging
 import NIOCore
@@ -98,10 +99,10 @@ struct WorkerRun {
         }
         let worker = try startWorker(bootstrapServers: mock.bootstrapServers)
         defer { if worker.isRunning { worker.terminate() } }
-        let producer = try KafkaProducer(
-            configuration: KafkaProducerConfiguration(cluster: mock.clusterConfiguration),
-            logger: logger
-        )
+        var rawProducer = KafkaProducerConfiguration(cluster: mock.clusterConfiguration)
+        // Compressed as the ingress writes the raw topic, so the worker reads what it would read in production.
+        rawProducer.compression = IngressConfiguration(apps: []).rawTopicCompression
+        let producer = try KafkaProducer(configuration: rawProducer, logger: logger)
         let admin = try KafkaAdminClient(cluster: mock.clusterConfiguration, logger: logger)
         let result = try await withThrowingTaskGroup(of: Void.self) { tasks in
             tasks.addTask { try await producer.run() }

@@ -63,8 +63,7 @@ struct IngressHarness: Sendable {
         configuration.port = 0
         configuration.acknowledgementTimeout = Self.acknowledgementTimeout
         configure(&configuration)
-        var producerConfiguration = KafkaProducerConfiguration(cluster: mock.clusterConfiguration)
-        producerConfiguration.deliveryTimeout = configuration.acknowledgementTimeout
+        var producerConfiguration = configuration.producerConfiguration(cluster: mock.clusterConfiguration)
         producerConfiguration.shutdownFlushTimeout = .seconds(10)
         let producer = try KafkaProducer(configuration: producerConfiguration, logger: logger)
         let (ports, portContinuation) = AsyncStream.makeStream(of: Int.self)

@@ -1,6 +1,7 @@
 import AppStoreTestSupport
 import AsyncHTTPClient
 import Foundation
+import Ingress
 import KafkaClient
 import Logging
 import NIOCore
@@ -12,6 +13,34 @@ import Testing
 
 @Suite("The ingress role built in-process as `asnp ingress` builds it: settings from the environment, receive, stop")
 struct IngressRoleTests {
+    @Test(
+        """
+        the raw topic is written uncompressed unless ingress.compression names a codec, and an unknown one is refused \
+        naming it; the producer's delivery timeout is the acknowledgement timeout either way
+        """
+    )
+    func rawTopicCompression() async throws {
+        let base = [
+            "KAFKA_BOOTSTRAP_SERVERS": "127.0.0.1:9092", "APPS_NAMES": "notes",
+            "APPS_NOTES_BUNDLE_ID": Fixtures.bundleId,
+        ]
+        func role(_ variables: [String: String]) async throws -> IngressRoleSettings {
+            try await PipelineSettings.load(file: nil, environment: base.merging(variables) { $1 }).ingressRole()
+        }
+        let defaults = try await role([:])
+        #expect(defaults.producer.compression == "none")
+        #expect(defaults.producer.deliveryTimeout == defaults.ingress.acknowledgementTimeout)
+
+        let lz4 = try await role(["INGRESS_COMPRESSION": "lz4", "INGRESS_ACK_TIMEOUT_SECONDS": "2"])
+        #expect(lz4.producer.compression == "lz4")
+        #expect(lz4.producer.deliveryTimeout == .seconds(2))
+
+        let error = await #expect(throws: SettingsError.self) { try await role(["INGRESS_COMPRESSION": "brotli"]) }
+        let message = error.map { "\($0)" } ?? ""
+        let says = "ingress.compression (environment INGRESS_COMPRESSION) is 'brotli', not one of none, gzip"
+        #expect(message.contains(says), "\(message)")
+    }
+
     @Test("Bodies answered 200 are on the raw topic with their key and headers; a graceful shutdown ends the run")
     func receiveAndStop() async throws {
         var logger = Logger(label: "test.ingress-role")

@@ -28,9 +28,7 @@ extension PipelineSettings {
     package func ingressRole() throws -> IngressRoleSettings {
         let apps = try apps()
         let ingress = try ingress(apps: apps)
-        var producer = KafkaProducerConfiguration(cluster: try kafkaCluster(clientID: "asnp-ingress"))
-        // A body answered 503 must not be delivered later: librdkafka gives up when the request does.
-        producer.deliveryTimeout = ingress.acknowledgementTimeout
+        let producer = ingress.producerConfiguration(cluster: try kafkaCluster(clientID: "asnp-ingress"))
         return IngressRoleSettings(apps: apps, ingress: ingress, producer: producer)
     }
 

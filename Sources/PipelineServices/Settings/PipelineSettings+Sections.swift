@@ -128,6 +128,16 @@ extension PipelineSettings {
         configuration.allowedSources = try networks("ingress.allowedSources")
         configuration.trustedProxies = try networks("ingress.trustedProxies")
         configuration.pathToken = try secret("ingress.pathToken")
+        if let compression = try string("ingress.compression") {
+            guard IngressConfiguration.compressionCodecs.contains(compression) else {
+                throw SettingsError(
+                    key: "ingress.compression",
+                    reason: "is '\(compression)', not one of "
+                        + IngressConfiguration.compressionCodecs.joined(separator: ", ")
+                )
+            }
+            configuration.rawTopicCompression = compression
+        }
         do {
             try configuration.validate()
         } catch {
