@@ -39,7 +39,8 @@ package struct IngressConfiguration: Sendable {
     /// Compression of the raw topic's batches (`compression.codec`: `none`, `gzip`, `snappy`, `lz4`, `zstd`).
     /// Default `none`: keyed by subscription over many partitions, a batch mostly holds one notification, and one
     /// signed body is base64 text that lz4 shrinks by ~7% for ~7% of the ingress's CPU. Batches of many notifications
-    /// (few partitions, a retry storm) shrink ~5× under lz4, their certificates repeating: choose it for those.
+    /// (few partitions, or rates far above a few thousand a second) shrink ~5× under lz4, their certificates
+    /// repeating: choose it for those.
     package var rawTopicCompression = "none"
 
     /// Settings serving `apps`, with the defaults above.
