@@ -7,7 +7,8 @@ import NotificationStore
 /// on 127.0.0.1 on a free port, trusting every local connection. Run as root, it runs the server as `postgres`.
 ///
 /// Tests share ``shared()`` and each takes a fresh database from ``makeDatabase()``; a test that stops the server
-/// starts its own with ``start()``. Every server started is stopped when the test process exits.
+/// starts its own with ``start()``. Every server is stopped and its directory removed when the test process exits, one
+/// that failed to start included.
 ///
 /// The programs (`initdb`, `pg_ctl`, `psql`) run on threads of their own, never on the concurrency pool: on a
 /// 2-core machine the pool has two threads, and a test blocking them would stall every other test running.
@@ -48,6 +49,8 @@ package final class TestPostgresServer: Sendable {
         let directory = FileManager.default.temporaryDirectory
             .appendingPathComponent("asnp-postgres-\(UUID().uuidString.prefix(8))").path
         let server = TestPostgresServer(port: try LoopbackPort.free(), directory: directory)
+        // From here on, so that a server that fails to start leaves no directory behind either.
+        registerForExit(server)
         try server.server.initialize()
         // Suites run side by side, each store's pool keeping up to 8 connections for a minute after use, and psql
         // sessions on top: PostgreSQL's default of 100 was seen exhausted ("too many clients") on a busy machine.
@@ -62,7 +65,6 @@ package final class TestPostgresServer: Sendable {
             _ = try LocalPostgresServer.run("/bin/chown", ["-R", "postgres:postgres", server.server.dataDirectory])
         }
         try server.server.start(durable: false, settings: settings)
-        registerForExit(server)
         return server
     }
 
