@@ -26,8 +26,8 @@ struct BenchEndToEndCommand: AsyncParsableCommand {
             drain and fails unless every notification answered 200 is stored, matched by notificationUUID (bodies \
             never answered 200 are counted apart, with how many were stored anyway): zero loss. The baseline is timed \
             again once the pipeline has stopped and its writes are synced (a VM's speed drifts within minutes). The \
-            summary names the highest \
-            step sustained (stored ≥ 95% of new, ingress p99 ≤ 50 ms) as a ratio to the mean of the two baselines.
+            summary names the highest step sustained (stored ≥ 95% of new, ingress p99 ≤ 50 ms) as a ratio to the \
+            mean of the two baselines.
             """
     )
 
