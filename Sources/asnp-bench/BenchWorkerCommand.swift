@@ -19,8 +19,9 @@ struct BenchWorkerCommand: AsyncParsableCommand {
             floor; (2) an `asnp worker` child process consuming them from librdkafka's mock cluster (in this \
             process, --partitions raw partitions) into a scratch database on the server of --database-url \
             (dropped afterwards). The producer stays at most --window messages ahead of the worker's committed \
-            offsets, so no mock partition nears its ~5 MB limit; the run fails if the database does not end with \
-            every notification. Reports notifications/s (to committed rows) and the worker's RSS over the run. \
+            offsets, and waits while any partition holds more than half of what the mock keeps (~5 MB a \
+            partition) uncommitted; the run fails if the database does not end with every notification. \
+            Reports notifications/s (to committed rows) and the worker's RSS over the run. \
             With --output-outage-seconds, the output topics are on a second broker that stops answering (a round \
             trip as long as the outage) from --output-outage-start-seconds after the first commit: the report then \
             compares the rate of committed rows before, during and after the outage, and the run fails unless every \
@@ -37,7 +38,7 @@ struct BenchWorkerCommand: AsyncParsableCommand {
     var partitions = 64
 
     // With 20,000 over 64 partitions, the busiest partition of a 300,000-body run passed the mock's ~5 MB and lost
-    // messages (the workload's keys do not spread evenly).
+    // messages (the workload's keys do not spread evenly); the busiest partition is now bounded on its own as well.
     @Option(help: "The most messages produced and not yet committed by the worker.")
     var window = 10_000
 

@@ -137,7 +137,13 @@ struct WorkerRun {
         mock: KafkaMockCluster,
         worker: Process
     ) async throws -> Result {
-        let chunk = min(1_000, window)
+        // The window bounds the total; the workload's keys spread unevenly and the worker drains partitions unevenly,
+        // so the busiest partition is bounded too: a chunk is produced only while it holds at most half of what the
+        // mock keeps of bodies this large, and a chunk is no larger than that half, which it may all land on (with
+        // the window alone, the default --count lost messages).
+        let largestBody = max(1, bodies.map(\.count).max() ?? 1)
+        let partitionLimit = max(1, BenchKafkaCommand.mockBytesPerPartition / 2 / largestBody)
+        let chunk = min(1_000, window, partitionLimit)
         var produced = 0
         var memory: [(committed: Int, residentBytes: Int)] = []
         var nextSample = ContinuousClock.now
@@ -147,8 +153,10 @@ struct WorkerRun {
             guard worker.isRunning else {
                 throw ValidationError("the worker exited (status \(worker.terminationStatus)) before the end")
             }
-            let lag = try await consumerLag(admin: admin)
-            let committed = produced - Int(lag)
+            let lags = try await consumerLag(admin: admin)
+            let lag = lags.reduce(0) { $0 + Int($1.lag) }
+            let busiest = lags.map { Int($0.lag) }.max() ?? 0
+            let committed = produced - lag
             let now = ContinuousClock.now
             if start == nil, committed > 0 { start = (now, committed) }
             if let planned = outputOutage, let begin = start {
@@ -191,7 +199,7 @@ struct WorkerRun {
                     phases: phases
                 )
             }
-            if produced < bodies.count, Int(lag) + chunk <= window {
+            if produced < bodies.count, lag + chunk <= window, busiest <= partitionLimit {
                 let next = bodies[produced..<min(produced + chunk, bodies.count)]
                 for report in await producer.send(contentsOf: next.map(message(for:))) { _ = try report.get() }
                 produced += next.count
@@ -201,16 +209,15 @@ struct WorkerRun {
         }
     }
 
-    /// The group's lag on the raw topic. During an output outage a metadata request may go to the unresponsive
-    /// broker and time out: the bench's own reading is tried again, soon, rather than failing the run or holding up
-    /// the producer.
-    private func consumerLag(admin: KafkaAdminClient) async throws -> Int64 {
+    /// The group's lag on each partition of the raw topic. During an output outage a metadata request may go to the
+    /// unresponsive broker and time out: the bench's own reading is tried again, soon, rather than failing the run or
+    /// holding up the producer.
+    private func consumerLag(admin: KafkaAdminClient) async throws -> [KafkaPartitionLag] {
         let (timeout, attempts): (Duration, Int) = outputOutage == nil ? (.seconds(10), 1) : (.seconds(1), 30)
         var attempt = 1
         while true {
             do {
-                let lags = try await admin.consumerLag(group: Self.group, topic: Self.rawTopic, timeout: timeout)
-                return lags.reduce(0) { $0 + $1.lag }
+                return try await admin.consumerLag(group: Self.group, topic: Self.rawTopic, timeout: timeout)
             } catch {
                 guard attempt < attempts else { throw error }
                 attempt += 1
