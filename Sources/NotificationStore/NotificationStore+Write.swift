@@ -169,8 +169,7 @@ extension NotificationStore {
                         ordinal: row.ordinal,
                         status: RejectedRow.unstorableStatus,
                         reason: "PostgreSQL refused it: \(message) (SQLSTATE \(sqlState))",
-                        // Every notification row was prepared from a consumed body.
-                        raw: batch.rawNotifications[row.ordinal]!
+                        raw: batch.rawNotification(ordinal: row.ordinal)
                     )
                 )
             }

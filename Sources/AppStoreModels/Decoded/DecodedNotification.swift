@@ -1,5 +1,8 @@
 /// A verified notification of either version, as the pipeline stores and publishes it.
-public enum DecodedNotification: Sendable, Hashable {
+///
+/// Indirect: a decoded notification holds dozens of strings, and it is handed on (verdicts, batches, results)
+/// more often than it is made; boxed, each copy retains one reference instead of every string.
+public indirect enum DecodedNotification: Sendable, Hashable {
     /// An App Store Server Notification V2 (signed JWS).
     case v2(DecodedNotificationV2)
     /// A legacy App Store Server Notification V1 (JSON with a shared secret).

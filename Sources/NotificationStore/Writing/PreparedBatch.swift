@@ -4,15 +4,16 @@ import KafkaClient
 /// notifications that cannot be stored as such).
 package struct PreparedBatch: Sendable {
     package var notifications: [NotificationRow] = []
-    /// The consumed bodies of ``notifications`` by ordinal, in case the server refuses one and it must be stored
-    /// as rejected after all.
-    var rawNotifications: [Int32: RawNotification] = [:]
+    /// The batch's entries, whose ordinals the rows carry: a notification the server refuses is stored as rejected
+    /// after all, from its consumed body.
+    private let entries: [NotificationBatch.Entry]
     var rejected: [RejectedRow] = []
     /// Rejected entries dropped because the same Kafka coordinates appear earlier in the batch.
     var repeatedRejections = 0
     var unstorable = 0
 
     package init(_ batch: NotificationBatch) {
+        entries = batch.entries
         var rejectedSources = Set<KafkaTopicPartitionOffset>()
         for (index, entry) in batch.entries.enumerated() {
             let ordinal = Int32(index)
@@ -22,7 +23,6 @@ package struct PreparedBatch: Sendable {
                     notifications.append(
                         try NotificationRow(ordinal: ordinal, notification: notification, raw: entry.raw)
                     )
-                    rawNotifications[ordinal] = entry.raw
                 } catch {
                     unstorable += 1
                     appendRejected(
@@ -42,6 +42,11 @@ package struct PreparedBatch: Sendable {
                 )
             }
         }
+    }
+
+    /// The consumed body of the row with `ordinal`.
+    func rawNotification(ordinal: Int32) -> RawNotification {
+        entries[Int(ordinal)].raw
     }
 
     /// The JWS headers the packed bodies refer to, each once.
