@@ -245,7 +245,7 @@ struct OutputContractTests {
             #expect(value["status"] as? Int == expected.status, "\(id)")
             #expect(value["entitled"] as? Bool == expected.entitled, "\(id)")
             #expect(Self.milliseconds(value["entitled_until"]) == expected.until, "\(id)")
-            expected.status.map { statuses.insert($0) }
+            if let status = expected.status { statuses.insert(status) }
             lastState[try #require(event["key"] as? String)] = value
         }
         #expect(statuses == [1, 2, 3, 4, 5])
