@@ -82,7 +82,7 @@ struct NotificationReceiver: Sendable {
             }
         }
         if let pathToken {
-            guard let given = route.token, Self.constantTimeEquals(given, pathToken) else {
+            guard let given = route.token, constantTimeEquals(given, pathToken) else {
                 return .failure(IngressRefusal(.notFound, "no such route", requestID: requestID))
             }
         }
@@ -218,16 +218,5 @@ struct NotificationReceiver: Sendable {
         return .failure(
             IngressRefusal(.serviceUnavailable, "not stored, retry later", requestID: requestID, retryAfterSeconds: 5)
         )
-    }
-
-    /// Compares without an early exit, so the time taken says nothing about how much of the secret matched.
-    static func constantTimeEquals(_ given: some StringProtocol, _ expected: String) -> Bool {
-        let given = Array(given.utf8)
-        let expected = Array(expected.utf8)
-        var difference = given.count ^ expected.count
-        for index in expected.indices {
-            difference |= Int(expected[index] ^ (index < given.count ? given[index] : 0))
-        }
-        return difference == 0
     }
 }

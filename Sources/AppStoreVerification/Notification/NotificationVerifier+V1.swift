@@ -60,16 +60,3 @@ extension NotificationVerifier {
         return notification
     }
 }
-
-/// Equality whose running time depends only on the lengths, not on where the strings differ.
-func constantTimeEquals(_ lhs: String, _ rhs: String) -> Bool {
-    let left = Array(lhs.utf8)
-    let right = Array(rhs.utf8)
-    var difference = UInt8(truncatingIfNeeded: left.count ^ right.count) | (left.count == right.count ? 0 : 1)
-    for index in 0..<max(left.count, right.count) {
-        let l = index < left.count ? left[index] : 0
-        let r = index < right.count ? right[index] : 0
-        difference |= l ^ r
-    }
-    return difference == 0
-}
