@@ -55,7 +55,7 @@ struct WorkerCommandTests {
         let database = try await server.makeDatabase()
         let statusPort = try LoopbackPort.free()
         let logFile = FileManager.default.temporaryDirectory.appendingPathComponent("asnp-worker-\(UUID()).log")
-        FileManager.default.createFile(atPath: logFile.path, contents: nil)
+        try #require(FileManager.default.createFile(atPath: logFile.path, contents: nil), "\(logFile.path)")
         defer { try? FileManager.default.removeItem(at: logFile) }
         let worker = try WorkerProcess.start(
             bootstrapServers: mock.bootstrapServers,
