@@ -9,13 +9,21 @@ package enum CLIExit {
     package static let rejected = ExitCode(1)
     /// The command line or an input file could not be used.
     package static let usage = ExitCode(2)
-    /// A service the command needs (the database) failed or is not ready.
+    /// The command could not do its work: a service it needs (the database) failed or is not ready, or (asnp-bench)
+    /// a measurement could not be made.
     package static let failed = ExitCode(3)
 }
 
+/// An error that says how the command ends: its message on standard error, without the usage text (the command line
+/// was fine), and its own exit code.
+package protocol CommandFailure: Error, CustomStringConvertible {
+    var exitCode: ExitCode { get }
+}
+
 extension AsyncParsableCommand {
-    /// Parses the command line and runs the command, exiting 0 on success, with the command's own `ExitCode`, or
-    /// with ``CLIExit/usage`` and the message on standard error for anything ArgumentParser refuses.
+    /// Parses the command line and runs the command, exiting 0 on success, with the command's own `ExitCode` or
+    /// ``CommandFailure``'s, or with ``CLIExit/usage`` and the message on standard error for anything else (what
+    /// ArgumentParser refuses).
     package static func runAsRoot() async {
         do {
             var command = try parseAsRoot()
@@ -26,6 +34,9 @@ extension AsyncParsableCommand {
             }
         } catch let exitCode as ExitCode {
             Foundation.exit(exitCode.rawValue)
+        } catch let failure as any CommandFailure {
+            FileHandle.standardError.write(Data("Error: \(failure)\n".utf8))
+            Foundation.exit(failure.exitCode.rawValue)
         } catch {
             let code = exitCode(for: error)
             if code == .success {

@@ -28,7 +28,7 @@ struct ASNPBench: AsyncParsableCommand {
         let own = URL(fileURLWithPath: "/proc/self/exe").resolvingSymlinksInPath()
         let asnp = own.deletingLastPathComponent().appendingPathComponent("asnp")
         guard FileManager.default.isExecutableFile(atPath: asnp.path) else {
-            throw ValidationError("\(asnp.path) is missing: build it too (swift build -c release builds both)")
+            throw BenchFailure("\(asnp.path) is missing: build it too (swift build -c release builds both)")
         }
         return asnp
     }

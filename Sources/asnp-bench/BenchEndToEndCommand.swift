@@ -182,7 +182,7 @@ struct BenchEndToEndCommand: AsyncParsableCommand {
         // Each body is judged by its notification: a retry is a copy of an earlier body.
         let uuids = try workload.bodies.map { body in
             guard let uuid = LoadWorkload.notificationUUID(of: body) else {
-                throw ValidationError("a body of the workload has no notificationUUID to match it with what is stored")
+                throw BenchFailure("a body of the workload has no notificationUUID to match it with what is stored")
             }
             return uuid
         }
@@ -322,12 +322,12 @@ struct BenchEndToEndCommand: AsyncParsableCommand {
                     ))
         )
         guard lost.isEmpty else {
-            throw ValidationError(
+            throw BenchFailure(
                 "\(lost.count) notifications answered 200 were not stored, e.g. \(lost.sorted().prefix(3))"
             )
         }
         guard events >= last else {
-            throw ValidationError("\(last - events) stored notifications have no decoded event")
+            throw BenchFailure("\(last - events) stored notifications have no decoded event")
         }
         return rows
     }

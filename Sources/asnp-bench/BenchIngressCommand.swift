@@ -73,7 +73,7 @@ struct BenchIngressCommand: AsyncParsableCommand {
         try check.run()
         check.waitUntilExit()
         guard check.terminationStatus == 0 else {
-            throw ValidationError("\(wrk) is not installed: run scripts/bootstrap (apt-get install wrk)")
+            throw BenchFailure("\(wrk) is not installed: run scripts/bootstrap (apt-get install wrk)")
         }
         var logger = Logger(label: "asnp.bench.ingress", factory: { StreamLogHandler.standardError(label: $0) })
         logger.logLevel = .critical
@@ -177,7 +177,7 @@ struct BenchIngressCommand: AsyncParsableCommand {
                 try await group.run()
             }
             guard let port = await ports.first(where: { _ in true }) else {
-                throw ValidationError("the ingress did not start")
+                throw BenchFailure("the ingress did not start")
             }
             do {
                 try await body(URL(string: "http://127.0.0.1:\(port)/v2/notifications/sandbox")!)

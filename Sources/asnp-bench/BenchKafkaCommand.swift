@@ -148,7 +148,7 @@ struct BenchKafkaCommand: AsyncParsableCommand {
             )
             group.cancelAll()
             guard failures == 0 else {
-                throw ValidationError("\(failures) messages were not acknowledged; the figure would be wrong")
+                throw BenchFailure("\(failures) messages were not acknowledged; the figure would be wrong")
             }
             return row
         }
@@ -184,7 +184,7 @@ struct BenchKafkaCommand: AsyncParsableCommand {
         )
         try await consumer.close()
         guard received == expected else {
-            throw ValidationError("consumed \(received) of \(expected) messages; the figure would be wrong")
+            throw BenchFailure("consumed \(received) of \(expected) messages; the figure would be wrong")
         }
         return row
     }
@@ -201,7 +201,7 @@ struct BenchKafkaCommand: AsyncParsableCommand {
         ].flatMap { ["-X", $0] }
         let measurement = KafkaBenchMeasurement.start()
         let status = try runChild(kcat, ["-P", "-b", bootstrap, "-t", topic, "-K", "\t", "-l", file.path] + settings)
-        guard status == 0 else { throw ValidationError("kcat -P failed (exit \(status)); is kcat installed?") }
+        guard status == 0 else { throw BenchFailure("kcat -P failed (exit \(status)); is kcat installed?") }
         return measurement.finish(
             operation: "produce, acknowledged",
             client: "kcat -P",
@@ -224,7 +224,7 @@ struct BenchKafkaCommand: AsyncParsableCommand {
                 topic,
             ]
         )
-        guard groupStatus == 0 else { throw ValidationError("kcat -G failed (exit \(groupStatus))") }
+        guard groupStatus == 0 else { throw BenchFailure("kcat -G failed (exit \(groupStatus))") }
         var groupRow = group.finish(
             operation: "consume, consumer group",
             client: "kcat -G",
@@ -237,7 +237,7 @@ struct BenchKafkaCommand: AsyncParsableCommand {
             kcat,
             ["-C", "-b", bootstrap, "-t", topic, "-o", "beginning", "-e", "-q", "-f", ""]
         )
-        guard assignedStatus == 0 else { throw ValidationError("kcat -C failed (exit \(assignedStatus))") }
+        guard assignedStatus == 0 else { throw BenchFailure("kcat -C failed (exit \(assignedStatus))") }
         let assignedRow = assigned.finish(
             operation: "consume, assigned partitions",
             client: "kcat -C",

@@ -120,7 +120,7 @@ struct BenchStoreCommand: AsyncParsableCommand {
                         )
                     }
                     guard sample.rows == batches.reduce(0, { $0 + $1.entries.count }) else {
-                        throw ValidationError("\(method.name) stored \(sample.rows) rows, expected every notification")
+                        throw BenchFailure("\(method.name) stored \(sample.rows) rows, expected every notification")
                     }
                     samples[method, default: []].append(sample)
                 }
@@ -144,7 +144,7 @@ struct BenchStoreCommand: AsyncParsableCommand {
         var batch = NotificationBatch()
         for (offset, body) in workload.bodies.enumerated() {
             guard case .verified(let notification) = await verifier.verify(body: body) else {
-                throw ValidationError("a generated notification did not verify")
+                throw BenchFailure("a generated notification did not verify")
             }
             let raw = RawNotification(
                 body: Array(body),

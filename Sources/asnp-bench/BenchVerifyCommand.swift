@@ -108,7 +108,7 @@ struct BenchVerifyCommand: AsyncParsableCommand {
         for body in bodies {
             let result = await verifier.verify(body: body)
             guard case .verified = result else {
-                throw ValidationError("a generated notification did not verify: \(result.status)")
+                throw BenchFailure("a generated notification did not verify: \(result.status)")
             }
         }
         let start = ContinuousClock.now
@@ -196,7 +196,7 @@ struct BenchVerifyCommand: AsyncParsableCommand {
             let line = output.split(separator: UInt8(ascii: "\n")).last,
             let result = try? JSONDecoder().decode(PythonResult.self, from: Data(line))
         else {
-            throw ValidationError(
+            throw BenchFailure(
                 "Apple's Python library did not run (exit \(process.terminationStatus)); install it with "
                     + "`pip install app-store-server-library`, or pass --baseline none"
             )

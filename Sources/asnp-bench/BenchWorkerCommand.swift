@@ -116,7 +116,7 @@ struct BenchWorkerCommand: AsyncParsableCommand {
             return (run, stored)
         }
         guard stored.notifications == count, stored.rejected == 0 else {
-            throw ValidationError(
+            throw BenchFailure(
                 "the worker stored \(stored.notifications) of \(count) notifications (\(stored.rejected) rejected)"
             )
         }
@@ -161,7 +161,7 @@ struct BenchWorkerCommand: AsyncParsableCommand {
                     + "\(afterLastCommit) s after the last commit"
             )
             guard published.events >= count else {
-                throw ValidationError("\(count - published.events) decoded events were not published after the outage")
+                throw BenchFailure("\(count - published.events) decoded events were not published after the outage")
             }
         }
         if !json {
@@ -197,7 +197,7 @@ struct BenchWorkerCommand: AsyncParsableCommand {
         try process.run()
         process.waitUntilExit()
         guard process.terminationStatus == 0 else {
-            throw ValidationError("asnp verify --jsonl failed (exit \(process.terminationStatus))")
+            throw BenchFailure("asnp verify --jsonl failed (exit \(process.terminationStatus))")
         }
         return ((ContinuousClock.now - start).seconds, childrenCPUSeconds() - cpuBefore)
     }

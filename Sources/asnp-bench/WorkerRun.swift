@@ -151,7 +151,7 @@ struct WorkerRun {
         var outage: (start: Mark, end: Mark?)?
         while true {
             guard worker.isRunning else {
-                throw ValidationError("the worker exited (status \(worker.terminationStatus)) before the end")
+                throw BenchFailure("the worker exited (status \(worker.terminationStatus)) before the end")
             }
             let lags = try await consumerLag(admin: admin)
             let lag = lags.reduce(0) { $0 + Int($1.lag) }
@@ -181,7 +181,7 @@ struct WorkerRun {
                 if outputOutage != nil {
                     guard let outageStart = outage?.start, let outageEnd = outage?.end else {
                         try? mock.setRoundTripTime(.zero, broker: Self.outputBroker)
-                        throw ValidationError(
+                        throw BenchFailure(
                             "the worker committed everything before the output outage ended: give more --count"
                         )
                     }

@@ -20,4 +20,14 @@ struct BenchVerifyCommandTests {
         #expect(rates.filter { $0.0 == "rows" }.count == 2, "one core and all: \(result.standardOutput)")
         #expect(rates.filter { $0.0 == "rows" }.allSatisfy { $0.1 > 0 }, "\(result.standardOutput)")
     }
+
+    @Test("a baseline that cannot run fails the bench with the reason, exit 3 and no usage text")
+    func baselineThatCannotRun() async throws {
+        let result = try await ASNPProcess.runBench([
+            "verify", "--count", "10", "--seconds", "0.1", "--python", "/nonexistent/python3",
+        ])
+        #expect(result.status == 3, "\(result.standardError)")
+        #expect(result.standardError.contains("Apple's Python library did not run"), "\(result.standardError)")
+        #expect(!result.standardError.contains("Usage:"), "the command line was fine: \(result.standardError)")
+    }
 }
