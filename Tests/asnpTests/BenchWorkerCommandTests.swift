@@ -12,8 +12,8 @@ struct BenchWorkerCommandTests {
     )
     func busiestPartitionStaysWithinTheMock() async throws {
         let server = try await TestPostgresServer.shared()
-        // 1,200 bodies of 5–12 KB in one partition are 6–14 MB, past the mock's ~5 MB; a window of 10,000 alone
-        // would let the producer write them all at once.
+        // 1,200 bodies in one partition pass the mock's ~5 MB (each holds three JWS with their certificate chains);
+        // a window of 10,000 alone would let the producer write them all at once (390 of 1,200 were stored then).
         let result = try await ASNPProcess.runBench([
             "worker", "--database-url", "postgres://postgres@127.0.0.1:\(server.port)/postgres?sslmode=disable",
             "--count", "1200", "--partitions", "1", "--window", "10000", "--batch-size", "200",
