@@ -91,6 +91,11 @@ package final class TestPostgresServer: Sendable {
         return configuration(database: name)
     }
 
+    /// The libpq-style URL of `database` on this server, as the commands take it (`--database-url`, `DATABASE_URL`).
+    package func url(database: String = "postgres") -> String {
+        "postgres://postgres@127.0.0.1:\(port)/\(database)?sslmode=disable"
+    }
+
     /// Settings for a store using `database` on this server.
     package func configuration(database: String) -> NotificationStoreConfiguration {
         var configuration = NotificationStoreConfiguration(

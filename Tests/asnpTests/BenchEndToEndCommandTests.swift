@@ -13,7 +13,7 @@ struct BenchEndToEndCommandTests {
     func shortRun() async throws {
         let server = try await TestPostgresServer.shared()
         let result = try await ASNPProcess.runBench([
-            "e2e", "--database-url", "postgres://postgres@127.0.0.1:\(server.port)/postgres?sslmode=disable",
+            "e2e", "--database-url", server.url(),
             "--rates", "50,100", "--step-seconds", "2", "--partitions", "8", "--connections", "4",
         ])
         #expect(result.status == 0, "\(result.standardError)")

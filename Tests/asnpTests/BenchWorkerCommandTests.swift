@@ -15,7 +15,7 @@ struct BenchWorkerCommandTests {
         // 1,200 bodies in one partition pass the mock's ~5 MB (each holds three JWS with their certificate chains);
         // a window of 10,000 alone would let the producer write them all at once (390 of 1,200 were stored then).
         let result = try await ASNPProcess.runBench([
-            "worker", "--database-url", "postgres://postgres@127.0.0.1:\(server.port)/postgres?sslmode=disable",
+            "worker", "--database-url", server.url(),
             "--count", "1200", "--partitions", "1", "--window", "10000", "--batch-size", "200",
         ])
         #expect(result.status == 0, "\(result.standardError)")

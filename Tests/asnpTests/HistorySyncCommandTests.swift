@@ -38,7 +38,7 @@ struct HistorySyncCommandTests {
         defer { mock.stop() }
         let server = try await TestPostgresServer.shared()
         let database = try await server.makeDatabase()
-        let databaseURL = "postgres://postgres@127.0.0.1:\(server.port)/\(database.database)?sslmode=disable"
+        let databaseURL = server.url(database: database.database)
         let worker = try await InProcessWorker.start(
             bootstrapServers: mock.bootstrapServers,
             databaseURL: databaseURL,

@@ -9,7 +9,7 @@ struct MigrateCommandTests {
     func migrates() async throws {
         let server = try await TestPostgresServer.shared()
         let database = try await server.makeDatabase().database
-        let url = "postgres://postgres@127.0.0.1:\(server.port)/\(database)?sslmode=disable"
+        let url = server.url(database: database)
 
         let check = try await ASNPProcess.run(["migrate", "--check", "--database-url", url])
         #expect(check.status == 3)
@@ -90,7 +90,7 @@ struct MigrateCommandTests {
     func checkWaits() async throws {
         let server = try await TestPostgresServer.shared()
         let database = try await server.makeDatabase().database
-        let url = "postgres://postgres@127.0.0.1:\(server.port)/\(database)?sslmode=disable"
+        let url = server.url(database: database)
         async let waited = ASNPProcess.run(["migrate", "--check", "--wait", "120", "--database-url", url])
         // The wait is under way (nothing migrated it yet) when the migration runs.
         while try await server.psql(database, "SELECT count(*) FROM pg_stat_activity WHERE datname = '\(database)'")

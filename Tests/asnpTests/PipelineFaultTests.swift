@@ -89,7 +89,7 @@ struct PipelineFaultTests {
         func startWorker() throws -> ChildProcess {
             try WorkerProcess.start(
                 bootstrapServers: cluster.bootstrapServers,
-                databaseURL: "postgres://postgres@127.0.0.1:\(server.port)/\(database.database)?sslmode=disable",
+                databaseURL: server.url(database: database.database),
                 bundleID: Self.bundleID,
                 appAppleID: nil,
                 rootCertificate: rootFile.path

@@ -29,7 +29,7 @@ struct ReplayCommandTests {
         defer { mock.stop() }
         let server = try await TestPostgresServer.shared()
         let database = try await server.makeDatabase()
-        let databaseURL = "postgres://postgres@127.0.0.1:\(server.port)/\(database.database)?sslmode=disable"
+        let databaseURL = server.url(database: database.database)
         let directory = FileManager.default.temporaryDirectory.appendingPathComponent("asnp-replay-\(UUID())")
         try FileManager.default.createDirectory(at: directory, withIntermediateDirectories: true)
         defer { try? FileManager.default.removeItem(at: directory) }

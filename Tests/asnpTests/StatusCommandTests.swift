@@ -61,7 +61,7 @@ struct StatusCommandTests {
         }
         let configFile = FileManager.default.temporaryDirectory.appendingPathComponent("asnp-status-\(UUID()).json")
         defer { try? FileManager.default.removeItem(at: configFile) }
-        let url = "postgres://postgres@127.0.0.1:\(server.port)/\(database.database)?sslmode=disable"
+        let url = server.url(database: database.database)
         try Data(#"{"database": {"url": "\#(url)"}}"#.utf8).write(to: configFile)
 
         // status --json: the counts, and no Kafka section without Kafka settings.

@@ -23,7 +23,7 @@ struct WorkerCommandTests {
         let statusPort = try LoopbackPort.free()
         let worker = try WorkerProcess.start(
             bootstrapServers: mock.bootstrapServers,
-            databaseURL: "postgres://postgres@127.0.0.1:\(server.port)/\(database.database)?sslmode=disable",
+            databaseURL: server.url(database: database.database),
             statusPort: statusPort,
             arguments: ["--migrate", "--log-level", "warning"]
         )
@@ -59,7 +59,7 @@ struct WorkerCommandTests {
         defer { try? FileManager.default.removeItem(at: logFile) }
         let worker = try WorkerProcess.start(
             bootstrapServers: mock.bootstrapServers,
-            databaseURL: "postgres://postgres@127.0.0.1:\(server.port)/\(database.database)?sslmode=disable",
+            databaseURL: server.url(database: database.database),
             statusPort: statusPort,
             arguments: ["--migrate", "--log-level", "debug"],
             extra: ["LOG_FORMAT": "json"],

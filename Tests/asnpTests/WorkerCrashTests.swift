@@ -60,7 +60,7 @@ struct WorkerCrashTests {
         func startWorker() throws -> ChildProcess {
             try WorkerProcess.start(
                 bootstrapServers: mock.bootstrapServers,
-                databaseURL: "postgres://postgres@127.0.0.1:\(server.port)/\(database.database)?sslmode=disable",
+                databaseURL: server.url(database: database.database),
                 app: "bench",
                 bundleID: VerifyWorkload.bundleId,
                 appAppleID: nil,

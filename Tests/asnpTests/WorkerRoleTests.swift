@@ -40,7 +40,7 @@ struct WorkerRoleTests {
         let statusPort = try LoopbackPort.free()
         let worker = try await InProcessWorker.start(
             bootstrapServers: mock.bootstrapServers,
-            databaseURL: "postgres://postgres@127.0.0.1:\(server.port)/\(database.database)?sslmode=disable",
+            databaseURL: server.url(database: database.database),
             statusPort: statusPort
         )
         defer { worker.cancel() }
