@@ -34,12 +34,13 @@ struct EndToEndPipeline {
         case mockBroker = "mock"
     }
 
-    /// Applies the migrations to `databaseURL`, starts the broker (topics of `partitions` partitions), the ingress on
-    /// a free loopback port and `workers` workers, and waits until the ingress is ready.
+    /// Applies the migrations to `databaseURL`, starts the mock cluster (`brokers` brokers, topics of `partitions`
+    /// partitions), the ingress on a free loopback port and `workers` workers, and waits until the ingress is ready.
     static func start(
         databaseURL: String,
         rootFile: URL,
         bundleId: String,
+        brokers: Int,
         partitions: Int,
         workers workerCount: Int
     ) async throws -> EndToEndPipeline {
@@ -50,7 +51,8 @@ struct EndToEndPipeline {
         }
         let mock = try KafkaMockChild(
             executable: ASNPBench.pipelineExecutable(),
-            arguments: topics.flatMap { ["--topic", "\($0):\(partitions)"] } + ["--log-level", "error"]
+            arguments: topics.flatMap { ["--topic", "\($0):\(partitions)"] }
+                + ["--brokers", String(brokers), "--log-level", "error"]
         )
         // Below Linux's ephemeral ports (32768 and up), so no outgoing connection holds one.
         let ports = Array((20_000...32_000).shuffled().prefix(1 + workerCount))

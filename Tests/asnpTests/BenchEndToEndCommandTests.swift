@@ -2,28 +2,37 @@ import Foundation
 import StoreTestSupport
 import Testing
 
+@testable import asnp_bench
+
 @Suite("asnp-bench e2e: the whole pipeline under stepped load")
 struct BenchEndToEndCommandTests {
     @Test(
         """
         Two short steps through the broker, ingress and worker processes into a real PostgreSQL: a row per step, \
-        PostgreSQL's CPU measured, every notification answered 200 stored and published as a decoded event
+        PostgreSQL's CPU measured, every notification answered 200 stored and published as a decoded event; a third \
+        step whose backlog could outgrow what the mock keeps is not run
         """
     )
     func shortRun() async throws {
         let server = try await TestPostgresServer.shared()
         let result = try await ASNPProcess.runBench([
             "e2e", "--database-url", server.url(),
-            "--rates", "50,100", "--step-seconds", "2", "--partitions", "8", "--connections", "4",
+            "--rates", "50,100,3000", "--step-seconds", "2", "--partitions", "8", "--connections", "4",
         ])
         #expect(result.status == 0, "\(result.standardError)")
         let lines = result.standardOutput.split(separator: "\n").map(String.init)
         #expect(
-            lines.contains { $0.hasPrefix("asnp kafka-mock, asnp ingress, 2 asnp worker, PostgreSQL on ") },
-            "PostgreSQL runs here, so its CPU is measured: \(lines)"
+            lines.contains {
+                $0.hasPrefix("asnp kafka-mock, asnp ingress, 2 asnp worker, PostgreSQL on ")
+                    && $0.hasSuffix("; 8 raw partitions, 3 brokers")
+            },
+            "PostgreSQL runs here, so its CPU is measured; the mock has a production cluster's three brokers: \(lines)"
         )
         #expect(lines.contains { $0.hasPrefix("50 ") }, "\(lines)")
         #expect(lines.contains { $0.hasPrefix("100 ") }, "\(lines)")
+        // 3,000/s for 2 s could leave far more than the ~1,500 bodies 8 partitions of the mock keep safely: not run.
+        #expect(!lines.contains { $0.hasPrefix("3000 ") }, "\(lines)")
+        #expect(lines.contains { $0.hasPrefix("steps from 3000/s not run: a backlog of ") }, "\(lines)")
         #expect(
             lines.contains {
                 $0.hasPrefix("baseline (asnp verify --jsonl, all cores, same run): ")
@@ -48,5 +57,54 @@ struct BenchEndToEndCommandTests {
                 == "0",
             "the scratch database is dropped"
         )
+    }
+
+    @Test("A step is not run when the backlog it could leave is past what the mock keeps: bodies would be deleted")
+    func backlogRisk() throws {
+        // Kept up: the backlog stays.
+        #expect(
+            BenchEndToEndCommand.backlogRisk(
+                backlog: 2_000,
+                stored: 2_400,
+                newShare: 0.95,
+                next: 2_500,
+                stepSeconds: 20,
+                limit: 10_000
+            ) == nil
+        )
+        // Behind by 540/s (2,750 × 0.96 − 2,100) for 20 s on top of 1,000: 11,800, past 10,000.
+        let reason = try #require(
+            BenchEndToEndCommand.backlogRisk(
+                backlog: 1_000,
+                stored: 2_100,
+                newShare: 0.96,
+                next: 2_750,
+                stepSeconds: 20,
+                limit: 10_000
+            )
+        )
+        #expect(
+            reason.hasPrefix("a backlog of 1000 at 2100 stored/s could grow to 11800, past the 10000 "),
+            "\(reason)"
+        )
+        // A backlog past the limit already: not run even at a rate the workers keep up with.
+        #expect(
+            BenchEndToEndCommand.backlogRisk(
+                backlog: 12_000,
+                stored: 2_400,
+                newShare: 0.95,
+                next: 2_000,
+                stepSeconds: 20,
+                limit: 10_000
+            ) != nil
+        )
+    }
+
+    @Test("Baselines far apart are called out: a ratio to them means nothing")
+    func baselinesApart() {
+        let apart = BenchEndToEndCommand.summary([], baselines: (before: 6_464, after: 2_982))
+        #expect(apart.contains("; the baselines differ by 117%: the machine's speed changed"), "\(apart)")
+        let close = BenchEndToEndCommand.summary([], baselines: (before: 6_464, after: 6_073))
+        #expect(!close.contains("differ"), "\(close)")
     }
 }
