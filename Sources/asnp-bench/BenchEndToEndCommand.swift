@@ -241,11 +241,11 @@ struct BenchEndToEndCommand: AsyncParsableCommand {
         var notRun: String?
         var offset = warmUp.count
         // What a step leaves unstored waits on the raw topic, and the mock keeps ~5 MB per partition: older messages
-        // are deleted, lost to the pipeline and failing the run. A step whose backlog could outgrow half of that (keys
-        // do not spread evenly) is not run, nor any after it.
+        // are deleted, lost to the pipeline and failing the run. A step whose backlog could outgrow what the
+        // partitions hold safely is not run, nor any after it.
         let backlogLimit =
-            partitions * BenchKafkaCommand.mockBytesPerPartition / 2
-            / max(1, workload.bodies.lazy.map(\.utf8.count).max() ?? 1)
+            partitions
+            * BenchKafkaCommand.bodiesKeptSafely(largestBody: workload.bodies.lazy.map(\.utf8.count).max() ?? 1)
         for rate in offered {
             if let last = rows.last,
                 let reason = Self.backlogRisk(

@@ -57,6 +57,12 @@ struct BenchKafkaCommand: AsyncParsableCommand {
     /// The mock deletes a partition's oldest messages beyond about 5 MB; stay well below.
     static let mockBytesPerPartition = 4_500_000
 
+    /// Bodies of at most `largestBody` bytes that one partition of the mock holds safely: half of
+    /// ``mockBytesPerPartition``, since keys and consumption spread unevenly over partitions; at least one.
+    static func bodiesKeptSafely(largestBody: Int) -> Int {
+        max(1, mockBytesPerPartition / 2 / max(1, largestBody))
+    }
+
     func validate() throws {
         guard messages > 0, messageSize > 0, partitions > 0, keys > 0, rounds > 0 else {
             throw ValidationError("--messages, --message-size, --partitions, --keys and --rounds must be positive")

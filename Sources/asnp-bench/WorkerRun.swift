@@ -141,8 +141,7 @@ struct WorkerRun {
         // so the busiest partition is bounded too: a chunk is produced only while it holds at most half of what the
         // mock keeps of bodies this large, and a chunk is no larger than that half, which it may all land on (with
         // the window alone, the default --count lost messages).
-        let largestBody = max(1, bodies.map(\.count).max() ?? 1)
-        let partitionLimit = max(1, BenchKafkaCommand.mockBytesPerPartition / 2 / largestBody)
+        let partitionLimit = BenchKafkaCommand.bodiesKeptSafely(largestBody: bodies.map(\.count).max() ?? 1)
         let chunk = min(1_000, window, partitionLimit)
         var produced = 0
         var memory: [(committed: Int, residentBytes: Int)] = []
