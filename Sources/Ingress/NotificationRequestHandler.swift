@@ -10,7 +10,9 @@ import NIOHTTPTypes
 /// It sits behind Hummingbird's connection-state handler, which therefore sees every request and answer: the idle
 /// timeout never closes a connection whose notification waits for the broker, and a graceful shutdown closes each
 /// connection once its answer is written. Requests are answered in order: parts that arrive while an earlier request
-/// is still being answered wait, and while a notification waits for the broker no more is read from the connection.
+/// is still being answered wait, and while they wait no more is read from the connection. Reading goes on while a
+/// notification waits for the broker with nothing behind it: a sender that waits for each answer (Apple does) then
+/// costs no pair of `epoll_ctl` calls per request to stop reading and start again.
 final class NotificationRequestHandler: ChannelDuplexHandler, RemovableChannelHandler {
     typealias InboundIn = HTTPRequestPart
     typealias InboundOut = HTTPRequestPart
@@ -48,7 +50,7 @@ final class NotificationRequestHandler: ChannelDuplexHandler, RemovableChannelHa
     private var current: Current?
     /// Parts that came while an earlier request was still being answered.
     private var waiting = CircularBuffer<HTTPRequestPart>()
-    /// A read asked for while a notification waits for the broker: issued once it is answered.
+    /// A read held back while parts wait: issued once they are handled.
     private var readPending = false
     /// Counts the notifications of this connection: a body deadline names the one it was set for.
     private var requestNumber = 0
@@ -124,10 +126,12 @@ final class NotificationRequestHandler: ChannelDuplexHandler, RemovableChannelHa
     }
 
     func read(context: ChannelHandlerContext) {
-        if case .storing = state {
-            readPending = true
-        } else {
+        // What one read brings while a request is answered is all a connection buffers: a pipelining sender is read
+        // no further until its earlier requests are answered.
+        if waiting.isEmpty {
             context.read()
+        } else {
+            readPending = true
         }
     }
 
@@ -301,7 +305,7 @@ final class NotificationRequestHandler: ChannelDuplexHandler, RemovableChannelHa
         }
         if forwarded { context.fireChannelReadComplete() }
         armBodyDeadline(context: context)
-        if readPending, waiting.isEmpty, !isBusy {
+        if readPending, waiting.isEmpty {
             readPending = false
             context.read()
         }
