@@ -134,9 +134,8 @@ extension Worker {
                 // Changed in place: a copy of the partition's state would copy its queue for every message.
                 guard partitions[partition]?.isConsuming == true else { continue }
                 if partitions[partition]!.queued.isEmpty { partitions[partition]!.queuedSince = now }
-                // Detached from the poll's shared buffer: partitions move at different speeds, and a few messages of
-                // many polls would otherwise keep every one of those polls' bytes in memory.
-                partitions[partition]!.queued.append(message.detached())
+                // Each in a buffer of its own (the worker's consumer takes no slices of a poll's buffer).
+                partitions[partition]!.queued.append(message)
             }
         }
 

@@ -71,7 +71,11 @@ package final class Worker: Service, Sendable {
 
     /// Consumes until graceful shutdown or cancellation, then leaves the group.
     package func run() async throws {
-        let consumer = try KafkaConsumer(configuration: configuration.consumer, logger: logger)
+        // Messages wait in per-partition queues, partitions moving at different speeds: a buffer per message, so
+        // that a few messages of many polls do not keep every one of those polls' bytes in memory.
+        var consumerConfiguration = configuration.consumer
+        consumerConfiguration.buffersPerMessage = true
+        let consumer = try KafkaConsumer(configuration: consumerConfiguration, logger: logger)
         status.withLock { $0.running = true }
         defer { status.withLock { $0 = Status() } }
         let drain = OutboxDrain(configuration: configuration, publisher: publisher, store: store, logger: logger)

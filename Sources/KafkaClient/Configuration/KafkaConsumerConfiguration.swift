@@ -14,6 +14,11 @@ package struct KafkaConsumerConfiguration: Sendable, Hashable {
     package var pollBatchSize = 1_000
     /// How long one step of ``KafkaConsumer/events()`` waits for a first message. Default 100 ms.
     package var pollMaxWait: Duration = .milliseconds(100)
+    /// Whether each message's bytes get a buffer of their own rather than slices of one buffer per poll. One buffer
+    /// per poll costs one allocation per poll, but a message kept alive keeps its whole poll's bytes alive: a caller
+    /// that holds messages for long (the worker queues them per partition, each moving at its own pace) sets this
+    /// rather than copying each message again. Default false.
+    package var buffersPerMessage = false
     /// How partitions are shared out on a rebalance. Default: cooperative-sticky (only moved partitions pause).
     package var rebalanceProtocol: RebalanceProtocol = .cooperativeSticky
     /// Where a partition without a committed offset starts (`auto.offset.reset`). Default earliest: a new group

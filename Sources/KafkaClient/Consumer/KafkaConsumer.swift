@@ -328,13 +328,17 @@ package final class KafkaConsumer: Sendable {
 
         var fatal = false
         var topicNames: [OpaquePointer: String] = [:]
+        let buffersPerMessage = configuration.buffersPerMessage
         var byteCount = 0
-        for message in batch where message.pointee.err == RD_KAFKA_RESP_ERR_NO_ERROR {
-            byteCount += RDKafkaMessage.byteCount(of: message)
+        if !buffersPerMessage {
+            for message in batch where message.pointee.err == RD_KAFKA_RESP_ERR_NO_ERROR {
+                byteCount += RDKafkaMessage.byteCount(of: message)
+            }
         }
         var slab = ByteBufferAllocator().buffer(capacity: byteCount)
         var copied: [RDKafkaMessage.Copied] = []
-        copied.reserveCapacity(batch.count)
+        var messages: [KafkaMessage] = []
+        if buffersPerMessage { messages.reserveCapacity(batch.count) } else { copied.reserveCapacity(batch.count) }
         var gaps: [KafkaOffsetGap] = []
         for message in batch {
             let topic = RDKafkaMessage.topicName(of: message, cache: &topicNames)
@@ -348,7 +352,12 @@ package final class KafkaConsumer: Sendable {
                     {
                         gaps.append(gap)
                     }
-                    copied.append(RDKafkaMessage.copy(message, topic: topic, into: &slab))
+                    if buffersPerMessage {
+                        var own = ByteBufferAllocator().buffer(capacity: RDKafkaMessage.byteCount(of: message))
+                        messages.append(RDKafkaMessage.copy(message, topic: topic, into: &own).message(in: own))
+                    } else {
+                        copied.append(RDKafkaMessage.copy(message, topic: topic, into: &slab))
+                    }
                 } else {
                     // Cannot happen while the assignment is tracked right; the message is fetched again by the owner.
                     logger.warning("Kafka consumer dropped a message of a partition it does not own: \(partition)")
@@ -372,7 +381,7 @@ package final class KafkaConsumer: Sendable {
             throw client.fatalError() ?? KafkaError(code: .fatal, reason: "librdkafka raised a fatal consumer error")
         }
         // Slices are taken once every byte is written: writing to a buffer that slices share would copy it.
-        return (copied.map { $0.message(in: slab) }, gaps)
+        return (buffersPerMessage ? messages : copied.map { $0.message(in: slab) }, gaps)
     }
 
     /// librdkafka keeps an application's pause on a partition across its unassignment, so a revoked partition that

@@ -3,7 +3,8 @@ import NIOCore
 /// A consumed message, copied out of librdkafka: it owns its bytes.
 ///
 /// The messages of one poll share one buffer (each `ByteBuffer` is a slice of it), so keeping a single message alive
-/// keeps its whole batch's bytes alive; keep ``detached()`` copies of messages held for long.
+/// keeps its whole batch's bytes alive, unless the consumer gives each message a buffer of its own
+/// (``KafkaConsumerConfiguration/buffersPerMessage``).
 package struct KafkaMessage: Sendable {
     /// The topic the message was consumed from.
     package var topic: String
@@ -45,33 +46,6 @@ package struct KafkaMessage: Sendable {
     /// The offset to commit once this message is processed: the next one to read.
     package var nextOffset: KafkaTopicPartitionOffset {
         KafkaTopicPartitionOffset(topicPartition, offset: offset + 1)
-    }
-
-    /// The message with its bytes copied into one buffer of its own, so that keeping it does not keep the rest of
-    /// its poll's shared buffer alive.
-    package func detached() -> KafkaMessage {
-        var total = value.readableBytes + (key?.readableBytes ?? 0)
-        for header in headers { total += header.value?.readableBytes ?? 0 }
-        var buffer = ByteBufferAllocator().buffer(capacity: total)
-        func append(_ bytes: ByteBuffer) -> Range<Int> {
-            let start = buffer.writerIndex
-            buffer.writeImmutableBuffer(bytes)
-            return start..<buffer.writerIndex
-        }
-        let valueRange = append(value)
-        let keyRange = key.map(append)
-        let headerRanges = headers.map { $0.value.map(append) }
-        // Slices are taken once every byte is written: writing to a buffer that slices share would copy it.
-        func slice(_ range: Range<Int>) -> ByteBuffer { buffer.getSlice(at: range.lowerBound, length: range.count)! }
-        return KafkaMessage(
-            topic: topic,
-            partition: partition,
-            offset: offset,
-            key: keyRange.map(slice),
-            value: slice(valueRange),
-            headers: zip(headers, headerRanges).map { KafkaHeader(key: $0.key, value: $1.map(slice)) },
-            timestamp: timestamp
-        )
     }
 
     /// A record timestamp.
