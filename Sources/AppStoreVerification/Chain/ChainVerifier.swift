@@ -1,3 +1,4 @@
+import AppStoreModels
 import Crypto
 import SwiftASN1
 @_spi(FixedExpiryValidationTime) import X509
@@ -34,14 +35,14 @@ public final class ChainVerifier: Sendable {
     private let rootStore: CertificateStore
     private let cache: VerifiedChainCache?
     /// Decoded JWS headers, shared like the chains they carry; nil when caching is off.
-    let headerMemo: JWSHeaderMemo?
+    let headerMemo: JWSHeaderSegmentMemo<JWSHeader>?
 
     /// Creates a chain verifier with an empty cache.
     public init(configuration: Configuration = .init()) {
         self.configuration = configuration
         self.rootStore = CertificateStore(configuration.trustedRoots)
         self.cache = configuration.cacheCapacity > 0 ? VerifiedChainCache(capacity: configuration.cacheCapacity) : nil
-        self.headerMemo = configuration.cacheCapacity > 0 ? JWSHeaderMemo() : nil
+        self.headerMemo = configuration.cacheCapacity > 0 ? JWSHeaderSegmentMemo() : nil
     }
 
     /// Lookup counters of the verified-chain cache.

@@ -20,7 +20,7 @@ struct CompactJWS {
 
     /// Splits and decodes `compact`; a header whose exact text `memo` remembers is not decoded again.
     /// - Throws: `VERIFICATION_FAILURE` when it is not three base64url segments with a JSON object header.
-    init(_ compact: String, memo: JWSHeaderMemo? = nil) throws(VerificationError) {
+    init(_ compact: String, memo: JWSHeaderSegmentMemo<JWSHeader>? = nil) throws(VerificationError) {
         var compact = compact
         // Work on the string's own bytes: no splitting into substrings, no copies before decoding.
         let decoded = compact.withUTF8 { bytes -> Result<CompactJWS, VerificationError> in
@@ -36,7 +36,7 @@ struct CompactJWS {
             }
             let headerSegment = UnsafeBufferPointer(rebasing: bytes[segments.header])
             let header: JWSHeader
-            if let remembered = memo?.header(for: headerSegment) {
+            if let remembered = memo?.value(for: headerSegment) {
                 header = remembered
             } else {
                 guard let headerBytes = decoded(segments.header) else { return .failure(invalidBase64) }

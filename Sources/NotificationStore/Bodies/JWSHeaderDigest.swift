@@ -1,3 +1,4 @@
+import AppStoreModels
 import Crypto
 
 /// The SHA-256 of a JWS header's base64url text (the bytes as they stand in the body, not the decoded JSON): the key
@@ -27,4 +28,19 @@ package struct JWSHeaderDigest: Sendable, Hashable, CustomStringConvertible {
         let digits = Array("0123456789abcdef".utf8)
         return String(decoding: bytes.flatMap { [digits[Int($0 >> 4)], digits[Int($0 & 0x0F)]] }, as: UTF8.self)
     }
+}
+
+extension JWSHeaderDigest {
+    /// The digest of `header` and its text as an array (for the table of headers), from a memo of recent headers:
+    /// the packer meets the same few headers in every body, and comparing one costs a fraction of hashing it.
+    static func remembered(_ header: ArraySlice<UInt8>) -> (digest: JWSHeaderDigest, text: [UInt8]) {
+        header.withUnsafeBufferPointer { segment in
+            if let known = memo.value(for: segment) { return known }
+            let worked = (digest: JWSHeaderDigest(of: header), text: Array(header))
+            memo.remember(worked, for: segment)
+            return worked
+        }
+    }
+
+    private static let memo = JWSHeaderSegmentMemo<(digest: JWSHeaderDigest, text: [UInt8])>()
 }

@@ -33,8 +33,8 @@ extension PackedForm {
         var referenced: [(header: ArraySlice<UInt8>, digest: JWSHeaderDigest)] = []
         func reference(_ header: ArraySlice<UInt8>) -> JWSHeaderDigest {
             if let known = referenced.first(where: { $0.header.hasSameBytes(as: header) }) { return known.digest }
-            let digest = JWSHeaderDigest(of: header)
-            if headers[digest] == nil { headers[digest] = Array(header) }
+            let (digest, text) = JWSHeaderDigest.remembered(header)
+            if headers[digest] == nil { headers[digest] = text }
             referenced.append((header, digest))
             return digest
         }
