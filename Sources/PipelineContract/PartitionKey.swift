@@ -81,29 +81,27 @@ package struct PartitionKey: Sendable, Hashable, CustomStringConvertible {
                 let payload = unverifiedPayload(UnsafeBufferPointer(rebasing: bytes[signedPayload]))
             else { return hashing(body) }
             return payload.withUnsafeBufferPointer { payload -> PartitionKey? in
-                guard let members = PlainJSONObject.members(of: payload, named: ["notificationUUID", "data"]) else {
-                    return nil
-                }
-                if case .object(let data)? = members[1] {
-                    let data = UnsafeBufferPointer(rebasing: payload[data])
-                    guard let dataMembers = PlainJSONObject.members(of: data, named: ["signedTransactionInfo"]) else {
-                        return nil
+                // One reading of the payload: `data` is most of it.
+                guard
+                    let members = PlainJSONObject.members(
+                        of: payload,
+                        at: [["notificationUUID"], ["data", "signedTransactionInfo"]]
+                    )
+                else { return nil }
+                if case .string(let signedTransaction)? = members[1],
+                    let transaction = unverifiedPayload(UnsafeBufferPointer(rebasing: payload[signedTransaction]))
+                {
+                    // .none: the transaction is not plain JSON (the decoding peek decides); .some(nil): it has no
+                    // originalTransactionId string.
+                    let key = transaction.withUnsafeBufferPointer { transaction -> String?? in
+                        guard
+                            let members = PlainJSONObject.members(of: transaction, named: ["originalTransactionId"])
+                        else { return .none }
+                        guard case .string(let key)? = members[0] else { return .some(nil) }
+                        return .some(String(decoding: transaction[key], as: UTF8.self))
                     }
-                    if case .string(let signedTransaction)? = dataMembers[0],
-                        let transaction = unverifiedPayload(UnsafeBufferPointer(rebasing: data[signedTransaction]))
-                    {
-                        // .none: the transaction is not plain JSON (the decoding peek decides); .some(nil): it has no
-                        // originalTransactionId string.
-                        let key = transaction.withUnsafeBufferPointer { transaction -> String?? in
-                            guard
-                                let members = PlainJSONObject.members(of: transaction, named: ["originalTransactionId"])
-                            else { return .none }
-                            guard case .string(let key)? = members[0] else { return .some(nil) }
-                            return .some(String(decoding: transaction[key], as: UTF8.self))
-                        }
-                        guard let key else { return nil }
-                        if let key, !key.isEmpty { return PartitionKey(value: key, basis: .originalTransactionId) }
-                    }
+                    guard let key else { return nil }
+                    if let key, !key.isEmpty { return PartitionKey(value: key, basis: .originalTransactionId) }
                 }
                 if case .string(let uuid)? = members[0], !uuid.isEmpty {
                     return PartitionKey(value: String(decoding: payload[uuid], as: UTF8.self), basis: .notificationUUID)

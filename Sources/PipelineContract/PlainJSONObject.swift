@@ -25,14 +25,30 @@ package struct PlainJSONObject {
         of bytes: UnsafeBufferPointer<UInt8>,
         named keys: [String]
     ) -> [Value?]? {
+        members(of: bytes, at: keys.map { [$0] })
+    }
+
+    /// The values at `paths` in the object `bytes` holds, each path naming a member and the members of objects
+    /// below it (`["data", "signedTransactionInfo"]`), in one reading of the text; nil for a path that is absent or
+    /// passes through a value that is not an object. Nil when `bytes` is not plain JSON holding an object, or an
+    /// object on a wanted path names a wanted member twice.
+    package static func members(of bytes: UnsafeBufferPointer<UInt8>, at paths: [[String]]) -> [Value?]? {
         var reader = Reader(bytes: bytes)
         reader.skipWhitespace()
         guard reader.peek == UInt8(ascii: "{") else { return nil }
-        var found = [Value?](repeating: nil, count: keys.count)
-        let wanted = keys.map { Array($0.utf8) }
+        var found = [Value?](repeating: nil, count: paths.count)
+        let wanted = paths.enumerated().compactMap { slot, path in
+            path.isEmpty ? nil : Wanted(path: path.map { Array($0.utf8) }[...], slot: slot)
+        }
         guard reader.object(depth: 1, wanted: wanted, found: &found) != nil else { return nil }
         reader.skipWhitespace()
         return reader.isAtEnd ? found : nil
+    }
+
+    /// A path still to follow from the object being read, and where its value goes.
+    private struct Wanted {
+        var path: ArraySlice<[UInt8]>
+        var slot: Int
     }
 
     private struct Reader {
@@ -51,15 +67,15 @@ package struct PlainJSONObject {
             }
         }
 
-        /// One value; its kind, or nil when it is not plain JSON.
-        mutating func value(depth: Int) -> Value? {
+        /// One value; its kind, or nil when it is not plain JSON. When it is an object, the paths in `below` are
+        /// followed into it.
+        mutating func value(depth: Int, below: [Wanted] = [], found: inout [Value?]) -> Value? {
             guard let first = peek else { return nil }
             switch first {
             case UInt8(ascii: "\""):
                 return string().map { .string($0) }
             case UInt8(ascii: "{"):
-                var none: [Value?] = []
-                return object(depth: depth + 1, wanted: [], found: &none).map { .object($0) }
+                return object(depth: depth + 1, wanted: below, found: &found).map { .object($0) }
             case UInt8(ascii: "["):
                 return array(depth: depth + 1) ? .other : nil
             case UInt8(ascii: "t"):
@@ -73,8 +89,8 @@ package struct PlainJSONObject {
             }
         }
 
-        /// An object starting at `{`; its text. Records the values of `wanted` members in `found`.
-        mutating func object(depth: Int, wanted: [[UInt8]], found: inout [Value?]) -> Range<Int>? {
+        /// An object starting at `{`; its text. Records the values at the `wanted` paths in `found`.
+        mutating func object(depth: Int, wanted: [Wanted], found: inout [Value?]) -> Range<Int>? {
             guard depth <= PlainJSONObject.maximumDepth else { return nil }
             let start = index
             index += 1
@@ -90,13 +106,20 @@ package struct PlainJSONObject {
                 guard peek == UInt8(ascii: ":") else { return nil }
                 index += 1
                 skipWhitespace()
-                guard let member = value(depth: depth) else { return nil }
-                if let slot = wanted.firstIndex(where: { equal($0, key) }) {
+                var below: [Wanted] = []
+                var slots: [Int] = []
+                for (position, wanted) in wanted.enumerated() where equal(wanted.path.first!, key) {
                     // Decoders differ on which of two equal keys wins: leave that to the real one.
-                    guard !seen[slot] else { return nil }
-                    seen[slot] = true
-                    found[slot] = member
+                    guard !seen[position] else { return nil }
+                    seen[position] = true
+                    if wanted.path.count == 1 {
+                        slots.append(wanted.slot)
+                    } else {
+                        below.append(Wanted(path: wanted.path.dropFirst(), slot: wanted.slot))
+                    }
                 }
+                guard let member = value(depth: depth, below: below, found: &found) else { return nil }
+                for slot in slots { found[slot] = member }
                 guard let isClosed = commaOrEnd(closing: UInt8(ascii: "}")) else { return nil }
                 if isClosed { return start..<index }
             }
@@ -110,8 +133,10 @@ package struct PlainJSONObject {
                 index += 1
                 return true
             }
+            var none: [Value?] = []
             while true {
-                guard value(depth: depth) != nil, let isClosed = commaOrEnd(closing: UInt8(ascii: "]")) else {
+                guard value(depth: depth, found: &none) != nil, let isClosed = commaOrEnd(closing: UInt8(ascii: "]"))
+                else {
                     return false
                 }
                 if isClosed { return true }

@@ -171,6 +171,32 @@ struct PartitionKeyTests {
         #expect(members[2] == .other)
         #expect(members[3] == nil)
     }
+    @Test("The plain JSON reader follows paths into objects in one reading: absent, not an object, or a duplicate")
+    func plainReaderFollowsPaths() {
+        func read(_ json: String, _ paths: [[String]]) -> [String?]? {
+            let bytes = Array(json.utf8)
+            return bytes.withUnsafeBufferPointer { PlainJSONObject.members(of: $0, at: paths) }.map { members in
+                members.map { member -> String? in
+                    switch member {
+                    case .string(let range)?, .object(let range)?: String(decoding: bytes[range], as: UTF8.self)
+                    case .other?: "other"
+                    case nil: nil
+                    }
+                }
+            }
+        }
+        let json = #"{"u": "id", "data": {"s": "jws", "n": {"deep": 1}}, "other": {"s": "not this"}}"#
+        #expect(
+            read(json, [["u"], ["data", "s"], ["data", "n", "deep"], ["data", "missing"], ["u", "s"], [], ["data"]])
+                == ["id", "jws", "other", nil, nil, nil, #"{"s": "jws", "n": {"deep": 1}}"#]
+        )
+        #expect(read(#"{"data": 5, "u": "id"}"#, [["data", "s"], ["u"]]) == [nil, "id"])
+        // A wanted member twice, at either level, is the real decoder's to judge.
+        #expect(read(#"{"data": {"s": "a", "s": "b"}}"#, [["data", "s"]]) == nil)
+        #expect(read(#"{"data": {"s": "a"}, "data": {}}"#, [["data", "s"]]) == nil)
+        // Not wanted, a duplicate is read past as before.
+        #expect(read(#"{"data": {"x": 1, "x": 2, "s": "a"}}"#, [["data", "s"]]) == ["a"])
+    }
 }
 
 /// Bodies for comparing the two peeks: outer objects, payloads and transactions, plain and not.
