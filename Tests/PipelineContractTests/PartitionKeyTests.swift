@@ -186,10 +186,8 @@ struct PartitionKeyTests {
             }
         }
         let json = #"{"u": "id", "data": {"s": "jws", "n": {"deep": 1}}, "other": {"s": "not this"}}"#
-        #expect(
-            read(json, [["u"], ["data", "s"], ["data", "n", "deep"], ["data", "missing"], ["u", "s"], [], ["data"]])
-                == ["id", "jws", "other", nil, nil, nil, #"{"s": "jws", "n": {"deep": 1}}"#]
-        )
+        let paths = [["u"], ["data", "s"], ["data", "n", "deep"], ["data", "missing"], ["u", "s"], [], ["data"]]
+        #expect(read(json, paths) == ["id", "jws", "other", nil, nil, nil, #"{"s": "jws", "n": {"deep": 1}}"#])
         #expect(read(#"{"data": 5, "u": "id"}"#, [["data", "s"], ["u"]]) == [nil, "id"])
         // A wanted member twice, at either level, is the real decoder's to judge.
         #expect(read(#"{"data": {"s": "a", "s": "b"}}"#, [["data", "s"]]) == nil)
