@@ -42,5 +42,10 @@ extension JWSHeaderDigest {
         }
     }
 
+    /// Whether `header` is one of the recent headers the memo holds (each one checked as base64url when first found).
+    static func isRemembered(_ header: UnsafeBufferPointer<UInt8>) -> Bool {
+        memo.value(for: header) != nil
+    }
+
     private static let memo = JWSHeaderSegmentMemo<(digest: JWSHeaderDigest, text: [UInt8])>()
 }

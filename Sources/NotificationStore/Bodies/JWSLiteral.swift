@@ -25,18 +25,19 @@ struct JWSLiteral {
     /// App Store headers (an `x5c` chain) run to thousands of characters.
     static let minimumHeaderLength = 64
 
-    /// The JWS literals in `text`, in order, at most `limit` of them. A header with the same bytes as `knownHeader`
-    /// (one found before: a body repeats its header in every JWS) is taken without checking its characters again.
+    /// The JWS literals in `text`, in order, at most `limit` of them. A header `isKnownHeader` says was found before
+    /// (a body repeats its header in every JWS, and bodies the same few headers) is taken without checking its
+    /// characters again.
     static func find(
         in text: UnsafeBufferPointer<UInt8>,
         limit: Int = .max,
-        knownHeader: UnsafeBufferPointer<UInt8>? = nil
+        isKnownHeader: (UnsafeBufferPointer<UInt8>) -> Bool = { _ in false }
     ) -> [JWSLiteral] {
         var found: [JWSLiteral] = []
         var position = 0
         while found.count < limit, let open = index(of: UInt8(ascii: "\""), in: text, from: position) {
             guard let close = closingQuote(in: text, openedAt: open) else { break }
-            if let literal = JWSLiteral(text, content: (open + 1)..<close, knownHeader: knownHeader) {
+            if let literal = JWSLiteral(text, content: (open + 1)..<close, isKnownHeader: isKnownHeader) {
                 found.append(literal)
             }
             position = close + 1
@@ -47,7 +48,11 @@ struct JWSLiteral {
     /// The segments of `text[content]`, or nil unless it is three segments split by dots, the first long enough, the
     /// first and last base64url. The payload, the longest, is not checked here (``hasBase64URLPayload(in:)``): the
     /// packer decodes it, which checks it.
-    private init?(_ text: UnsafeBufferPointer<UInt8>, content: Range<Int>, knownHeader: UnsafeBufferPointer<UInt8>?) {
+    private init?(
+        _ text: UnsafeBufferPointer<UInt8>,
+        content: Range<Int>,
+        isKnownHeader: (UnsafeBufferPointer<UInt8>) -> Bool
+    ) {
         guard content.count > Self.minimumHeaderLength + 1,
             let segments = CompactJWSSegments(UnsafeBufferPointer(rebasing: text[content])),
             segments.header.count >= Self.minimumHeaderLength
@@ -55,7 +60,7 @@ struct JWSLiteral {
         let header = segments.header.shifted(by: content.lowerBound)
         let signature = segments.signature.shifted(by: content.lowerBound)
         guard
-            knownHeader?.hasSameBytes(as: UnsafeBufferPointer(rebasing: text[header])) == true
+            isKnownHeader(UnsafeBufferPointer(rebasing: text[header]))
                 || Self.isBase64URL(text, header.lowerBound, header.upperBound),
             Self.isBase64URL(text, signature.lowerBound, signature.upperBound)
         else { return nil }

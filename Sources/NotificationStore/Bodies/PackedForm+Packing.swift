@@ -14,7 +14,10 @@ extension PackedForm {
         let decodesSegments = format == .packedV2
         // The first JWS string whose payload is base64url (a body has few strings: finding them all costs little).
         var found: (outer: JWSLiteral, payload: [UInt8])?
-        for candidate in raw.withUnsafeBufferPointer({ JWSLiteral.find(in: $0) }) {
+        let candidates = raw.withUnsafeBufferPointer {
+            JWSLiteral.find(in: $0, isKnownHeader: JWSHeaderDigest.isRemembered)
+        }
+        for candidate in candidates {
             guard let payload = Self.decoded(raw[candidate.payload]) else {
                 guard !candidate.hasBase64URLPayload(in: raw) else { return nil }
                 continue
@@ -43,7 +46,9 @@ extension PackedForm {
         var pieces: [Piece] = []
         var position = 0
         let inners = payload.withUnsafeBufferPointer { text in
-            raw[outer.header].withUnsafeBufferPointer { JWSLiteral.find(in: text, knownHeader: $0) }
+            raw[outer.header].withUnsafeBufferPointer { outerHeader in
+                JWSLiteral.find(in: text) { $0.hasSameBytes(as: outerHeader) || JWSHeaderDigest.isRemembered($0) }
+            }
         }
         for inner in inners {
             // A payload that is not base64url at all is not a JWS: its text stays in the next literal.
