@@ -62,4 +62,31 @@ struct Base64URLTests {
             }
         }
     }
+
+    @Test("appending in place gives what encode gives, after what was there; isEncoding accepts that text alone")
+    func appendAndCompare() {
+        var generator = SystemRandomNumberGenerator()
+        for length in 0..<70 {
+            let bytes = (0..<length).map { _ in UInt8.random(in: 0...255, using: &generator) }
+            let text = Array(Base64URL.encode(bytes).utf8)
+            var appended: [UInt8] = [0x7B]
+            bytes.withUnsafeBufferPointer { Base64URL.append(encoding: $0, to: &appended) }
+            #expect(appended == [0x7B] + text, "\(length) bytes")
+            #expect(Base64URL.encodedCount(length) == text.count)
+            func isEncoding(_ candidate: [UInt8]) -> Bool {
+                bytes.withUnsafeBufferPointer { bytes in
+                    candidate.withUnsafeBufferPointer { Base64URL.isEncoding(of: bytes, $0) }
+                }
+            }
+            #expect(isEncoding(text), "\(length) bytes")
+            // Any one character changed, one too many or one too few: not the encoding.
+            for position in text.indices {
+                var changed = text
+                changed[position] = changed[position] == UInt8(ascii: "A") ? UInt8(ascii: "B") : UInt8(ascii: "A")
+                #expect(!isEncoding(changed), "\(length) bytes, character \(position)")
+            }
+            #expect(!isEncoding(text + [UInt8(ascii: "A")]))
+            if !text.isEmpty { #expect(!isEncoding(Array(text.dropLast()))) }
+        }
+    }
 }

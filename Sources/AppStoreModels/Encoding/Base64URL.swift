@@ -16,35 +16,86 @@ package enum Base64URL {
     }
 
     private static func encodedBytes(contiguous input: UnsafeBufferPointer<UInt8>) -> [UInt8] {
-        let count = input.count
-        let outputCount = count / 3 * 4 + [0, 2, 3][count % 3]
-        guard let source = input.baseAddress else { return [] }
+        let outputCount = encodedCount(input.count)
         return [UInt8](unsafeUninitializedCapacity: outputCount) { output, initialized in
-            characterPairs.withUnsafeBufferPointer { pairs in
-                let target = UnsafeMutableRawPointer(output.baseAddress!)
-                var out = 0
-                var index = 0
-                // Three bytes, 24 bits, are two 12-bit halves: a pair of characters each, one 4-byte store.
-                while index + 3 <= count {
-                    let group = Int(source[index]) << 16 | Int(source[index + 1]) << 8 | Int(source[index + 2])
-                    let characters = UInt32(pairs[group >> 12]) | UInt32(pairs[group & 0xFFF]) << 16
-                    target.storeBytes(of: characters.littleEndian, toByteOffset: out, as: UInt32.self)
-                    out += 4
-                    index += 3
-                }
-                switch count - index {
-                case 1:
-                    let group = Int(source[index]) << 4
-                    target.storeBytes(of: pairs[group].littleEndian, toByteOffset: out, as: UInt16.self)
-                case 2:
-                    let group = Int(source[index]) << 10 | Int(source[index + 1]) << 2
-                    target.storeBytes(of: pairs[group >> 6].littleEndian, toByteOffset: out, as: UInt16.self)
-                    output[out + 2] = alphabet[group & 0x3F]
-                default:
-                    break
-                }
-            }
+            if let target = output.baseAddress { encode(input, into: UnsafeMutableRawPointer(target)) }
             initialized = outputCount
+        }
+    }
+
+    /// Appends `bytes` in base64url without padding to `output`, encoded in place.
+    package static func append(encoding bytes: UnsafeBufferPointer<UInt8>, to output: inout [UInt8]) {
+        let start = output.count
+        output.append(contentsOf: repeatElement(0, count: encodedCount(bytes.count)))
+        output.withUnsafeMutableBufferPointer { output in
+            guard let base = output.baseAddress else { return }
+            encode(bytes, into: UnsafeMutableRawPointer(base + start))
+        }
+    }
+
+    /// Whether `text` is exactly `bytes` in base64url without padding; compared as it is encoded, with no copy.
+    package static func isEncoding(of bytes: UnsafeBufferPointer<UInt8>, _ text: UnsafeBufferPointer<UInt8>) -> Bool {
+        let count = bytes.count
+        guard text.count == encodedCount(count) else { return false }
+        guard let source = bytes.baseAddress, let expected = text.baseAddress else { return true }
+        let target = UnsafeRawPointer(expected)
+        return characterPairs.withUnsafeBufferPointer { pairs in
+            var out = 0
+            var index = 0
+            while index + 3 <= count {
+                let group = Int(source[index]) << 16 | Int(source[index + 1]) << 8 | Int(source[index + 2])
+                let characters = UInt32(pairs[group >> 12]) | UInt32(pairs[group & 0xFFF]) << 16
+                guard target.loadUnaligned(fromByteOffset: out, as: UInt32.self) == characters.littleEndian else {
+                    return false
+                }
+                out += 4
+                index += 3
+            }
+            switch count - index {
+            case 1:
+                let group = Int(source[index]) << 4
+                return target.loadUnaligned(fromByteOffset: out, as: UInt16.self) == pairs[group].littleEndian
+            case 2:
+                let group = Int(source[index]) << 10 | Int(source[index + 1]) << 2
+                return target.loadUnaligned(fromByteOffset: out, as: UInt16.self) == pairs[group >> 6].littleEndian
+                    && expected[out + 2] == alphabet[group & 0x3F]
+            default:
+                return true
+            }
+        }
+    }
+
+    /// The length of `count` bytes in base64url without padding.
+    package static func encodedCount(_ count: Int) -> Int {
+        count / 3 * 4 + [0, 2, 3][count % 3]
+    }
+
+    /// Writes `input` in base64url to `target`, which has room for ``encodedCount(_:)`` bytes.
+    private static func encode(_ input: UnsafeBufferPointer<UInt8>, into target: UnsafeMutableRawPointer) {
+        let count = input.count
+        guard let source = input.baseAddress else { return }
+        characterPairs.withUnsafeBufferPointer { pairs in
+            var out = 0
+            var index = 0
+            // Three bytes, 24 bits, are two 12-bit halves: a pair of characters each, one 4-byte store.
+            while index + 3 <= count {
+                let group = Int(source[index]) << 16 | Int(source[index + 1]) << 8 | Int(source[index + 2])
+                let characters = UInt32(pairs[group >> 12]) | UInt32(pairs[group & 0xFFF]) << 16
+                target.storeBytes(of: characters.littleEndian, toByteOffset: out, as: UInt32.self)
+                out += 4
+                index += 3
+            }
+            switch count - index {
+            case 1:
+                let group = Int(source[index]) << 4
+                target.storeBytes(of: pairs[group].littleEndian, toByteOffset: out, as: UInt16.self)
+            case 2:
+                let group = Int(source[index]) << 10 | Int(source[index + 1]) << 2
+                target.storeBytes(of: pairs[group >> 6].littleEndian, toByteOffset: out, as: UInt16.self)
+                target.storeBytes(of: alphabet[group & 0x3F], toByteOffset: out + 2, as: UInt8.self)
+            default:
+                break
+            }
         }
     }
 

@@ -43,8 +43,7 @@ package struct PackedBody: Sendable, Hashable {
             let bytes = form.encoded()
             // The check that makes packing safe: whatever the scan guessed, only an exact rebuild of the stored bytes
             // is kept. The headers are the texts just hashed, so they are not hashed again.
-            let rebuilt = try? PackedForm(decoding: bytes).rebuilt(headers: { headers[$0] }, checkingDigests: false)
-            if let rebuilt, rebuilt[...].hasSameBytes(as: raw[...]) {
+            if let stored = try? PackedForm(decoding: bytes), stored.rebuilds(raw, headers: { headers[$0] }) {
                 self.bytes = bytes
                 self.headers = headers
                 return
