@@ -5,9 +5,10 @@ import NIOHTTP1
 import NIOHTTPTypes
 import NIOHTTPTypesHTTP1
 
-/// The ingress's HTTP/1.1 connections: Hummingbird's own setup (its `HTTP1Channel`'s handlers, in its order) with a
-/// ``NotificationRequestHandler`` after its connection-state handler, so notification requests are answered on the
-/// event loop and everything else reaches the router as usual (ADR 0014).
+/// The ingress's HTTP/1.1 connections: Hummingbird's own setup (its `HTTP1Channel`'s handlers, in its order; the
+/// HTTP types codec is ``IngressHTTPCodec``) with a ``NotificationRequestHandler`` after its connection-state
+/// handler, so notification requests are answered on the event loop and everything else reaches the router as usual
+/// (ADR 0014).
 struct IngressChannel: ServerChildChannel, HTTPChannelHandler {
     typealias Value = NIOAsyncChannel<HTTPRequestPart, HTTPResponsePart>
 
@@ -32,7 +33,7 @@ struct IngressChannel: ServerChildChannel, HTTPChannelHandler {
                 withEncoderConfiguration: .init(),
                 withDecoderLimitConfiguration: limits
             )
-            try pipeline.addHandler(HTTP1ToHTTPServerCodec(secure: false))
+            try pipeline.addHandler(IngressHTTPCodec())
             try pipeline.addHandler(HTTPConnectionStateHandler(idleTimeout: idleTimeout, logger: logger))
             try pipeline.addHandler(NotificationRequestHandler(receiver: receiver, serverName: serverName))
             return try NIOAsyncChannel(
