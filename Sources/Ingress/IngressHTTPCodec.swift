@@ -10,13 +10,15 @@ import NIOHTTPTypesHTTP1
 /// one (`http://host/path`): ~1.5% of the ingress's CPU under load, for an answer that for a target starting with
 /// `/` is always the target unchanged (a URL scheme starts with a letter). Other targets go through the library's
 /// conversion.
-final class IngressHTTPCodec: ChannelDuplexHandler, RemovableChannelHandler, Sendable {
-    typealias InboundIn = HTTPServerRequestPart
-    typealias InboundOut = HTTPRequestPart
-    typealias OutboundIn = HTTPResponsePart
-    typealias OutboundOut = HTTPServerResponsePart
+package final class IngressHTTPCodec: ChannelDuplexHandler, RemovableChannelHandler, Sendable {
+    package typealias InboundIn = HTTPServerRequestPart
+    package typealias InboundOut = HTTPRequestPart
+    package typealias OutboundIn = HTTPResponsePart
+    package typealias OutboundOut = HTTPServerResponsePart
 
-    func channelRead(context: ChannelHandlerContext, data: NIOAny) {
+    package init() {}
+
+    package func channelRead(context: ChannelHandlerContext, data: NIOAny) {
         switch unwrapInboundIn(data) {
         case .head(let head):
             do {
@@ -31,7 +33,7 @@ final class IngressHTTPCodec: ChannelDuplexHandler, RemovableChannelHandler, Sen
         }
     }
 
-    func write(context: ChannelHandlerContext, data: NIOAny, promise: EventLoopPromise<Void>?) {
+    package func write(context: ChannelHandlerContext, data: NIOAny, promise: EventLoopPromise<Void>?) {
         switch unwrapOutboundIn(data) {
         case .head(let response):
             context.write(wrapOutboundOut(.head(HTTPResponseHead(response))), promise: promise)

@@ -7,13 +7,12 @@ import NIOCore
 import NIOFoundationCompat
 import NIOHTTP1
 import NIOHTTPTypes
-import NIOHTTPTypesHTTP1
 import NIOPosix
 import PipelineContract
 import ServiceLifecycle
 
 /// The baseline of `asnp-bench ingress`: an HTTP server on the stack the ingress answers notifications with
-/// (SwiftNIO's HTTP/1 pipeline and the HTTP types codec, a handler on the event loop; ADR 0014) that does the
+/// (SwiftNIO's HTTP/1 pipeline and the ingress's HTTP types codec, a handler on the event loop; ADR 0014) that does the
 /// ingress's work up to the produce — gathers the body within the size limit, peeks the partition key, builds the
 /// raw-topic headers and message — and answers 200 without producing. Measured beside the real ingress, it shows
 /// what waiting for the broker's acknowledgement costs. Never for serving Apple: nothing is kept.
@@ -38,7 +37,7 @@ struct BaselineIngressServer: Service {
             .childChannelInitializer { channel in
                 channel.eventLoop.makeCompletedFuture {
                     try channel.pipeline.syncOperations.configureHTTPServerPipeline(withErrorHandling: false)
-                    try channel.pipeline.syncOperations.addHandler(HTTP1ToHTTPServerCodec(secure: false))
+                    try channel.pipeline.syncOperations.addHandler(IngressHTTPCodec())
                     try channel.pipeline.syncOperations.addHandler(
                         Handler(maximumBodySize: maximumBodySize, rawTopic: rawTopic, app: app)
                     )
