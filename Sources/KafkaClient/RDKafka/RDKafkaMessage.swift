@@ -5,6 +5,7 @@ import NIOCore
 ///
 /// The bytes of a whole batch (values, keys, header values) are copied into one buffer and every message gets
 /// slices of it: one allocation per batch instead of several per message, which is most of the consumer's own cost.
+/// With ``KafkaConsumerConfiguration/buffersPerMessage`` each message's bytes go into a buffer of their own instead.
 enum RDKafkaMessage {
     /// The bytes `copy` will take from the message into the batch's buffer.
     static func byteCount(of message: UnsafeMutablePointer<rd_kafka_message_t>) -> Int {
