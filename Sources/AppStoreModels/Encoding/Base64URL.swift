@@ -23,16 +23,6 @@ package enum Base64URL {
         }
     }
 
-    /// Appends `bytes` in base64url without padding to `output`, encoded in place.
-    package static func append(encoding bytes: UnsafeBufferPointer<UInt8>, to output: inout [UInt8]) {
-        let start = output.count
-        output.append(contentsOf: repeatElement(0, count: encodedCount(bytes.count)))
-        output.withUnsafeMutableBufferPointer { output in
-            guard let base = output.baseAddress else { return }
-            encode(bytes, into: UnsafeMutableRawPointer(base + start))
-        }
-    }
-
     /// Whether `text` is exactly `bytes` in base64url without padding; compared as it is encoded, with no copy.
     package static func isEncoding(of bytes: UnsafeBufferPointer<UInt8>, _ text: UnsafeBufferPointer<UInt8>) -> Bool {
         let count = bytes.count

@@ -59,9 +59,9 @@ extension PackedForm {
             payload += try text(piece.header)
             if let segments = piece.segments {
                 payload.append(UInt8(ascii: "."))
-                segments.payload.withUnsafeBufferPointer { Base64URL.append(encoding: $0, to: &payload) }
+                payload += Base64URL.encodedBytes(segments.payload)
                 payload.append(UInt8(ascii: "."))
-                segments.signature.withUnsafeBufferPointer { Base64URL.append(encoding: $0, to: &payload) }
+                payload += Base64URL.encodedBytes(segments.signature)
             }
         }
         payload += tail
@@ -100,9 +100,7 @@ private struct BodyBytes: RebuiltBody {
 
     mutating func reserve(_ count: Int) { bytes.reserveCapacity(count) }
     mutating func append(_ more: ArraySlice<UInt8>) { bytes += more }
-    mutating func append(encoding more: ArraySlice<UInt8>) {
-        more.withUnsafeBufferPointer { Base64URL.append(encoding: $0, to: &bytes) }
-    }
+    mutating func append(encoding more: ArraySlice<UInt8>) { bytes += Base64URL.encodedBytes(more) }
 }
 
 /// A rebuilt body compared with `expected` as it comes: no copy of the body is made.
