@@ -331,6 +331,7 @@ let package = Package(
             name: "KafkaClientTests",
             dependencies: [
                 "KafkaClient",
+                "AppStoreTestSupport",
                 .product(name: "NIOCore", package: "swift-nio"),
                 .product(name: "Logging", package: "swift-log"),
                 .product(name: "ServiceLifecycle", package: "swift-service-lifecycle"),

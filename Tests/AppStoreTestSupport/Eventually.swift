@@ -16,6 +16,40 @@ public func eventually(
     return try await condition()
 }
 
+/// Whether `body` finished within `limit`. A body still running then is left to run, so that a test fails where it
+/// would otherwise hang the suite: a librdkafka call that never returns cannot be cancelled, nor can a task that
+/// waits for something that will never happen.
+public func finishes(within limit: Duration, _ body: @escaping @Sendable () async -> Void) async -> Bool {
+    let outcome = FirstOutcome()
+    return await withCheckedContinuation { continuation in
+        outcome.hold(continuation)
+        Task {
+            await body()
+            outcome.resolve(true)
+        }
+        Task {
+            try? await Task.sleep(for: limit)
+            outcome.resolve(false)
+        }
+    }
+}
+
+/// Resumes a waiter with the first outcome given; later ones are dropped.
+private final class FirstOutcome: Sendable {
+    private let waiter = Mutex<CheckedContinuation<Bool, Never>?>(nil)
+
+    func hold(_ continuation: CheckedContinuation<Bool, Never>) {
+        waiter.withLock { $0 = continuation }
+    }
+
+    func resolve(_ outcome: Bool) {
+        waiter.withLock { waiter in
+            defer { waiter = nil }
+            return waiter
+        }?.resume(returning: outcome)
+    }
+}
+
 /// A count that concurrent tasks increase and a test reads.
 public final class SharedCount: Sendable {
     private let count = Mutex(0)

@@ -1,3 +1,5 @@
+import AppStoreTestSupport
+import Logging
 import Testing
 
 @testable import KafkaClient
@@ -25,5 +27,60 @@ struct ConsumerShutdownTests {
         consumer = nil
         // Released once the executor's last block is (the wait is for that, not for a time).
         #expect(await eventually { released == nil })
+    }
+
+    /// librdkafka 2.0.2 can hang in rd_kafka_consumer_close when a rebalance announced before the close still waits
+    /// for the member's (un)assign call (librdkafka#4527, fixed in 2.5.0). A member that stopped polling while its
+    /// group rebalanced holds one: a worker does when the members of its group shut down together, and still does once
+    /// its poll interval has run out. This drives that state; the hang's timing it cannot: a run of an earlier form of
+    /// this test hung in the close before the consumer served such rebalances ahead of it.
+    @Test(
+        "A member that stopped polling while its group rebalanced closes without hanging",
+        arguments: [KafkaConsumerConfiguration.RebalanceProtocol.cooperativeSticky, .eagerRange]
+    )
+    func closeWithRebalanceWaiting(rebalanceProtocol: KafkaConsumerConfiguration.RebalanceProtocol) async throws {
+        let cluster = try KafkaTestCluster(topics: ["work": 4])
+        var configuration = cluster.consumerConfiguration(
+            group: "leavers",
+            topics: ["work"],
+            rebalanceProtocol: rebalanceProtocol
+        )
+        let b = try KafkaConsumer(configuration: configuration, logger: cluster.logger)
+        // A's group events, from librdkafka's debug log: the only sign of a rebalance that waits for a poll.
+        let groupLog = LogLines()
+        configuration.cluster.additionalProperties["debug"] = "cgrp"
+        // Long enough for B to leave first however loaded the machine (its close takes a session timeout at most).
+        configuration.maxPollInterval = configuration.sessionTimeout * 3
+        var logger = Logger(label: "test.kafka.leaver") { _ in LogLines.Handler(lines: groupLog) }
+        logger.logLevel = .debug
+        let a = try KafkaConsumer(configuration: configuration, logger: logger)
+        let shared = try await eventually {
+            _ = try await a.poll(maxMessages: 10, maxWait: .milliseconds(50))
+            _ = try await b.poll(maxMessages: 10, maxWait: .milliseconds(50))
+            return a.assignment.count == 2 && b.assignment.count == 2
+        }
+        #expect(shared, "the two members share the 4 partitions")
+        let delegated = groupLog.count { $0.contains("delegating") }
+        try await b.close()
+        // The group gives B's partitions to A (eager: takes A's own first), which does not poll: A's librdkafka hands
+        // the rebalance to the application's queue and waits for its call.
+        #expect(
+            await eventually { groupLog.count { $0.contains("delegating") } > delegated },
+            "the group's rebalance waits for A"
+        )
+        // Then A outlives its poll interval, and librdkafka takes it out of the group, the rebalance still waiting.
+        #expect(
+            await eventually { groupLog.count { $0.contains("LeaveGroup response") } > 0 },
+            "A left the group when its poll interval ran out"
+        )
+        // The close waits a session timeout at most for rebalances before leaving; the rest is for a loaded machine.
+        let closed = await finishes(within: configuration.sessionTimeout * 10) {
+            do {
+                try await a.close()
+            } catch {
+                Issue.record("A's close failed: \(error)")
+            }
+        }
+        #expect(closed, "A's close returned")
     }
 }

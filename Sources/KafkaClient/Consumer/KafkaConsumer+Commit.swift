@@ -21,6 +21,12 @@ extension KafkaConsumer {
         mutating func complete(id: UInt) -> Waiter? {
             waiting.removeValue(forKey: id)
         }
+
+        /// Every commit still waiting, taken out.
+        mutating func takeAll() -> [Waiter] {
+            defer { waiting.removeAll() }
+            return Array(waiting.values)
+        }
     }
 
     /// The commit callback's work, on librdkafka's background thread: hand the result to whoever waits, or log it.

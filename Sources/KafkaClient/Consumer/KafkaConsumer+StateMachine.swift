@@ -29,6 +29,8 @@ extension KafkaConsumer {
         /// Whether librdkafka ever announced an assignment (even an empty one): after it, librdkafka 2.0.2's
         /// cooperative-sticky assignor has its state and the handle can be destroyed safely.
         private(set) var everAssigned = false
+        /// Rebalances librdkafka announced so far, served or not.
+        private(set) var announcements = 0
         /// Announced during the current poll, not yet acted on.
         private var announced: [Rebalance] = []
         /// Reported to the application; applied at its next poll.
@@ -45,6 +47,7 @@ extension KafkaConsumer {
         }
 
         mutating func rebalanceAnnounced(_ rebalance: Rebalance) -> CallbackAction {
+            announcements += 1
             if case .assign = rebalance { everAssigned = true }
             guard phase == .running else {
                 if case .assign(let partitions) = rebalance { assignment.formUnion(partitions) }

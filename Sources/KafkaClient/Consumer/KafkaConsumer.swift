@@ -159,9 +159,14 @@ package final class KafkaConsumer: Sendable {
                     isCooperative: self.isCooperative
                 )
             }
+            self.serveRebalancesBeforeClosing()
             if self.mustNotDestroy(client.handle) { self.leaveHandleUndestroyed() }
             let result = rd_kafka_consumer_close(client.handle)
             state.withLock { $0.closed() }
+            // librdkafka drops the commits its group had not sent when it closed, without a callback.
+            for waiter in self.commits.withLock({ $0.takeAll() }) {
+                waiter.resume(returning: .failure(.shutDown("the consumer closed before the commit was answered")))
+            }
             if result != RD_KAFKA_RESP_ERR_NO_ERROR {
                 failure = failure ?? .rdKafka(result, "the consumer did not leave its group cleanly")
             }
@@ -244,6 +249,40 @@ package final class KafkaConsumer: Sendable {
     }
 
     // MARK: - On the executor's thread
+
+    /// On the executor's thread, closing: unsubscribes, then polls (dropping any message: nothing is handed out or
+    /// committed, the next owner reads it) until a poll finds no rebalance to serve, for at most the session timeout
+    /// (10 s at most), so that `rd_kafka_consumer_close` finds none waiting.
+    ///
+    /// librdkafka 2.0.2's close can wait forever for a rebalance that was announced before it and is served inside
+    /// it: the group, terminating, turns the member's (un)assign call into a full unassignment and then waits for a
+    /// call that never comes (librdkafka#4527, fixed in 2.5.0). A member that stopped polling while its group
+    /// rebalanced holds such a rebalance: one of several members shutting down together, or one that outlived its
+    /// poll interval. Served here, before the close, each is an ordinary rebalance; unsubscribing (which leaves the
+    /// group once the revocation it announces is served) means no new one follows.
+    private func serveRebalancesBeforeClosing() {
+        let handle = client.handle
+        let result = rd_kafka_unsubscribe(handle)
+        guard result == RD_KAFKA_RESP_ERR_NO_ERROR else {
+            logger.warning(
+                "Kafka consumer could not unsubscribe before closing: \(String(cString: rd_kafka_err2str(result)))"
+            )
+            return
+        }
+        let deadline = ContinuousClock.now.advanced(by: min(configuration.sessionTimeout, .seconds(10)))
+        while ContinuousClock.now < deadline {
+            let served = state.withLock { $0.announcements }
+            guard let message = rd_kafka_consumer_poll(handle, 100) else {
+                if state.withLock({ $0.announcements }) == served { return }
+                continue
+            }
+            rd_kafka_message_destroy(message)
+        }
+        logger.warning(
+            "Kafka consumer still had rebalances to serve after the session timeout; closing anyway",
+            metadata: ["kafka.group": "\(configuration.groupID)"]
+        )
+    }
 
     private func pollNow(maxMessages: Int, waitMilliseconds: Int32) throws(KafkaError) -> [KafkaConsumerEvent] {
         switch state.withLock({ $0.startPoll() }) {
