@@ -160,10 +160,17 @@ package final class FakeAppStoreServer: Sendable {
             logger: logger
         )
         return try await withThrowingTaskGroup(of: Void.self) { group in
-            group.addTask { try await application.run() }
+            group.addTask {
+                // A server that fails before it runs ends the wait for its port (its error then ends the group).
+                defer { port.continuation.finish() }
+                try await application.run()
+            }
             var ports = port.stream.makeAsyncIterator()
-            let bound = await ports.next() ?? 0
             defer { group.cancelAll() }
+            guard let bound = await ports.next() else {
+                try await group.next()
+                throw ServerStopped()
+            }
             return try await body("http://127.0.0.1:\(bound)")
         }
     }
@@ -285,3 +292,6 @@ package final class FakeAppStoreServer: Sendable {
         return Response(status: status, headers: headers, body: ResponseBody(byteBuffer: ByteBuffer(string: body)))
     }
 }
+
+/// The fake server's application returned before it was listening.
+private struct ServerStopped: Error {}

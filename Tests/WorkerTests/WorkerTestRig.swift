@@ -1,8 +1,10 @@
+import AppStoreTestSupport
 import KafkaClient
 import Logging
 import NotificationStore
 import PipelineContract
 import StoreTestSupport
+import Synchronization
 import Testing
 import Worker
 
@@ -76,26 +78,37 @@ struct WorkerTestRig {
             store: store
         )
         let directory = try WorkerPipelineTests.directory()
-        try await withThrowingTaskGroup(of: Void.self) { tasks in
-            tasks.addTask { try await producer.run() }
-            if separateOutputProducer { tasks.addTask { try await outputProducer.run() } }
-            tasks.addTask { try await store.run() }
-            func startWorker() -> Worker {
-                var configuration = WorkerPipelineTests.workerConfiguration(mock)
-                configureWorker(&configuration)
-                let worker = Worker(
-                    configuration: configuration,
-                    verifiers: directory,
-                    store: store,
-                    producer: outputProducer,
-                    logger: logger
-                )
-                tasks.addTask { try await worker.run() }
-                return worker
-            }
-            try await body(rig, startWorker)
-            tasks.cancelAll()
+        let services = RunningServices()
+        services.start("the producer") { try await producer.run() }
+        if separateOutputProducer { services.start("the output producer") { try await outputProducer.run() } }
+        services.start("the store") { try await store.run() }
+        // A worker stops within two store operations (its batch in flight, the outbox's last publication) and its
+        // consumer's wait for rebalances before leaving (a session timeout); a producer within its flush timeout.
+        let stopLimit =
+            database.operationTimeout * 2 + WorkerPipelineTests.workerConfiguration(mock).consumer.sessionTimeout
+            + outputConfiguration.shutdownFlushTimeout
+        var workers = 0
+        func startWorker() -> Worker {
+            var configuration = WorkerPipelineTests.workerConfiguration(mock)
+            configureWorker(&configuration)
+            let worker = Worker(
+                configuration: configuration,
+                verifiers: directory,
+                store: store,
+                producer: outputProducer,
+                logger: logger
+            )
+            workers += 1
+            services.start("worker \(workers)") { try await worker.run() }
+            return worker
         }
+        do {
+            try await body(rig, startWorker)
+        } catch {
+            await services.stop(within: stopLimit)
+            throw error
+        }
+        await services.stop(within: stopLimit)
     }
 
     /// Checks the output topics against the tables with kcat, once the outbox is empty (``OutputReconciliation``),
@@ -119,5 +132,37 @@ struct WorkerTestRig {
             notifications: notifications,
             rejected: rejected
         )
+    }
+}
+
+/// The services a rig runs beside its test, each in a task of its own: stopped by cancellation, and a service that
+/// does not end within its limit fails the test by name instead of hanging the suite (it is left running).
+private final class RunningServices: Sendable {
+    private let tasks = Mutex<[(name: String, task: Task<Void, any Error>)]>([])
+
+    func start(_ name: String, _ run: @escaping @Sendable () async throws -> Void) {
+        tasks.withLock { $0.append((name, Task { try await run() })) }
+    }
+
+    /// Cancels every service and waits for them to end, for at most `limit` in all.
+    func stop(within limit: Duration, sourceLocation: SourceLocation = #_sourceLocation) async {
+        let running = tasks.withLock { tasks in
+            defer { tasks = [] }
+            return tasks
+        }
+        for service in running { service.task.cancel() }
+        let deadline = ContinuousClock.now.advanced(by: limit)
+        var hung: [String] = []
+        for service in running {
+            let task = service.task
+            let left = max(.zero, ContinuousClock.now.duration(to: deadline))
+            if await !finishes(within: left, { _ = try? await task.value }) { hung.append(service.name) }
+        }
+        if !hung.isEmpty {
+            Issue.record(
+                "\(hung.joined(separator: ", ")) did not stop within \(limit) of being cancelled",
+                sourceLocation: sourceLocation
+            )
+        }
     }
 }
