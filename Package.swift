@@ -305,7 +305,7 @@ let package = Package(
         // Fixture loading shared by the test targets.
         .target(
             name: "AppStoreTestSupport",
-            dependencies: ["AppStoreModels"],
+            dependencies: ["AppStoreModels", .product(name: "Logging", package: "swift-log")],
             path: "Tests/AppStoreTestSupport",
             swiftSettings: strictSettings
         ),

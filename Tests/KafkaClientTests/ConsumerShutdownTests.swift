@@ -51,7 +51,7 @@ struct ConsumerShutdownTests {
         configuration.cluster.additionalProperties["debug"] = "cgrp"
         // Long enough for B to leave first however loaded the machine (its close takes a session timeout at most).
         configuration.maxPollInterval = configuration.sessionTimeout * 3
-        var logger = Logger(label: "test.kafka.leaver") { _ in LogLines.Handler(lines: groupLog) }
+        var logger = Logger(label: "test.kafka.leaver") { _ in groupLog.handler(level: .debug) }
         logger.logLevel = .debug
         let a = try KafkaConsumer(configuration: configuration, logger: logger)
         let shared = try await eventually {

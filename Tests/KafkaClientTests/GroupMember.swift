@@ -1,5 +1,4 @@
 import KafkaClient
-import Logging
 import Synchronization
 
 /// A consumer-group member as the worker will be: it polls, records what it received, and commits after each batch.
@@ -110,31 +109,5 @@ final class Flag: Sendable {
 
     func set() {
         value.withLock { $0 = true }
-    }
-}
-
-/// Log lines kept for a test to look for.
-final class LogLines: Sendable {
-    private let lines = Mutex<[String]>([])
-
-    /// How many lines so far satisfy `predicate`.
-    func count(where predicate: (String) -> Bool) -> Int {
-        lines.withLock { $0.count(where: predicate) }
-    }
-
-    /// A log handler that keeps every message.
-    struct Handler: LogHandler {
-        let lines: LogLines
-        var metadata: Logger.Metadata = [:]
-        var logLevel: Logger.Level = .trace
-
-        subscript(metadataKey key: String) -> Logger.Metadata.Value? {
-            get { metadata[key] }
-            set { metadata[key] = newValue }
-        }
-
-        func log(event: LogEvent) {
-            lines.lines.withLock { $0.append("\(event.message)") }
-        }
     }
 }

@@ -23,8 +23,8 @@ struct DownstreamConsumerExampleTests {
         """
     )
     func consumesAsTheContractAsks() async throws {
-        let logs = Recorder<String>()
-        let logger = Logger(label: "test.downstream-consumer") { _ in RecordingLogHandler(lines: logs) }
+        let logs = LogLines()
+        let logger = Logger(label: "test.downstream-consumer") { _ in logs.handler(level: .notice) }
         let mock = try KafkaMockCluster(
             brokers: 1,
             logger: Logger(label: "test.kafka") { _ in SwiftLogNoOpLogHandler() }
@@ -250,22 +250,6 @@ private final class Recorder<Element: Sendable>: Sendable {
 
     func append(_ element: Element) {
         elements.withLock { $0.append(element) }
-    }
-}
-
-/// Records what is logged at notice and above: the message and its metadata, one line each.
-private struct RecordingLogHandler: LogHandler {
-    let lines: Recorder<String>
-    var metadata: Logger.Metadata = [:]
-    var logLevel: Logger.Level = .notice
-
-    subscript(metadataKey key: String) -> Logger.Metadata.Value? {
-        get { metadata[key] }
-        set { metadata[key] = newValue }
-    }
-
-    func log(event: LogEvent) {
-        lines.append("\(event.message) \(metadata.merging(event.metadata ?? [:]) { $1 })")
     }
 }
 
