@@ -144,19 +144,20 @@ private final class RunningServices: Sendable {
         tasks.withLock { $0.append((name, Task { try await run() })) }
     }
 
-    /// Cancels every service and waits for them to end, for at most `limit` in all.
+    /// Cancels every service and waits for them to end, each for at most `limit`.
     func stop(within limit: Duration, sourceLocation: SourceLocation = #_sourceLocation) async {
         let running = tasks.withLock { tasks in
             defer { tasks = [] }
             return tasks
         }
         for service in running { service.task.cancel() }
-        let deadline = ContinuousClock.now.advanced(by: limit)
-        var hung: [String] = []
-        for service in running {
-            let task = service.task
-            let left = max(.zero, ContinuousClock.now.duration(to: deadline))
-            if await !finishes(within: left, { _ = try? await task.value }) { hung.append(service.name) }
+        let hung = await withTaskGroup(of: String?.self) { group in
+            for (name, task) in running {
+                group.addTask { await finishes(within: limit, { _ = try? await task.value }) ? nil : name }
+            }
+            var hung: [String] = []
+            for await name in group { if let name { hung.append(name) } }
+            return hung.sorted()
         }
         if !hung.isEmpty {
             Issue.record(

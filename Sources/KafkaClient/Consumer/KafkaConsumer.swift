@@ -138,8 +138,9 @@ package final class KafkaConsumer: Sendable {
     }
 
     /// Leaves the group: carries out a revocation handed out by the last poll, gives up every partition and tells
-    /// the coordinator, so other members take over at once. Finish or abandon in-flight work first; commits made
-    /// before `close()` returns are kept. Idempotent.
+    /// the coordinator, so other members take over at once. Finish or abandon in-flight work first: commits the
+    /// coordinator answered are kept, and a ``commit(_:)`` still waiting for its answer when the close ends fails
+    /// with ``KafkaError/Code/shutDown``. Idempotent.
     package func close() async throws(KafkaError) {
         let client = client
         let state = state
