@@ -91,16 +91,6 @@ final class GroupMember: Sendable {
     }
 }
 
-/// Waits until `condition` holds, checking every 50 ms, for at most `timeout`; returns whether it held.
-func eventually(timeout: Duration = .seconds(60), _ condition: () async throws -> Bool) async rethrows -> Bool {
-    let deadline = ContinuousClock.now.advanced(by: timeout)
-    while ContinuousClock.now < deadline {
-        if try await condition() { return true }
-        try? await Task.sleep(for: .milliseconds(50))
-    }
-    return try await condition()
-}
-
 /// A flag tasks can share.
 final class Flag: Sendable {
     private let value = Mutex(false)

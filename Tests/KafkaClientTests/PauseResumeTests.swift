@@ -1,3 +1,4 @@
+import AppStoreTestSupport
 import KafkaClient
 import NIOCore
 import Testing
