@@ -32,6 +32,8 @@ package final class KafkaConsumer: Sendable {
     /// Set when a test simulates a crash: the release then skips every orderly step.
     private let abandoned = Locked(false)
     private var isCooperative: Bool { configuration.rebalanceProtocol.isCooperative }
+    /// How long each of `close()`'s waits for librdkafka's group may last before it goes on anyway.
+    private var closingWaitLimit: Duration { min(configuration.sessionTimeout, .seconds(10)) }
 
     /// Creates the consumer and subscribes it to ``KafkaConsumerConfiguration/topics``. It joins the group at once,
     /// on librdkafka's own thread, so create it when you are about to poll: until then it holds partitions without
@@ -236,7 +238,7 @@ package final class KafkaConsumer: Sendable {
     /// assignment arrives, for at most the session timeout (10 s at most).
     private func finishFirstJoin() {
         guard mustNotDestroy(client.handle) else { return }
-        let deadline = ContinuousClock.now.advanced(by: min(configuration.sessionTimeout, .seconds(10)))
+        let deadline = ContinuousClock.now.advanced(by: closingWaitLimit)
         while !state.withLock({ $0.everAssigned }), ContinuousClock.now < deadline {
             if let message = rd_kafka_consumer_poll(client.handle, 100) { rd_kafka_message_destroy(message) }
         }
@@ -270,7 +272,7 @@ package final class KafkaConsumer: Sendable {
             )
             return
         }
-        let deadline = ContinuousClock.now.advanced(by: min(configuration.sessionTimeout, .seconds(10)))
+        let deadline = ContinuousClock.now.advanced(by: closingWaitLimit)
         while ContinuousClock.now < deadline {
             let served = state.withLock { $0.announcements }
             guard let message = rd_kafka_consumer_poll(handle, 100) else {
