@@ -31,9 +31,9 @@ struct ConsumerShutdownTests {
 
     /// librdkafka 2.0.2 can hang in rd_kafka_consumer_close when a rebalance announced before the close still waits
     /// for the member's (un)assign call (librdkafka#4527, fixed in 2.5.0). A member that stopped polling while its
-    /// group rebalanced holds one: a worker does when the members of its group shut down together, and still does once
-    /// its poll interval has run out. This drives that state; the hang's timing it cannot: a run of an earlier form of
-    /// this test hung in the close before the consumer served such rebalances ahead of it.
+    /// group rebalanced holds one: a worker does when the members of its group shut down together. This drives that
+    /// state; the hang's timing it cannot: a run of an earlier form of this test (the member's poll interval running
+    /// out too) hung in the close before the consumer served such rebalances ahead of it.
     @Test(
         "A member that stopped polling while its group rebalanced closes without hanging",
         arguments: [KafkaConsumerConfiguration.RebalanceProtocol.cooperativeSticky, .eagerRange]
@@ -49,8 +49,9 @@ struct ConsumerShutdownTests {
         // A's group events, from librdkafka's debug log: the only sign of a rebalance that waits for a poll.
         let groupLog = LogLines()
         configuration.cluster.additionalProperties["debug"] = "cgrp"
-        // Long enough for B to leave first however loaded the machine (its close takes a session timeout at most).
-        configuration.maxPollInterval = configuration.sessionTimeout * 3
+        // A does not poll from here on: it stays in the group until its close, however long B's leaving takes on a
+        // loaded machine (a member whose poll interval ran out leaves on its own, and no rebalance waits for it).
+        configuration.maxPollInterval = configuration.sessionTimeout * 20
         var logger = Logger(label: "test.kafka.leaver") { _ in groupLog.handler(level: .debug) }
         logger.logLevel = .debug
         let a = try KafkaConsumer(configuration: configuration, logger: logger)
@@ -67,11 +68,6 @@ struct ConsumerShutdownTests {
         #expect(
             await eventually { groupLog.count { $0.contains("delegating") } > delegated },
             "the group's rebalance waits for A"
-        )
-        // Then A outlives its poll interval, and librdkafka takes it out of the group, the rebalance still waiting.
-        #expect(
-            await eventually { groupLog.count { $0.contains("LeaveGroup response") } > 0 },
-            "A left the group when its poll interval ran out"
         )
         // The close waits a session timeout at most for rebalances before leaving; the rest is for a loaded machine.
         let closed = await finishes(within: configuration.sessionTimeout * 10) {
