@@ -13,6 +13,14 @@ import Synchronization
 /// load transactions grow instead of queueing (at 1,500 notifications/s, partition batches of about 11 messages had
 /// each paid for a transaction of their own).
 ///
+/// A lane starts its next transaction no sooner than `interval` after it started the previous one, unless the batches
+/// waiting already hold `maximumMessages`: batches verified meanwhile wait and join it, and the partitions' next
+/// batches grow meanwhile. Without that pause, transactions ran as often as the database answered, about 20 a
+/// second per worker at 2,250 notifications/s, each of 3–4 partition batches; every transaction's fixed costs in the
+/// worker (statements, round trips, the offset commit, the outbox publication that follows it, the hand-offs between
+/// threads around each) came to a tenth of its CPU (Docs/benchmarks.md). At low load nothing waits: a batch that
+/// arrives when the last transaction started longer than `interval` ago is written at once.
+///
 /// At most `lanes` transactions run at once, each taking every batch waiting (up to `maximumMessages` together,
 /// unless one batch alone is larger). The callers keep what per-partition batches promise: a partition has at most
 /// one batch in flight (``Worker/StateMachine``), so a transaction holds at most one batch of each partition and order
@@ -42,22 +50,35 @@ final class GroupCommitWriter: Sendable {
     private struct State {
         var pending: [Pending] = []
         var idleLanes: [CheckedContinuation<Bool, Never>] = []
+        /// Lanes pausing before their next transaction, by pause: resumed when the group is full, their pause is
+        /// over, or the writer stops.
+        var pausedLanes: [Int: CheckedContinuation<Void, Never>] = [:]
+        var nextPause = 0
         var stopped = false
+
+        /// Whether the waiting batches make a whole transaction: no other batch could join them.
+        func isFull(maximumMessages: Int) -> Bool {
+            pending.reduce(0) { $0 + $1.batch.entries.count } >= maximumMessages
+        }
     }
 
     private let store: NotificationStore
     private let lanes: Int
     private let maximumMessages: Int
+    private let interval: Duration
     private let commit: @Sendable ([KafkaTopicPartitionOffset]) async throws -> Void
     private let metrics: WorkerMetrics
     private let logger: Logger
     private let state = Mutex(State())
 
-    /// - Parameter commit: commits the stored batches' offsets (the consumer's commit).
+    /// - Parameters:
+    ///   - interval: the shortest time between the starts of one lane's transactions, unless `maximumMessages` wait.
+    ///   - commit: commits the stored batches' offsets (the consumer's commit).
     init(
         store: NotificationStore,
         lanes: Int,
         maximumMessages: Int,
+        interval: Duration = .zero,
         metrics: WorkerMetrics,
         logger: Logger,
         commit: @escaping @Sendable ([KafkaTopicPartitionOffset]) async throws -> Void
@@ -65,6 +86,7 @@ final class GroupCommitWriter: Sendable {
         self.store = store
         self.lanes = max(1, lanes)
         self.maximumMessages = max(1, maximumMessages)
+        self.interval = max(.zero, interval)
         self.metrics = metrics
         self.logger = logger
         self.commit = commit
@@ -106,13 +128,19 @@ final class GroupCommitWriter: Sendable {
         }
         let result = await withCheckedContinuation { continuation in
             let pending = Pending(batch: batch, offset: offset, continuation: continuation)
-            let (accepted, lane) = state.withLock { state -> (Bool, CheckedContinuation<Bool, Never>?) in
-                guard !state.stopped else { return (false, nil) }
+            let (accepted, lane, paused) = state.withLock {
+                state -> (Bool, CheckedContinuation<Bool, Never>?, [CheckedContinuation<Void, Never>]) in
+                guard !state.stopped else { return (false, nil, []) }
                 state.pending.append(pending)
-                return (true, state.idleLanes.popLast())
+                guard state.isFull(maximumMessages: maximumMessages) else {
+                    return (true, state.idleLanes.popLast(), [])
+                }
+                defer { state.pausedLanes = [:] }
+                return (true, state.idleLanes.popLast(), Array(state.pausedLanes.values))
             }
             if !accepted { continuation.resume(returning: .failure(Self.stopped)) }
             lane?.resume(returning: true)
+            for lane in paused { lane.resume() }
         }
         return try result.get()
     }
@@ -120,45 +148,85 @@ final class GroupCommitWriter: Sendable {
     /// Batches handed in and not yet taken by a transaction.
     var waitingBatches: Int { state.withLock { $0.pending.count } }
 
+    /// Lanes waiting for the interval since their last transaction's start to pass, with batches waiting.
+    var pausingLanes: Int { state.withLock { $0.pausedLanes.count } }
+
     private static let stopped = NotificationStoreError(code: .shutDown, reason: "the worker's writer has stopped")
 
     private func stop() {
-        let (lanes, pending) = state.withLock { state in
+        let (lanes, paused, pending) = state.withLock { state in
             state.stopped = true
             defer {
                 state.idleLanes = []
+                state.pausedLanes = [:]
                 state.pending = []
             }
-            return (state.idleLanes, state.pending)
+            return (state.idleLanes, state.pausedLanes.values, state.pending)
         }
         for lane in lanes { lane.resume(returning: false) }
+        for lane in paused { lane.resume() }
         for batch in pending { batch.continuation.resume(returning: .failure(Self.stopped)) }
     }
 
     private func runLane() async {
-        while let group = await nextGroup() {
+        var notBefore = ContinuousClock.now
+        while let group = await nextGroup(notBefore: notBefore) {
+            notBefore = .now + interval
             await write(group)
         }
     }
 
-    /// The batches of the next transaction, waiting for one to be handed in; nil once stopped.
-    private func nextGroup() async -> [Pending]? {
+    /// The batches of the next transaction, waiting for one to be handed in and, unless they make a whole
+    /// transaction, until `notBefore`; nil once stopped.
+    private func nextGroup(notBefore: ContinuousClock.Instant) async -> [Pending]? {
+        enum Next {
+            case stopped, group([Pending]), idle, early
+        }
         while true {
-            let group = state.withLock { state -> [Pending]? in
-                state.stopped ? nil : Self.takeGroup(from: &state.pending, maximumMessages: maximumMessages)
+            let next = state.withLock { state -> Next in
+                if state.stopped { return .stopped }
+                if state.pending.isEmpty { return .idle }
+                guard ContinuousClock.now >= notBefore || state.isFull(maximumMessages: maximumMessages)
+                else { return .early }
+                return .group(Self.takeGroup(from: &state.pending, maximumMessages: maximumMessages))
             }
-            guard let group else { return nil }
-            if !group.isEmpty { return group }
-            let woken = await withCheckedContinuation { continuation in
-                let resumeNow = state.withLock { state -> Bool? in
-                    if state.stopped { return false }
-                    if !state.pending.isEmpty { return true }
-                    state.idleLanes.append(continuation)
-                    return nil
+            switch next {
+            case .stopped:
+                return nil
+            case .group(let group):
+                return group
+            case .early:
+                await pause(until: notBefore)
+            case .idle:
+                let woken = await withCheckedContinuation { continuation in
+                    let resumeNow = state.withLock { state -> Bool? in
+                        if state.stopped { return false }
+                        if !state.pending.isEmpty { return true }
+                        state.idleLanes.append(continuation)
+                        return nil
+                    }
+                    if let resumeNow { continuation.resume(returning: resumeNow) }
                 }
-                if let resumeNow { continuation.resume(returning: resumeNow) }
+                if !woken { return nil }
             }
-            if !woken { return nil }
+        }
+    }
+
+    /// Waits until `deadline`, or until the waiting batches make a whole transaction, or the writer stops.
+    private func pause(until deadline: ContinuousClock.Instant) async {
+        await withCheckedContinuation { (continuation: CheckedContinuation<Void, Never>) in
+            let pause = state.withLock { state -> Int? in
+                guard !state.stopped, !state.isFull(maximumMessages: maximumMessages) else { return nil }
+                state.nextPause += 1
+                state.pausedLanes[state.nextPause] = continuation
+                return state.nextPause
+            }
+            guard let pause else { return continuation.resume() }
+            // A timer per pause, at most one per transaction: a few a second.
+            Task {
+                try? await Task.sleep(until: deadline)
+                state.withLock { $0.pausedLanes.removeValue(forKey: pause) }?.resume()
+            }
         }
     }
 

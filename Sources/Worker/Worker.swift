@@ -83,6 +83,7 @@ package final class Worker: Service, Sendable {
             store: store,
             lanes: configuration.maximumConcurrentWrites,
             maximumMessages: configuration.maximumBatchSize,
+            interval: configuration.transactionInterval,
             metrics: metrics,
             logger: logger
         ) { offsets in

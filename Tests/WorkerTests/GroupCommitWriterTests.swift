@@ -33,11 +33,18 @@ struct GroupCommitWriterTests {
         }
     }
 
-    static func writer(_ store: NotificationStore, metrics: WorkerMetrics, commits: Commits) -> GroupCommitWriter {
+    static func writer(
+        _ store: NotificationStore,
+        metrics: WorkerMetrics,
+        commits: Commits,
+        interval: Duration = .zero,
+        maximumMessages: Int = 1_000
+    ) -> GroupCommitWriter {
         GroupCommitWriter(
             store: store,
             lanes: 1,
-            maximumMessages: 1_000,
+            maximumMessages: maximumMessages,
+            interval: interval,
             metrics: metrics,
             logger: Pipeline.logger()
         ) { offsets in
@@ -212,6 +219,92 @@ struct GroupCommitWriterTests {
             )
             #expect(try await lock.isHeld(), "the lock still held")
             try await lock.release()
+        }
+    }
+
+    /// The batch of `lines` for `partition` from offset 0, and the offset its commit moves to.
+    static func batch(
+        _ lines: [Pipeline.ScenarioLine],
+        partition: Int32
+    ) async throws -> (NotificationBatch, KafkaTopicPartitionOffset) {
+        let batch = try await WorkerOutputTests.batch(lines.map(\.body), partition: partition, firstOffset: 0)
+        let offset = KafkaTopicPartitionOffset(
+            topic: Pipeline.topic,
+            partition: partition,
+            offset: Int64(batch.entries.count)
+        )
+        return (batch, offset)
+    }
+
+    @Test(
+        "Batches handed in within the interval after a transaction started wait and share the next one; a whole transaction's messages go at once; stopping ends the wait"
+    )
+    func interval() async throws {
+        let subscriptions = try Self.subscriptions()
+        try #require(subscriptions.count >= 4)
+        try await Self.withStore { store, server, database in
+            let metrics = WorkerMetrics()
+            let commits = Commits()
+            let (first, firstOffset) = try await Self.batch(subscriptions[0], partition: 0)
+            let (second, secondOffset) = try await Self.batch(subscriptions[1], partition: 1)
+            let (third, thirdOffset) = try await Self.batch(subscriptions[2], partition: 2)
+            // An interval no test run reaches: only a whole transaction (the second and third batches) or stopping
+            // can end a wait.
+            let writer = Self.writer(
+                store,
+                metrics: metrics,
+                commits: commits,
+                interval: .seconds(3_600),
+                maximumMessages: second.entries.count + third.entries.count
+            )
+            let lanes = Task { await writer.run() }
+            // Nothing was written before: the first batch goes at once.
+            #expect(try await writer.write(first, committing: firstOffset, alone: false).committed)
+
+            let secondWritten = Task { try await writer.write(second, committing: secondOffset, alone: false) }
+            #expect(await eventually { writer.pausingLanes == 1 && writer.waitingBatches == 1 })
+            #expect(commits.calls.withLock { $0.count } == 1, "the second batch waits for the interval")
+
+            #expect(try await writer.write(third, committing: thirdOffset, alone: false).committed)
+            #expect(try await secondWritten.value.committed)
+            #expect(commits.calls.withLock { $0 }.map { Set($0) } == [[firstOffset], [secondOffset, thirdOffset]])
+            #expect(try await server.psql(database, "SELECT count(DISTINCT xmin::text) FROM notifications") == "2")
+            var scraped: [UInt8] = []
+            metrics.registry.emit(into: &scraped)
+            let exposition = String(decoding: scraped, as: UTF8.self)
+            #expect(exposition.contains("asnp_worker_transaction_batches_sum 3.0"))
+            #expect(exposition.contains("asnp_worker_transaction_batches_count 2"))
+
+            // A lane waiting out its interval when the worker stops: the waiting batch fails, the lane ends.
+            let (fourth, fourthOffset) = try await Self.batch(subscriptions[3], partition: 3)
+            try #require(fourth.entries.count < second.entries.count + third.entries.count)
+            let fourthWritten = Task { try await writer.write(fourth, committing: fourthOffset, alone: false) }
+            #expect(await eventually { writer.pausingLanes == 1 && writer.waitingBatches == 1 })
+            lanes.cancel()
+            #expect(await finishes(within: .seconds(60)) { await lanes.value })
+            await #expect(throws: NotificationStoreError.self) { try await fourthWritten.value }
+        }
+    }
+
+    @Test("A batch handed in within the interval after a transaction started is written once the interval is over")
+    func intervalOver() async throws {
+        let subscriptions = try Self.subscriptions()
+        try #require(subscriptions.count >= 2)
+        try await Self.withStore { store, server, database in
+            let commits = Commits()
+            let interval = Duration.milliseconds(300)
+            let writer = Self.writer(store, metrics: WorkerMetrics(), commits: commits, interval: interval)
+            let lanes = Task { await writer.run() }
+            defer { lanes.cancel() }
+            let (first, firstOffset) = try await Self.batch(subscriptions[0], partition: 0)
+            let (second, secondOffset) = try await Self.batch(subscriptions[1], partition: 1)
+            let start = ContinuousClock.now
+            #expect(try await writer.write(first, committing: firstOffset, alone: false).committed)
+            #expect(try await writer.write(second, committing: secondOffset, alone: false).committed)
+            // The first transaction started after `start`, the second no sooner than the interval after that.
+            #expect(start.duration(to: .now) >= interval)
+            #expect(commits.calls.withLock { $0 } == [[firstOffset], [secondOffset]])
+            #expect(try await server.psql(database, "SELECT count(DISTINCT xmin::text) FROM notifications") == "2")
         }
     }
 }

@@ -139,8 +139,24 @@ struct ConfigFileTests {
         #expect(worker.consumer.groupID == "asnp-workers")
         #expect(worker.maximumConcurrentBatches == 8)
         #expect(worker.maximumConcurrentWrites == 1)
+        #expect(worker.transactionInterval == .milliseconds(200))
         #expect(worker.consumer.sessionTimeout == .seconds(45))
         #expect(try settings.workerStatus().port == 9090)
+    }
+
+    @Test("worker.transactionIntervalSeconds may be 0 (transactions as often as the database answers), not negative")
+    func transactionInterval() async throws {
+        let cluster = KafkaClusterConfiguration(bootstrapServers: "127.0.0.1:9092")
+        func settings(_ seconds: String) async throws -> PipelineSettings {
+            let file = FileManager.default.temporaryDirectory.appendingPathComponent("asnp-settings-\(UUID()).json")
+            try Data(#"{"worker": {"transactionIntervalSeconds": \#(seconds)}}"#.utf8).write(to: file)
+            defer { try? FileManager.default.removeItem(at: file) }
+            return try await PipelineSettings.load(file: file.path)
+        }
+        #expect(try await settings("0").worker(cluster: cluster).transactionInterval == .zero)
+        #expect(try await settings("0.05").worker(cluster: cluster).transactionInterval == .milliseconds(50))
+        let negative = try await settings("-1")
+        #expect(throws: SettingsError.self) { try negative.worker(cluster: cluster) }
     }
 
     @Test("Config/production.json gives valid reconciler settings once its secrets are there")

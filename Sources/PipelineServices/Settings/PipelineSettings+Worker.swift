@@ -97,6 +97,16 @@ extension PipelineSettings {
             try int("worker.maxConcurrentBatches") ?? configuration.maximumConcurrentBatches
         configuration.maximumConcurrentWrites =
             try int("worker.maxConcurrentWrites") ?? configuration.maximumConcurrentWrites
+        if let seconds = try double("worker.transactionIntervalSeconds") {
+            // 0 is allowed: transactions as often as the database answers.
+            guard seconds >= 0, seconds.isFinite else {
+                throw SettingsError(
+                    key: "worker.transactionIntervalSeconds",
+                    reason: "must be 0 or a positive number of seconds, not \(seconds)"
+                )
+            }
+            configuration.transactionInterval = .milliseconds(Int64((seconds * 1_000).rounded()))
+        }
         configuration.maximumConcurrentPublications =
             try int("worker.maxConcurrentPublications") ?? configuration.maximumConcurrentPublications
         configuration.outboxSweepInterval =
