@@ -13,13 +13,15 @@ import Synchronization
 /// load transactions grow instead of queueing (at 1,500 notifications/s, partition batches of about 11 messages had
 /// each paid for a transaction of their own).
 ///
-/// A lane starts its next transaction no sooner than `interval` after it started the previous one, unless the batches
-/// waiting already hold `maximumMessages`: batches verified meanwhile wait and join it, and the partitions' next
-/// batches grow meanwhile. Without that pause, transactions ran as often as the database answered, about 20 a
-/// second per worker at 2,250 notifications/s, each of 3–4 partition batches; every transaction's fixed costs in the
-/// worker (statements, round trips, the offset commit, the outbox publication that follows it, the hand-offs between
-/// threads around each) came to a tenth of its CPU (Docs/benchmarks.md). At low load nothing waits: a batch that
-/// arrives when the last transaction started longer than `interval` ago is written at once.
+/// With an `interval` (``WorkerConfiguration/transactionInterval``, 0 by default) a lane starts its next transaction
+/// no sooner than that after it started the previous one, unless a batch waiting is of a partition that is behind
+/// (it left messages queued: waiting would only slow it down) or the batches waiting already hold `maximumMessages`:
+/// batches verified meanwhile wait and join it, and the partitions' next batches grow meanwhile. Without it,
+/// transactions run as often as the database answers, about 20 a second per worker at 2,250 notifications/s, each of
+/// 3–4 partition batches, and every transaction's fixed costs in the worker (statements, round trips, the offset
+/// commit, the outbox publication that follows it, the hand-offs between threads around each) come to a tenth of
+/// its CPU (Docs/benchmarks.md). At low load nothing waits: a batch that arrives when the last transaction started
+/// longer than `interval` ago is written at once.
 ///
 /// At most `lanes` transactions run at once, each taking every batch waiting (up to `maximumMessages` together,
 /// unless one batch alone is larger). The callers keep what per-partition batches promise: a partition has at most
@@ -45,6 +47,7 @@ final class GroupCommitWriter: Sendable {
         var batch: NotificationBatch
         var offset: KafkaTopicPartitionOffset
         var continuation: CheckedContinuation<Result<Written, NotificationStoreError>, Never>
+        var isBehind: Bool
     }
 
     private struct State {
@@ -56,9 +59,10 @@ final class GroupCommitWriter: Sendable {
         var nextPause = 0
         var stopped = false
 
-        /// Whether the waiting batches make a whole transaction: no other batch could join them.
-        func isFull(maximumMessages: Int) -> Bool {
-            pending.reduce(0) { $0 + $1.batch.entries.count } >= maximumMessages
+        /// Whether the next transaction should start without waiting out the interval: a partition waiting is behind,
+        /// or the waiting batches make a whole transaction.
+        func startsNow(maximumMessages: Int) -> Bool {
+            pending.contains(where: \.isBehind) || pending.reduce(0) { $0 + $1.batch.entries.count } >= maximumMessages
         }
     }
 
@@ -72,7 +76,8 @@ final class GroupCommitWriter: Sendable {
     private let state = Mutex(State())
 
     /// - Parameters:
-    ///   - interval: the shortest time between the starts of one lane's transactions, unless `maximumMessages` wait.
+    ///   - interval: the shortest time between the starts of one lane's transactions, unless a partition waiting is
+    ///     behind or `maximumMessages` wait.
     ///   - commit: commits the stored batches' offsets (the consumer's commit).
     init(
         store: NotificationStore,
@@ -108,14 +113,17 @@ final class GroupCommitWriter: Sendable {
 
     /// Stores `batch` (one partition's, verified) and commits `offset` once its transaction committed.
     ///
-    /// - Parameter alone: write it in a transaction of its own, outside the lanes, with no lock timeout but the
-    ///   store's operation timeout (it failed before).
+    /// - Parameters:
+    ///   - alone: write it in a transaction of its own, outside the lanes, with no lock timeout but the store's
+    ///     operation timeout (it failed before).
+    ///   - isBehind: its partition left messages queued: its transaction starts without waiting out the interval.
     /// - Throws: the store's error for the transaction it was in; nothing of it was written then (see
     ///   ``NotificationStore/write(_:lockTimeout:)``).
     func write(
         _ batch: NotificationBatch,
         committing offset: KafkaTopicPartitionOffset,
-        alone: Bool
+        alone: Bool,
+        isBehind: Bool = false
     ) async throws(NotificationStoreError) -> Written {
         if alone {
             let (result, committed) = try await storeAndCommit(
@@ -127,12 +135,12 @@ final class GroupCommitWriter: Sendable {
             return Written(committed: committed, outboxMessages: result.outboxMessages)
         }
         let result = await withCheckedContinuation { continuation in
-            let pending = Pending(batch: batch, offset: offset, continuation: continuation)
+            let pending = Pending(batch: batch, offset: offset, continuation: continuation, isBehind: isBehind)
             let (accepted, lane, paused) = state.withLock {
                 state -> (Bool, CheckedContinuation<Bool, Never>?, [CheckedContinuation<Void, Never>]) in
                 guard !state.stopped else { return (false, nil, []) }
                 state.pending.append(pending)
-                guard state.isFull(maximumMessages: maximumMessages) else {
+                guard state.startsNow(maximumMessages: maximumMessages) else {
                     return (true, state.idleLanes.popLast(), [])
                 }
                 defer { state.pausedLanes = [:] }
@@ -176,8 +184,8 @@ final class GroupCommitWriter: Sendable {
         }
     }
 
-    /// The batches of the next transaction, waiting for one to be handed in and, unless they make a whole
-    /// transaction, until `notBefore`; nil once stopped.
+    /// The batches of the next transaction, waiting for one to be handed in and, unless one is behind or they make a
+    /// whole transaction, until `notBefore`; nil once stopped.
     private func nextGroup(notBefore: ContinuousClock.Instant) async -> [Pending]? {
         enum Next {
             case stopped, group([Pending]), idle, early
@@ -186,7 +194,7 @@ final class GroupCommitWriter: Sendable {
             let next = state.withLock { state -> Next in
                 if state.stopped { return .stopped }
                 if state.pending.isEmpty { return .idle }
-                guard ContinuousClock.now >= notBefore || state.isFull(maximumMessages: maximumMessages)
+                guard ContinuousClock.now >= notBefore || state.startsNow(maximumMessages: maximumMessages)
                 else { return .early }
                 return .group(Self.takeGroup(from: &state.pending, maximumMessages: maximumMessages))
             }
@@ -212,11 +220,12 @@ final class GroupCommitWriter: Sendable {
         }
     }
 
-    /// Waits until `deadline`, or until the waiting batches make a whole transaction, or the writer stops.
+    /// Waits until `deadline`, or until a batch that is behind or a whole transaction's worth waits, or the writer
+    /// stops.
     private func pause(until deadline: ContinuousClock.Instant) async {
         await withCheckedContinuation { (continuation: CheckedContinuation<Void, Never>) in
             let pause = state.withLock { state -> Int? in
-                guard !state.stopped, !state.isFull(maximumMessages: maximumMessages) else { return nil }
+                guard !state.stopped, !state.startsNow(maximumMessages: maximumMessages) else { return nil }
                 state.nextPause += 1
                 state.pausedLanes[state.nextPause] = continuation
                 return state.nextPause

@@ -6,6 +6,10 @@ struct PartitionBatch: Sendable {
     var partition: KafkaTopicPartition
     var messages: [KafkaMessage]
     var attempts = 0
+    /// Whether its partition had more messages waiting than the batch could take, or as many as it may hold (more
+    /// then wait in Kafka): the partition is behind, and its transaction should not wait for others to join
+    /// (``GroupCommitWriter``).
+    var isBehind = false
 
     /// The offset to commit once the batch is stored: after its last message.
     var nextOffset: KafkaTopicPartitionOffset {

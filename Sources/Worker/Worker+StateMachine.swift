@@ -250,12 +250,16 @@ extension Worker {
             now: ContinuousClock.Instant
         ) -> PartitionBatch {
             // Taken out while changed, so its queue is not copied.
+            let queueLimit = self.queueLimit
             var state = partitions.removeValue(forKey: partition)!
             let count = min(state.queued.count, limit)
             let batch = PartitionBatch(
                 partition: partition,
                 messages: Array(state.queued.prefix(count)),
-                attempts: state.attempts
+                attempts: state.attempts,
+                // More than the batch takes, or as much as the partition may hold: messages are waiting, here or in
+                // Kafka (the partition is paused for memory).
+                isBehind: state.queued.count > count || state.queued.count >= queueLimit
             )
             state.queued.removeFirst(count)
             state.queuedSince = now
@@ -305,7 +309,7 @@ extension Worker {
         /// member owns and however slow one of them is. A partition being given up is left as it is.
         private mutating func applyPauses() -> [Action] {
             let consuming = partitions.filter(\.value.isConsuming)
-            let limit = max(16, 2 * maximumBatchSize / max(1, consuming.count))
+            let limit = queueLimit
             var toPause: [KafkaTopicPartition] = []
             var toResume: [KafkaTopicPartition] = []
             for (partition, state) in consuming {
@@ -318,6 +322,11 @@ extension Worker {
             if !toPause.isEmpty { actions.append(.pause(toPause.sorted())) }
             if !toResume.isEmpty { actions.append(.resume(toResume.sorted())) }
             return actions
+        }
+
+        /// The messages a consuming partition may hold in memory before it is paused: its share of two polls.
+        private var queueLimit: Int {
+            max(16, 2 * maximumBatchSize / max(1, partitions.values.filter(\.isConsuming).count))
         }
 
         /// Exponential in the attempts, capped, with jitter.

@@ -235,7 +235,12 @@ package final class Worker: Service, Sendable {
             let notifications = try await verifier.batch(for: batch.messages)
             metrics.verificationDuration.record(verificationStart.duration(to: .now))
             stage = "store"
-            let written = try await writer.write(notifications, committing: batch.nextOffset, alone: batch.attempts > 0)
+            let written = try await writer.write(
+                notifications,
+                committing: batch.nextOffset,
+                alone: batch.attempts > 0,
+                isBehind: batch.isBehind
+            )
             metrics.batchSize.record(Double(batch.messages.count))
             if logger.logLevel <= .debug { logEntries(notifications, logger: logger) }
             return BatchOutcome.Stored(committed: written.committed, outboxMessages: written.outboxMessages)

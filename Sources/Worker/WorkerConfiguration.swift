@@ -20,11 +20,14 @@ package struct WorkerConfiguration: Sendable {
     /// Docs/benchmarks.md). Batches written again after a failure go apart, one connection each. Default 1.
     package var maximumConcurrentWrites = 1
     /// The shortest time between the starts of a connection's transactions: partition batches verified meanwhile wait
-    /// and join the next one (unless they already hold ``maximumBatchSize`` messages), and the partitions' next
-    /// batches grow meanwhile. At low load nothing waits. Fewer, larger transactions cost the worker less per
-    /// notification (9% less CPU at 2,250/s with 200 ms than with none, 7% with 100 ms, Docs/benchmarks.md); a
-    /// stored notification may wait that much longer. Default 200 ms.
-    package var transactionInterval: Duration = .milliseconds(200)
+    /// and join the next one, and the partitions' next batches grow meanwhile; a partition that is behind (its batch
+    /// left messages queued) or ``maximumBatchSize`` messages waiting start it at once. At low load nothing waits.
+    /// Fewer, larger transactions cost the worker less per notification (7% less CPU at 2,250/s with 200 ms), but
+    /// while batches wait, the partitions without a place among ``maximumConcurrentBatches`` wait too: stored
+    /// notifications lagged about twice as long (~1.1 s against ~0.5 s), and a worker paced at its limit
+    /// (`asnp-bench worker`) stored ~10% fewer a second (Docs/benchmarks.md). Default 0: as often as the database
+    /// answers.
+    package var transactionInterval: Duration = .zero
     /// Bodies verified at once (verification is pure CPU). Default: the cores this process may use, a container's CPU
     /// limit rounded up (SwiftNIO's `System.coreCount` reads the cgroup's quota; Foundation's `activeProcessorCount`
     /// counts the node's cores whatever the limit).

@@ -286,6 +286,31 @@ struct GroupCommitWriterTests {
         }
     }
 
+    @Test(
+        "A batch of a partition that is behind does not wait out the interval: it starts the transaction, with the batches waiting"
+    )
+    func behind() async throws {
+        let subscriptions = try Self.subscriptions()
+        try #require(subscriptions.count >= 3)
+        try await Self.withStore { store, server, database in
+            let commits = Commits()
+            let writer = Self.writer(store, metrics: WorkerMetrics(), commits: commits, interval: .seconds(3_600))
+            let lanes = Task { await writer.run() }
+            defer { lanes.cancel() }
+            let (first, firstOffset) = try await Self.batch(subscriptions[0], partition: 0)
+            let (second, secondOffset) = try await Self.batch(subscriptions[1], partition: 1)
+            let (third, thirdOffset) = try await Self.batch(subscriptions[2], partition: 2)
+            #expect(try await writer.write(first, committing: firstOffset, alone: false).committed)
+            let secondWritten = Task { try await writer.write(second, committing: secondOffset, alone: false) }
+            #expect(await eventually { writer.pausingLanes == 1 && writer.waitingBatches == 1 })
+
+            #expect(try await writer.write(third, committing: thirdOffset, alone: false, isBehind: true).committed)
+            #expect(try await secondWritten.value.committed)
+            #expect(commits.calls.withLock { $0 }.map { Set($0) } == [[firstOffset], [secondOffset, thirdOffset]])
+            #expect(try await server.psql(database, "SELECT count(DISTINCT xmin::text) FROM notifications") == "2")
+        }
+    }
+
     @Test("A batch handed in within the interval after a transaction started is written once the interval is over")
     func intervalOver() async throws {
         let subscriptions = try Self.subscriptions()

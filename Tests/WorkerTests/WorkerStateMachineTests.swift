@@ -102,6 +102,7 @@ struct WorkerStateMachineTests {
         machine.received(Self.messages(Self.p0, 0...4), now: Self.at(0))
         let first = try #require(Self.batches(machine.tick(now: Self.at(0))).first)
         #expect(Self.offsets(first) == [0, 1, 2, 3, 4] && first.attempts == 0)
+        #expect(!first.isBehind, "it took everything queued")
         machine.received(Self.messages(Self.p0, 5...6), now: Self.at(0.1))
         #expect(Self.batches(machine.tick(now: Self.at(0.1))).isEmpty, "one batch per partition in flight")
         let ended = machine.batchEnded(Self.stored(first, rows: Self.rows(1...2)), now: Self.at(0.2))
@@ -120,6 +121,7 @@ struct WorkerStateMachineTests {
         let first = Self.batches(machine.tick(now: Self.at(3)))
         #expect(first.map(\.partition) == [Self.p0, Self.p1])
         #expect(Self.offsets(first[0]) == [0, 1, 2])
+        #expect(first[0].isBehind && !first[1].isBehind, "p0 left two messages queued")
         _ = machine.batchEnded(Self.stored(first[0]), now: Self.at(4))
         // p2 has waited since 2, p0's rest since its batch was taken at 3.
         #expect(Self.batches(machine.tick(now: Self.at(4))).map(\.partition) == [Self.p2])
@@ -193,6 +195,7 @@ struct WorkerStateMachineTests {
         _ = machine.batchEnded(Self.stored(first), now: Self.at(0.2))
         let next = machine.tick(now: Self.at(0.2))
         #expect(Self.batches(next).map(Self.offsets) == [Array(10...19)])
+        #expect(!first.isBehind && Self.batches(next).allSatisfy(\.isBehind), "the partition held its share")
         #expect(Self.others(next) == ["resume [0]"])
         #expect(machine.paused.isEmpty)
     }

@@ -139,7 +139,7 @@ struct ConfigFileTests {
         #expect(worker.consumer.groupID == "asnp-workers")
         #expect(worker.maximumConcurrentBatches == 8)
         #expect(worker.maximumConcurrentWrites == 1)
-        #expect(worker.transactionInterval == .milliseconds(200))
+        #expect(worker.transactionInterval == .zero)
         #expect(worker.consumer.sessionTimeout == .seconds(45))
         #expect(try settings.workerStatus().port == 9090)
     }
