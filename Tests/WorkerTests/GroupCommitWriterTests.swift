@@ -128,9 +128,7 @@ struct GroupCommitWriterTests {
                 let messages = try #require(result.outboxMessages, "events made in memory, none read back")
                 #expect(messages.map { String($0.id) }.joined(separator: ",") == ids, "partition \(partition)")
             }
-            var scraped: [UInt8] = []
-            metrics.registry.emit(into: &scraped)
-            let exposition = String(decoding: scraped, as: UTF8.self)
+            let exposition = metrics.exposition
             #expect(exposition.contains("asnp_worker_transaction_batches_sum 3.0"))
             #expect(exposition.contains("asnp_worker_transaction_batches_count 1"))
 
@@ -269,9 +267,7 @@ struct GroupCommitWriterTests {
             #expect(try await secondWritten.value.committed)
             #expect(commits.calls.withLock { $0 }.map { Set($0) } == [[firstOffset], [secondOffset, thirdOffset]])
             #expect(try await server.psql(database, "SELECT count(DISTINCT xmin::text) FROM notifications") == "2")
-            var scraped: [UInt8] = []
-            metrics.registry.emit(into: &scraped)
-            let exposition = String(decoding: scraped, as: UTF8.self)
+            let exposition = metrics.exposition
             #expect(exposition.contains("asnp_worker_transaction_batches_sum 3.0"))
             #expect(exposition.contains("asnp_worker_transaction_batches_count 2"))
 
@@ -331,5 +327,14 @@ struct GroupCommitWriterTests {
             #expect(commits.calls.withLock { $0 } == [[firstOffset], [secondOffset]])
             #expect(try await server.psql(database, "SELECT count(DISTINCT xmin::text) FROM notifications") == "2")
         }
+    }
+}
+
+extension WorkerMetrics {
+    /// The registry as a scrape gives it.
+    fileprivate var exposition: String {
+        var scraped: [UInt8] = []
+        registry.emit(into: &scraped)
+        return String(decoding: scraped, as: UTF8.self)
     }
 }
