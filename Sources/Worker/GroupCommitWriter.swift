@@ -53,8 +53,8 @@ final class GroupCommitWriter: Sendable {
     private struct State {
         var pending: [Pending] = []
         var idleLanes: [CheckedContinuation<Bool, Never>] = []
-        /// Lanes pausing before their next transaction, by pause: resumed when the group is full, their pause is
-        /// over, or the writer stops.
+        /// Lanes pausing before their next transaction, by pause: resumed when it should start now (``startsNow``),
+        /// their pause is over, or the writer stops.
         var pausedLanes: [Int: CheckedContinuation<Void, Never>] = [:]
         var nextPause = 0
         var stopped = false
