@@ -10,7 +10,9 @@ extension Worker {
     ///
     /// Each partition stays in order because it never has two batches in flight, a failed batch goes back in front
     /// of what arrived after it, and an offset is committed only for a batch that was stored. Partitions never wait
-    /// for one another beyond ``WorkerConfiguration/maximumConcurrentBatches``.
+    /// for one another beyond ``WorkerConfiguration/maximumConcurrentBatches``, which counts the batches being
+    /// verified: a batch verified and waiting for its shared transaction (``batchVerified(_:nextOffset:)``) makes room
+    /// for another partition's, so that every partition's batch can join the next transaction.
     struct StateMachine {
         /// What the worker is to do.
         enum Action {
@@ -55,6 +57,12 @@ extension Worker {
             /// After a failed batch: not before then.
             var retryAt: ContinuousClock.Instant?
             var inFlight = false
+            /// The offset after the batch in flight (its commit), naming it for ``batchVerified(_:nextOffset:)``; nil
+            /// when none is in flight or it is an attempt after a failure (which keeps its place).
+            var inFlightNextOffset: Int64?
+            /// The batch in flight is verified and waits for (or is in) its transaction: it no longer counts against
+            /// ``maximumConcurrentBatches``.
+            var verified = false
             /// The offset of a stored batch whose commit failed, to commit again.
             var uncommitted: Int64?
             /// Paused on the consumer.
@@ -97,6 +105,12 @@ extension Worker {
 
         /// Partitions with a batch in flight.
         var inFlight: Set<KafkaTopicPartition> { Set(partitions.filter(\.value.inFlight).keys) }
+
+        /// Partitions with a batch in flight not yet reported verified: they count against
+        /// ``WorkerConfiguration/maximumConcurrentBatches``.
+        var verifying: Set<KafkaTopicPartition> {
+            Set(partitions.filter { $0.value.inFlight && !$0.value.verified }.keys)
+        }
 
         /// Whether any batch is in flight.
         var hasBatchInFlight: Bool { partitions.values.contains(where: \.inFlight) }
@@ -157,6 +171,15 @@ extension Worker {
             return actions
         }
 
+        /// The batch in flight of `partition` ending before `nextOffset` was verified and waits for its transaction:
+        /// another partition's batch may start in its place. A batch tried again after a failure is written alone, on
+        /// a connection of its own, and keeps its place: do not report it.
+        mutating func batchVerified(_ partition: KafkaTopicPartition, nextOffset: Int64) {
+            guard partitions[partition]?.inFlight == true, partitions[partition]?.inFlightNextOffset == nextOffset
+            else { return }
+            partitions[partition]?.verified = true
+        }
+
         /// A batch ended, stored (and committed, or not) or not.
         mutating func batchEnded(_ outcome: BatchOutcome, now: ContinuousClock.Instant) -> [Action] {
             let partition = outcome.batch.partition
@@ -164,6 +187,8 @@ extension Worker {
                 return []
             }
             state.inFlight = false
+            state.inFlightNextOffset = nil
+            state.verified = false
             // A lost or revoked partition's rows wait in the table for its next owner, which reads it on assignment.
             let publishes = state.ending?.handsOver != true
             var actions: [Action] = []
@@ -233,7 +258,7 @@ extension Worker {
         /// flight and not waiting out a backoff, while fewer than ``maximumConcurrentBatches`` are in flight; the
         /// partitions that waited longest first.
         private mutating func startBatches(now: ContinuousClock.Instant) -> [PartitionBatch] {
-            let free = maximumConcurrentBatches - partitions.values.filter(\.inFlight).count
+            let free = maximumConcurrentBatches - verifying.count
             guard free > 0 else { return [] }
             let ready = partitions.filter { _, state in
                 state.isConsuming && !state.inFlight && !state.queued.isEmpty
@@ -266,6 +291,8 @@ extension Worker {
             state.attempts = 0
             state.retryAt = nil
             state.inFlight = true
+            state.inFlightNextOffset = batch.attempts == 0 ? batch.nextOffset.offset : nil
+            state.verified = false
             partitions[partition] = state
             return batch
         }

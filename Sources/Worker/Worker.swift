@@ -35,6 +35,10 @@ package final class Worker: Service, Sendable {
     /// What the worker measures; serve ``WorkerMetrics/registry`` (with a ``WorkerMetricsSampler`` for its gauges).
     package let metrics: WorkerMetrics
     private let status = Mutex(Status())
+    /// Batches verified since the run loop last looked (their partition and next offset): they wait for their
+    /// transaction, and other partitions' batches may start in their place
+    /// (``StateMachine/batchVerified(_:nextOffset:)``).
+    private let verifiedBatches = Mutex<[(partition: KafkaTopicPartition, nextOffset: Int64)]>([])
 
     /// The run loop's state, for probes and scrapes.
     private struct Status {
@@ -155,6 +159,15 @@ package final class Worker: Service, Sendable {
         do {
             while !Task.isCancelled, !Task.isShuttingDownGracefully {
                 status.withLock { $0.lastTurn = .now }
+                // Before the ended batches, so that a report finds its batch still in flight; one that comes after its
+                // batch ended names no batch in flight and is ignored.
+                let verified = verifiedBatches.withLock { verified in
+                    defer { verified = [] }
+                    return verified
+                }
+                for verified in verified {
+                    machine.batchVerified(verified.partition, nextOffset: verified.nextOffset)
+                }
                 var ended: [StateMachine.Action] = []
                 for outcome in await tasks.takeFinished() {
                     ended += machine.batchEnded(outcome, now: .now)
@@ -234,6 +247,10 @@ package final class Worker: Service, Sendable {
             let verificationStart = ContinuousClock.now
             let notifications = try await verifier.batch(for: batch.messages)
             metrics.verificationDuration.record(verificationStart.duration(to: .now))
+            // A batch tried again is written alone, on a connection of its own: it keeps its place among the batches.
+            if batch.attempts == 0 {
+                verifiedBatches.withLock { $0.append((batch.partition, batch.nextOffset.offset)) }
+            }
             stage = "store"
             let written = try await writer.write(
                 notifications,

@@ -11,8 +11,10 @@ package struct WorkerConfiguration: Sendable {
     package var maximumBatchSize = 1_000
     /// How long a poll waits for the first message. Default 200 ms.
     package var maximumWait: Duration = .milliseconds(200)
-    /// Partition batches in progress at once (verifying, or waiting for their transaction). Default 8: more holds
-    /// more messages in memory while they wait.
+    /// Partition batches being verified at once: a batch verified and waiting for its shared transaction makes room for
+    /// another partition's (so a transaction can take every partition's batch), one tried again after a failure keeps
+    /// its place (and a connection) until it ends. Memory is bounded apart: a partition holds at most its share of two
+    /// polls. Default 8.
     package var maximumConcurrentBatches = 8
     /// Transactions storing batches at once, each on a connection of its own (``GroupCommitWriter``). Each takes every
     /// partition batch verified while the previous one ran: fewer, larger transactions cost PostgreSQL and the worker
@@ -23,10 +25,9 @@ package struct WorkerConfiguration: Sendable {
     /// and join the next one, and the partitions' next batches grow meanwhile; a partition that is behind (its batch
     /// left messages queued) or ``maximumBatchSize`` messages waiting start it at once. At low load nothing waits.
     /// Fewer, larger transactions cost the worker less per notification (7% less CPU at 2,250/s with 200 ms), but
-    /// while batches wait, the partitions without a place among ``maximumConcurrentBatches`` wait too: stored
-    /// notifications lagged about twice as long (~1.1 s against ~0.5 s), and a worker paced at its limit
-    /// (`asnp-bench worker`) stored ~10% fewer a second (Docs/benchmarks.md). Default 0: as often as the database
-    /// answers.
+    /// stored notifications lagged about twice as long (~1.1 s against ~0.5 s), and a worker paced at its limit
+    /// (`asnp-bench worker`) stored ~10% fewer a second, measured while batches waiting for their transaction still
+    /// counted against ``maximumConcurrentBatches`` (Docs/benchmarks.md). Default 0: as often as the database answers.
     package var transactionInterval: Duration = .zero
     /// Bodies verified at once (verification is pure CPU). Default: the cores this process may use, a container's CPU
     /// limit rounded up (SwiftNIO's `System.coreCount` reads the cgroup's quota; Foundation's `activeProcessorCount`

@@ -129,6 +129,39 @@ struct WorkerStateMachineTests {
         #expect(Self.batches(machine.tick(now: Self.at(5))).map(Self.offsets) == [[3, 4]])
     }
 
+    @Test(
+        "A batch verified and waiting for its transaction makes room for another partition's; reports naming no batch in flight, or an attempt after a failure, change nothing"
+    )
+    func verifiedBatchesMakeRoom() throws {
+        var machine = Self.machine(concurrency: 1)
+        _ = machine.assigned([Self.p0, Self.p1, Self.p2], now: Self.at(0))
+        machine.received(Self.messages(Self.p0, 0...1), now: Self.at(0))
+        machine.received(Self.messages(Self.p1, 0...0), now: Self.at(0))
+        machine.received(Self.messages(Self.p2, 0...0), now: Self.at(0))
+        let first = try #require(Self.batches(machine.tick(now: Self.at(0))).first)
+        #expect(first.partition == Self.p0)
+        machine.batchVerified(Self.p1, nextOffset: 1)
+        machine.batchVerified(Self.p0, nextOffset: 99)
+        #expect(Self.batches(machine.tick(now: Self.at(0))).isEmpty, "no batch of p1 in flight; not p0's batch")
+        machine.batchVerified(Self.p0, nextOffset: 2)
+        let second = try #require(Self.batches(machine.tick(now: Self.at(0))).first)
+        #expect(second.partition == Self.p1)
+        #expect(Self.batches(machine.tick(now: Self.at(0))).isEmpty, "p1's batch is being verified")
+
+        // p0's batch fails: tried again after its backoff, and that attempt keeps its place even if reported.
+        _ = machine.batchEnded(Self.failed(first), now: Self.at(0.1))
+        _ = machine.batchEnded(Self.stored(second), now: Self.at(0.2))
+        #expect(Self.batches(machine.tick(now: Self.at(0.2))).map(\.partition) == [Self.p2])
+        machine.batchVerified(Self.p2, nextOffset: 1)
+        let retry = try #require(Self.batches(machine.tick(now: Self.at(2))).first)
+        #expect(retry.partition == Self.p0 && retry.attempts == 1 && retry.nextOffset.offset == 2)
+        machine.received(Self.messages(Self.p1, 1...1), now: Self.at(2))
+        machine.batchVerified(Self.p0, nextOffset: 2)
+        #expect(Self.batches(machine.tick(now: Self.at(2))).isEmpty, "the attempt after a failure keeps its place")
+        _ = machine.batchEnded(Self.stored(retry), now: Self.at(2.1))
+        #expect(Self.batches(machine.tick(now: Self.at(2.1))).map(Self.offsets) == [[1]])
+    }
+
     @Test("A failed batch: paused, tried again after its backoff with what arrived since, backoffs doubling to the cap")
     func failedBatchBacksOff() throws {
         var machine = Self.machine(initialBackoff: .seconds(1), maximumBackoff: .seconds(3))
@@ -307,14 +340,17 @@ struct WorkerStateMachineTests {
         var revoking = false
     }
 
-    @Test("Random interleavings of polls, batch outcomes, refused commits, revocations and losses: in order, no gap")
+    @Test(
+        "Random interleavings of polls, verified batches, batch outcomes, refused commits, revocations and losses: in order, no gap"
+    )
     func randomInterleavings() throws {
         var generator = SeededGenerator(seed: 0xBA7C4)
         let partitions = [Self.p0, Self.p1, Self.p2]
         for round in 0..<300 {
+            let concurrency = Int.random(in: 1...2, using: &generator)
             var machine = Self.machine(
                 batchSize: Int.random(in: 1...4, using: &generator),
-                concurrency: Int.random(in: 1...3, using: &generator),
+                concurrency: concurrency,
                 initialBackoff: .milliseconds(100),
                 maximumBackoff: .milliseconds(400)
             )
@@ -442,9 +478,14 @@ struct WorkerStateMachineTests {
                 default:
                     if !simulated[partition]!.owned { assign(partition) }
                 }
+                // The batch task reports its batch verified (a first attempt's, or a stale report naming another).
+                if let batch = simulated[partition]!.batchInFlight, Bool.random(using: &generator) {
+                    let stale = Int.random(in: 0..<4, using: &generator) == 0
+                    machine.batchVerified(partition, nextOffset: batch.nextOffset.offset + (stale ? 1 : 0))
+                }
                 poll()
                 perform(machine.tick(now: Self.at(clock)))
-                #expect(machine.inFlight.count <= 3)
+                #expect(machine.verifying.count <= concurrency, "round \(round): \(machine.verifying) being verified")
             }
             // Settle without failures: every message is stored and committed.
             failures = false
