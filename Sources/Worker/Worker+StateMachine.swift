@@ -63,6 +63,9 @@ extension Worker {
             /// The batch in flight is verified and waits for (or is in) its transaction: it no longer counts against
             /// ``maximumConcurrentBatches``.
             var verified = false
+
+            /// Counts against ``maximumConcurrentBatches``.
+            var isVerifying: Bool { inFlight && !verified }
             /// The offset of a stored batch whose commit failed, to commit again.
             var uncommitted: Int64?
             /// Paused on the consumer.
@@ -109,7 +112,7 @@ extension Worker {
         /// Partitions with a batch in flight not yet reported verified: they count against
         /// ``WorkerConfiguration/maximumConcurrentBatches``.
         var verifying: Set<KafkaTopicPartition> {
-            Set(partitions.filter { $0.value.inFlight && !$0.value.verified }.keys)
+            Set(partitions.filter(\.value.isVerifying).keys)
         }
 
         /// Whether any batch is in flight.
@@ -258,7 +261,7 @@ extension Worker {
         /// flight and not waiting out a backoff, while fewer than ``maximumConcurrentBatches`` are in flight; the
         /// partitions that waited longest first.
         private mutating func startBatches(now: ContinuousClock.Instant) -> [PartitionBatch] {
-            let free = maximumConcurrentBatches - verifying.count
+            let free = maximumConcurrentBatches - partitions.values.count(where: \.isVerifying)
             guard free > 0 else { return [] }
             let ready = partitions.filter { _, state in
                 state.isConsuming && !state.inFlight && !state.queued.isEmpty
@@ -292,7 +295,6 @@ extension Worker {
             state.retryAt = nil
             state.inFlight = true
             state.inFlightNextOffset = batch.attempts == 0 ? batch.nextOffset.offset : nil
-            state.verified = false
             partitions[partition] = state
             return batch
         }

@@ -97,16 +97,9 @@ extension PipelineSettings {
             try int("worker.maxConcurrentBatches") ?? configuration.maximumConcurrentBatches
         configuration.maximumConcurrentWrites =
             try int("worker.maxConcurrentWrites") ?? configuration.maximumConcurrentWrites
-        if let seconds = try double("worker.transactionIntervalSeconds") {
-            // 0 is allowed: transactions as often as the database answers.
-            guard seconds >= 0, seconds.isFinite else {
-                throw SettingsError(
-                    key: "worker.transactionIntervalSeconds",
-                    reason: "must be 0 or a positive number of seconds, not \(seconds)"
-                )
-            }
-            configuration.transactionInterval = .milliseconds(Int64((seconds * 1_000).rounded()))
-        }
+        // 0: transactions as often as the database answers.
+        configuration.transactionInterval =
+            try duration("worker.transactionIntervalSeconds", allowsZero: true) ?? configuration.transactionInterval
         configuration.maximumConcurrentPublications =
             try int("worker.maxConcurrentPublications") ?? configuration.maximumConcurrentPublications
         configuration.outboxSweepInterval =

@@ -67,11 +67,12 @@ package struct PipelineSettings {
         try optional(key) { try reader.requiredStringArray(forKey: ConfigKey(key), isSecret: isSecret) }
     }
 
-    /// Seconds as a duration (`ingress.ackTimeoutSeconds: 2.5`); must be positive.
-    package func duration(_ key: String) throws -> Duration? {
+    /// Seconds as a duration (`ingress.ackTimeoutSeconds: 2.5`); must be positive, or with `allowsZero` not negative.
+    package func duration(_ key: String, allowsZero: Bool = false) throws -> Duration? {
         guard let seconds = try double(key) else { return nil }
-        guard seconds > 0, seconds.isFinite else {
-            throw SettingsError(key: key, reason: "must be a positive number of seconds, not \(seconds)")
+        guard allowsZero ? seconds >= 0 : seconds > 0, seconds.isFinite else {
+            let expected = allowsZero ? "0 or a positive number of seconds" : "a positive number of seconds"
+            throw SettingsError(key: key, reason: "must be \(expected), not \(seconds)")
         }
         return .milliseconds(Int64((seconds * 1_000).rounded()))
     }
