@@ -42,6 +42,15 @@ package struct IngressConfiguration: Sendable {
     /// (few partitions, or rates far above a few thousand a second) shrink ~5× under lz4, their certificates
     /// repeating: choose it for those.
     package var rawTopicCompression = "none"
+    /// How long the raw topic's producer waits to fill a produce request (`linger.ms`). Default 5 ms (librdkafka's
+    /// own default): against 2 ms, 4% less of the ingress's CPU per notification at 2,500/s and 18% at 1,250/s
+    /// (fewer, fuller requests and fewer wake-ups of the broker threads), for ~3 ms more until the answer.
+    package var rawTopicLinger: Duration = .milliseconds(5)
+    /// The threads serving HTTP (SwiftNIO event loops). Default nil: one per core available to the process (its
+    /// cgroup CPU limit, if any, else the machine's cores). A pod that serves a share of one core does better with
+    /// 1: every request wakes its event loop twice (its body, then the broker's acknowledgement), and spread over
+    /// more threads those wake-ups rarely coincide (one thread: 5% less CPU per notification at 2,500/s on 2 cores).
+    package var eventLoopThreads: Int?
 
     /// Settings serving `apps`, with the defaults above.
     package init(apps: [PipelineApp]) {
@@ -50,11 +59,12 @@ package struct IngressConfiguration: Sendable {
 
     /// The settings of the producer that writes the raw topic to `cluster`: its delivery timeout is the
     /// acknowledgement timeout, so that a body answered 503 is not delivered later (librdkafka gives up when the
-    /// request does), and it compresses as ``rawTopicCompression`` says.
+    /// request does), and it compresses and lingers as ``rawTopicCompression`` and ``rawTopicLinger`` say.
     package func producerConfiguration(cluster: KafkaClusterConfiguration) -> KafkaProducerConfiguration {
         var producer = KafkaProducerConfiguration(cluster: cluster)
         producer.deliveryTimeout = acknowledgementTimeout
         producer.compression = rawTopicCompression
+        producer.linger = rawTopicLinger
         return producer
     }
 
@@ -80,6 +90,7 @@ package struct IngressConfiguration: Sendable {
             throw invalid("acknowledgementTimeout, idleTimeout, readinessTimeout and requestTimeout must be positive")
         }
         guard maximumConcurrentRequests > 0 else { throw invalid("maximumConcurrentRequests must be positive") }
+        if let eventLoopThreads, eventLoopThreads < 1 { throw invalid("eventLoopThreads must be at least 1") }
         guard Self.compressionCodecs.contains(rawTopicCompression) else {
             throw invalid(
                 "rawTopicCompression '\(rawTopicCompression)' is not one of "

@@ -5,6 +5,7 @@ import HummingbirdCore
 import KafkaClient
 import Logging
 import NIOCore
+import NIOPosix
 import PipelineStatus
 import Prometheus
 import ServiceLifecycle
@@ -20,7 +21,9 @@ import ServiceLifecycle
 /// shuts down (flushing) only after the server stopped.
 package final class IngressServer: Service, Sendable {
     package let configuration: IngressConfiguration
-    private let application: Application<RouterResponder<BasicRequestContext>>
+    /// The server on the event loops given: made when it runs, so that event loops of its own
+    /// (``IngressConfiguration/eventLoopThreads``) exist only while it does.
+    private let makeApplication: @Sendable (EventLoopGroupProvider) -> Application<RouterResponder<BasicRequestContext>>
 
     /// Creates the server; throws ``IngressError/Code/invalidConfiguration`` for invalid settings.
     ///
@@ -63,35 +66,53 @@ package final class IngressServer: Service, Sendable {
         )
 
         // Hummingbird gives every request's logger its own id: set lazily (see the handler).
-        var applicationLogger = logger
-        applicationLogger.handler = LazyMetadataLogHandler(wrapping: logger.handler)
+        let applicationLogger = {
+            var applicationLogger = logger
+            applicationLogger.handler = LazyMetadataLogHandler(wrapping: logger.handler)
+            return applicationLogger
+        }()
         let idleTimeout = configuration.idleTimeout
         let host = configuration.host
         let port = configuration.port
         let serverName = "asnp"
-        application = Application(
-            router: router,
-            server: HTTPServerBuilder { responder in
-                IngressChannel(
-                    responder: responder,
-                    receiver: receiver,
-                    serverName: serverName,
-                    idleTimeout: idleTimeout
-                )
-            },
-            configuration: ApplicationConfiguration(address: .hostname(host, port: port), serverName: serverName),
-            onServerRunning: { channel in
-                let bound = channel.localAddress?.port ?? port
-                logger.info("Ingress listening", metadata: ["http.address": "\(host):\(bound)"])
-                await onListening(bound)
-            },
-            logger: applicationLogger
-        )
+        let responder = router.buildResponder()
+        makeApplication = { eventLoopGroupProvider in
+            Application(
+                responder: responder,
+                server: HTTPServerBuilder { responder in
+                    IngressChannel(
+                        responder: responder,
+                        receiver: receiver,
+                        serverName: serverName,
+                        idleTimeout: idleTimeout
+                    )
+                },
+                configuration: ApplicationConfiguration(address: .hostname(host, port: port), serverName: serverName),
+                onServerRunning: { channel in
+                    let bound = channel.localAddress?.port ?? port
+                    logger.info("Ingress listening", metadata: ["http.address": "\(host):\(bound)"])
+                    await onListening(bound)
+                },
+                eventLoopGroupProvider: eventLoopGroupProvider,
+                logger: applicationLogger
+            )
+        }
     }
 
     /// Serves until graceful shutdown (then finishes the requests in progress) or cancellation.
     package func run() async throws {
-        try await application.run()
+        guard let threads = configuration.eventLoopThreads else {
+            try await makeApplication(.singleton).run()
+            return
+        }
+        let group = MultiThreadedEventLoopGroup(numberOfThreads: threads)
+        do {
+            try await makeApplication(.shared(group)).run()
+        } catch {
+            try? await group.shutdownGracefully()
+            throw error
+        }
+        try await group.shutdownGracefully()
     }
 
     /// Warns once per reason about the notifications the configuration cannot verify: they are refused with 503.

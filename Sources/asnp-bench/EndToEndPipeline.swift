@@ -61,9 +61,12 @@ struct EndToEndPipeline {
             "KAFKA_BOOTSTRAP_SERVERS": mock.bootstrapServers, "APPS_NAMES": app,
             "APPS_\(app.uppercased())_BUNDLE_ID": bundleId,
         ]
+        // One HTTP thread, as the Kubernetes base runs the ingress (Deploy/kubernetes/base/settings.env).
         let ingress = try child(
             ["ingress", "--log-level", "error"],
-            environment: common.merging(["INGRESS_HOST": "127.0.0.1", "INGRESS_PORT": String(port)]) { $1 }
+            environment: common.merging([
+                "INGRESS_HOST": "127.0.0.1", "INGRESS_PORT": String(port), "INGRESS_EVENT_LOOP_THREADS": "1",
+            ]) { $1 }
         )
         let workers = try ports.dropFirst().map { statusPort in
             try child(

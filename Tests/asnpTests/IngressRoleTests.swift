@@ -16,10 +16,11 @@ struct IngressRoleTests {
     @Test(
         """
         the raw topic is written uncompressed unless ingress.compression names a codec, and an unknown one is refused \
-        naming it; the producer's delivery timeout is the acknowledgement timeout either way
+        naming it; the producer's delivery timeout is the acknowledgement timeout either way, its linger 5 ms; \
+        ingress.eventLoopThreads is unset (one per core) unless given, and at least 1
         """
     )
-    func rawTopicCompression() async throws {
+    func rawTopicProducerAndEventLoops() async throws {
         let base = [
             "KAFKA_BOOTSTRAP_SERVERS": "127.0.0.1:9092", "APPS_NAMES": "notes",
             "APPS_NOTES_BUNDLE_ID": Fixtures.bundleId,
@@ -30,6 +31,11 @@ struct IngressRoleTests {
         let defaults = try await role([:])
         #expect(defaults.producer.compression == "none")
         #expect(defaults.producer.deliveryTimeout == defaults.ingress.acknowledgementTimeout)
+        #expect(defaults.producer.linger == .milliseconds(5))
+        #expect(defaults.ingress.eventLoopThreads == nil)
+        #expect(try await role(["INGRESS_EVENT_LOOP_THREADS": "1"]).ingress.eventLoopThreads == 1)
+        let none = await #expect(throws: SettingsError.self) { try await role(["INGRESS_EVENT_LOOP_THREADS": "0"]) }
+        #expect("\(none.map { "\($0)" } ?? "")".contains("eventLoopThreads must be at least 1"))
 
         let lz4 = try await role(["INGRESS_COMPRESSION": "lz4", "INGRESS_ACK_TIMEOUT_SECONDS": "2"])
         #expect(lz4.producer.compression == "lz4")
@@ -41,7 +47,12 @@ struct IngressRoleTests {
         #expect(message.contains(says), "\(message)")
     }
 
-    @Test("Bodies answered 200 are on the raw topic with their key and headers; a graceful shutdown ends the run")
+    @Test(
+        """
+        Bodies answered 200 are on the raw topic with their key and headers; a graceful shutdown ends the run (on an \
+        event loop of the ingress's own, which it shuts down)
+        """
+    )
     func receiveAndStop() async throws {
         var logger = Logger(label: "test.ingress-role")
         logger.logLevel =
@@ -54,6 +65,7 @@ struct IngressRoleTests {
             "APPS_NOTES_BUNDLE_ID": Fixtures.bundleId,
             "INGRESS_HOST": "127.0.0.1",
             "INGRESS_PORT": "0",
+            "INGRESS_EVENT_LOOP_THREADS": "1",
         ]
         let settings = try await PipelineSettings.load(file: nil, environment: variables).ingressRole()
         let (ports, listening) = AsyncStream<Int>.makeStream()

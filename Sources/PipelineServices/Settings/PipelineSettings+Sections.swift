@@ -125,6 +125,7 @@ extension PipelineSettings {
             try duration("ingress.readinessTimeoutSeconds") ?? configuration.readinessTimeout
         configuration.maximumConcurrentRequests =
             try int("ingress.maxConcurrentRequests") ?? configuration.maximumConcurrentRequests
+        configuration.eventLoopThreads = try int("ingress.eventLoopThreads")
         configuration.allowedSources = try networks("ingress.allowedSources")
         configuration.trustedProxies = try networks("ingress.trustedProxies")
         configuration.pathToken = try secret("ingress.pathToken")
