@@ -137,9 +137,9 @@ struct ConfigFileTests {
         // worker's own settings do not read them.
         let worker = try settings.worker(cluster: KafkaClusterConfiguration(bootstrapServers: "kafka-0.kafka:9093"))
         #expect(worker.consumer.groupID == "asnp-workers")
-        #expect(worker.maximumConcurrentBatches == 8)
+        #expect(worker.maximumConcurrentBatches == 4)
         #expect(worker.maximumConcurrentWrites == 1)
-        #expect(worker.transactionInterval == .zero)
+        #expect(worker.transactionInterval == .milliseconds(200))
         #expect(worker.consumer.sessionTimeout == .seconds(45))
         #expect(try settings.workerStatus().port == 9090)
     }
