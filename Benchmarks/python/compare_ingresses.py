@@ -13,7 +13,6 @@ A variant is an `asnp` executable (by default the one beside asnp-bench) and env
         [--b-executable PATH] [--rate 2500] [--window 30] [--runs 2] [--connections 32] [--partitions 64]
 """
 
-import argparse
 import json
 import os
 import shlex
@@ -24,10 +23,7 @@ import sys
 import time
 import urllib.request
 
-
-def stat_seconds(pid):
-    fields = open(f"/proc/{pid}/stat").read().rsplit(")", 1)[1].split()
-    return (int(fields[11]) + int(fields[12])) / os.sysconf("SC_CLK_TCK")
+from side_by_side import parser, stat_seconds, summarize
 
 
 def answered(port):
@@ -116,19 +112,12 @@ def run(args, executables, environments, number, order):
 
 
 def main():
-    parser = argparse.ArgumentParser(description=__doc__.split("\n")[0])
-    parser.add_argument("outdir")
-    parser.add_argument("--release", required=True, help="the directory holding asnp and asnp-bench")
-    parser.add_argument("--a-env", default="")
-    parser.add_argument("--b-env", default="")
-    parser.add_argument("--a-executable")
-    parser.add_argument("--b-executable")
-    parser.add_argument("--rate", type=int, default=2500, help="requests/s posted to each ingress")
-    parser.add_argument("--window", type=int, default=30, help="seconds measured")
-    parser.add_argument("--runs", type=int, default=2)
-    parser.add_argument("--connections", type=int, default=32, help="connections per load generator")
-    parser.add_argument("--partitions", type=int, default=64)
-    args = parser.parse_args()
+    arguments = parser(__doc__.split("\n")[0], rate=2500)
+    arguments.add_argument("--a-executable")
+    arguments.add_argument("--window", type=int, default=30, help="seconds measured")
+    arguments.add_argument("--connections", type=int, default=32, help="connections per load generator")
+    arguments.add_argument("--partitions", type=int, default=64)
+    args = arguments.parse_args()
     args.outdir = os.path.abspath(args.outdir)
     os.makedirs(args.outdir, exist_ok=True)
     # Copies, so a build during the runs changes neither variant.
@@ -139,8 +128,7 @@ def main():
     environments = {"A": args.a_env, "B": args.b_env}
     ratios = [run(args, executables, environments, number, ["A", "B"] if number % 2 else ["B", "A"])
               for number in range(1, args.runs + 1)]
-    print(f"B/A over {len(ratios)} runs: mean {sum(ratios) / len(ratios):.3f} "
-          f"(runs {', '.join(f'{r:.3f}' for r in ratios)})")
+    summarize(ratios)
 
 
 if __name__ == "__main__":

@@ -15,7 +15,6 @@ the ingress, mock broker and migrations as the A executable and the workers as A
         [--rate 2250] [--runs 2] [--database-url URL]
 """
 
-import argparse
 import os
 import shlex
 import shutil
@@ -23,6 +22,8 @@ import subprocess
 import sys
 import time
 import urllib.request
+
+from side_by_side import parser, stat_seconds, summarize
 
 WRAPPER = """#!/bin/bash
 # Written by compare_workers.py: workers alternate between the variants, in the order of FIRST.
@@ -37,11 +38,6 @@ if [ "$1" = worker ]; then
 fi
 exec "{a_exe}" "$@"
 """
-
-
-def stat_seconds(pid):
-    fields = open(f"/proc/{pid}/stat").read().rsplit(")", 1)[1].split()
-    return (int(fields[11]) + int(fields[12])) / os.sysconf("SC_CLK_TCK")
 
 
 def status_port(pid):
@@ -94,16 +90,9 @@ def run(args, bin_dir, number, first):
 
 
 def main():
-    parser = argparse.ArgumentParser(description=__doc__.split("\n")[0])
-    parser.add_argument("outdir")
-    parser.add_argument("--release", required=True, help="the directory holding asnp and asnp-bench")
-    parser.add_argument("--a-env", default="")
-    parser.add_argument("--b-env", default="")
-    parser.add_argument("--b-executable")
-    parser.add_argument("--rate", type=int, default=2250)
-    parser.add_argument("--runs", type=int, default=2)
-    parser.add_argument("--database-url", default="postgres://postgres@127.0.0.1:55432/postgres?sslmode=disable")
-    args = parser.parse_args()
+    arguments = parser(__doc__.split("\n")[0], rate=2250)
+    arguments.add_argument("--database-url", default="postgres://postgres@127.0.0.1:55432/postgres?sslmode=disable")
+    args = arguments.parse_args()
     bin_dir = os.path.abspath(f"{args.outdir}/bin")
     os.makedirs(bin_dir, exist_ok=True)
     # Copies, so a build during the runs changes neither variant.
@@ -119,8 +108,7 @@ def main():
                                      a_env=quoted(args.a_env), b_env=quoted(args.b_env)))
     os.chmod(f"{bin_dir}/asnp", 0o755)
     ratios = [run(args, bin_dir, number, "A B" if number % 2 else "B A") for number in range(1, args.runs + 1)]
-    print(f"B/A over {len(ratios)} runs: mean {sum(ratios) / len(ratios):.3f} "
-          f"(runs {', '.join(f'{r:.3f}' for r in ratios)})")
+    summarize(ratios)
 
 
 if __name__ == "__main__":
