@@ -14,12 +14,12 @@ import Synchronization
 /// each paid for a transaction of their own).
 ///
 /// With an `interval` (``WorkerConfiguration/transactionInterval``, 200 ms by default) a lane starts its next
-/// transaction no sooner than that after it started the previous one, unless a batch waiting is of a partition that is behind
-/// (it left messages queued: waiting would only slow it down) or the batches waiting already hold `maximumMessages`:
-/// batches verified meanwhile wait and join it, and the partitions' next batches grow meanwhile. With 0,
-/// transactions run as often as the database answers, about 20 a second per worker at 2,250 notifications/s, each of
-/// 3–4 partition batches, and every transaction's fixed costs in the worker (statements, round trips, the offset
-/// commit, the outbox publication that follows it, the hand-offs between threads around each) come to a tenth of
+/// transaction no sooner than that after it started the previous one, unless a batch waiting is of a partition that is
+/// behind (it left messages queued: waiting would only slow it down) or the batches waiting already hold
+/// `maximumMessages`: batches verified meanwhile wait and join it, and the partitions' next batches grow meanwhile.
+/// With 0, transactions run as often as the database answers, about 20 a second per worker at 2,250 notifications/s,
+/// each of 3–4 partition batches, and every transaction's fixed costs in the worker (statements, round trips, the
+/// offset commit, the outbox publication that follows it, the hand-offs between threads around each) come to a tenth of
 /// its CPU (Docs/benchmarks.md). At low load nothing waits: a batch that arrives when the last transaction started
 /// longer than `interval` ago is written at once.
 ///

@@ -14,8 +14,9 @@ package struct WorkerConfiguration: Sendable {
     /// Partition batches being verified at once: a batch verified and waiting for its shared transaction makes room for
     /// another partition's (so a transaction can take every partition's batch), one tried again after a failure keeps
     /// its place (and a connection) until it ends. Memory is bounded apart: a partition holds at most its share of two
-    /// polls. Default 4: with fewer verified at once each partition's batch gathers more (8 cost the worker 2% more
-    /// CPU per notification at 2,250/s with the default ``transactionInterval``, 2 cost 1–2% more; Docs/benchmarks.md).
+    /// polls. Default 4: with fewer verified at once each partition's batch gathers more (with the default
+    /// ``transactionInterval`` at 2,250/s, 8 cost the worker ~2% more CPU per notification, derived from two
+    /// comparisons, and 2 cost 1–2% more; Docs/benchmarks.md).
     package var maximumConcurrentBatches = 4
     /// Transactions storing batches at once, each on a connection of its own (``GroupCommitWriter``). Each takes every
     /// partition batch verified while the previous one ran: fewer, larger transactions cost PostgreSQL and the worker
@@ -24,11 +25,11 @@ package struct WorkerConfiguration: Sendable {
     package var maximumConcurrentWrites = 1
     /// The shortest time between the starts of a connection's transactions: partition batches verified meanwhile wait
     /// and join the next one, and the partitions' next batches grow meanwhile; a partition that is behind (its batch
-    /// left messages queued) or ``maximumBatchSize`` messages waiting start it at once. A batch waits at most this long,
-    /// at low load not at all (the last transaction started longer ago). Default 200 ms: with ``maximumConcurrentBatches`` 4, 4.5% less worker CPU per notification at
-    /// 2,250/s than transactions as often as the database answers (0) with 8, storing not measurably later, and a
-    /// worker paced at its limit (`asnp-bench worker`) as fast (Docs/benchmarks.md). 0: as often as the database
-    /// answers.
+    /// left messages queued) or ``maximumBatchSize`` messages waiting start it at once. A batch waits at most this
+    /// long, at low load not at all (the last transaction started longer ago). Default 200 ms: with
+    /// ``maximumConcurrentBatches`` 4, 4.5% less worker CPU per notification at 2,250/s than transactions as often as
+    /// the database answers (0) with 8, storing not measurably later, and a worker paced at its limit (`asnp-bench
+    /// worker`) as fast (Docs/benchmarks.md). 0: as often as the database answers.
     package var transactionInterval: Duration = .milliseconds(200)
     /// Bodies verified at once (verification is pure CPU). Default: the cores this process may use, a container's CPU
     /// limit rounded up (SwiftNIO's `System.coreCount` reads the cgroup's quota; Foundation's `activeProcessorCount`
