@@ -24,9 +24,12 @@ struct BenchIngressCommand: AsyncParsableCommand {
             closed-loop client: latencies at reduced load are measured from each request's send, so queueing \
             the client did not send does not show; and each connection waits for its answer, so too few \
             connections measure the latency rather than the peak (the raw topic's producer gathers messages \
-            for 5 ms: 32 connections cannot pass ~6,000 requests/s).
+            for \(lingerMilliseconds) ms: 32 connections cannot pass \(32_000 / lingerMilliseconds) requests/s).
             """
     )
+
+    /// How long the ingress's raw-topic producer gathers messages, which bounds each connection's rate.
+    private static let lingerMilliseconds = max(1, Int(IngressConfiguration(apps: []).rawTopicLinger.seconds * 1_000))
 
     @Option(help: "Seconds each wrk run lasts.")
     var seconds = 10
