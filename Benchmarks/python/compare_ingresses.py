@@ -23,13 +23,11 @@ import sys
 import time
 import urllib.request
 
-from side_by_side import parser, stat_seconds, summarize
+from side_by_side import counter_total, parser, stat_seconds, summarize
 
 
 def answered(port):
-    text = urllib.request.urlopen(f"http://127.0.0.1:{port}/metrics", timeout=10).read().decode()
-    return sum(float(line.split()[-1]) for line in text.splitlines()
-               if line.startswith("asnp_ingress_requests_total") and 'status="200"' in line)
+    return counter_total(port, "asnp_ingress_requests_total", 'status="200"')
 
 
 def free_port():
@@ -84,6 +82,9 @@ def run(args, executables, environments, number, order):
                 stdout=open(f"{args.outdir}/loadgen-{number}-{variant}.txt", "w"), stderr=subprocess.STDOUT)
         # The window starts once both have answered five seconds' worth (the generators sign first).
         while min(answered(ports[variant]) for variant in order) < args.rate * 5:
+            for variant, generator in generators.items():
+                if generator.poll() is not None:
+                    raise SystemExit(f"the load generator of {variant} exited early: {args.outdir}/loadgen-{number}-{variant}.txt")
             time.sleep(0.5)
         before = {v: (stat_seconds(ingresses[v].pid), answered(ports[v])) for v in order}
         time.sleep(args.window)

@@ -21,9 +21,8 @@ import shutil
 import subprocess
 import sys
 import time
-import urllib.request
 
-from side_by_side import parser, stat_seconds, summarize
+from side_by_side import counter_total, parser, stat_seconds, summarize
 
 WRAPPER = """#!/bin/bash
 # Written by compare_workers.py: workers alternate between the variants, in the order of FIRST.
@@ -48,8 +47,7 @@ def status_port(pid):
 
 
 def stored_messages(port):
-    text = urllib.request.urlopen(f"http://127.0.0.1:{port}/metrics", timeout=10).read().decode()
-    return sum(float(line.split()[-1]) for line in text.splitlines() if line.startswith("asnp_worker_messages_total"))
+    return counter_total(port, "asnp_worker_messages_total")
 
 
 def run(args, bin_dir, number, first):

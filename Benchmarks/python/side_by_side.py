@@ -3,12 +3,19 @@ assignments each) measured at once, each one's CPU from /proc, and B's cost over
 
 import argparse
 import os
+import urllib.request
 
 
 def stat_seconds(pid):
     """The CPU seconds (user and system) process `pid` has used."""
     fields = open(f"/proc/{pid}/stat").read().rsplit(")", 1)[1].split()
     return (int(fields[11]) + int(fields[12])) / os.sysconf("SC_CLK_TCK")
+
+
+def counter_total(port, name, label=""):
+    """The sum of counter `name`'s series (those holding `label`, e.g. 'status="200"') on 127.0.0.1:`port`/metrics."""
+    text = urllib.request.urlopen(f"http://127.0.0.1:{port}/metrics", timeout=10).read().decode()
+    return sum(float(line.split()[-1]) for line in text.splitlines() if line.startswith(name) and label in line)
 
 
 def parser(description, rate):
