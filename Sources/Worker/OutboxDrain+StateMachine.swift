@@ -111,16 +111,18 @@ extension OutboxDrain {
         /// A batch of `partition` stored and returned these rows (ascending ids).
         mutating func written(_ rows: [OutboxMessage], for partition: KafkaTopicPartition, now: ContinuousClock.Instant)
         {
-            guard !rows.isEmpty, var state = partitions[partition] else { return }
+            // Taken out while changed: appending to a copy that the dictionary shares would copy every row it holds.
+            guard !rows.isEmpty, var state = partitions.removeValue(forKey: partition) else { return }
             // A table read that ended between the batch's commit and now (a sweep while the batch's result was on its
             // way) has published them already: they go no further. Should one of them not have been read after all
-            // (a lower id committed later), it is still in the table, which is read again.
-            let fresh = rows.filter { $0.id > state.tableReadThrough }
+            // (a lower id committed later), it is still in the table, which is read again. (Ascending ids: when the
+            // first is above the read, all are.)
+            let fresh = rows[0].id > state.tableReadThrough ? rows : rows.filter { $0.id > state.tableReadThrough }
             if fresh.count < rows.count { state.markTable() }
             let rows = fresh
             // A table read yet to start will read them; one running may or may not, so they are kept until it ends.
             if !state.inTable || state.publishing { state.written += rows }
-            let heldElsewhere = partitions.reduce(0) { $0 + ($1.key == partition ? 0 : $1.value.written.count) }
+            let heldElsewhere = partitions.values.reduce(0) { $0 + $1.written.count }
             if heldElsewhere + state.written.count > maximumHeldRows {
                 // They are in the table, in order with everything before them.
                 state.written = []
@@ -144,16 +146,16 @@ extension OutboxDrain {
         /// The publications to start now (their partitions become busy): partitions with work, not publishing, not
         /// waiting out a retry, the longest-waiting first, up to the concurrency limit.
         mutating func nextPublications(now: ContinuousClock.Instant) -> [(KafkaTopicPartition, Publication)] {
-            let free = maximumConcurrentPublications - partitions.values.filter(\.publishing).count
+            let free = maximumConcurrentPublications - partitions.values.count(where: \.publishing)
             guard free > 0 else { return [] }
-            let ready = partitions.filter { _, state in
-                !state.publishing && state.hasWork && (state.retryAt.map { $0 <= now } ?? true)
+            var ready: [(waitingSince: ContinuousClock.Instant, partition: KafkaTopicPartition)] = []
+            for (partition, state) in partitions
+            where !state.publishing && state.hasWork && (state.retryAt.map { $0 <= now } ?? true) {
+                ready.append((state.waitingSince ?? now, partition))
             }
-            let chosen = ready.sorted { left, right in
-                (left.value.waitingSince ?? now, left.key) < (right.value.waitingSince ?? now, right.key)
-            }.prefix(free)
-            return chosen.map { partition, state in
-                var state = state
+            ready.sort { ($0.waitingSince, $0.partition) < ($1.waitingSince, $1.partition) }
+            return ready.prefix(free).map { _, partition in
+                var state = partitions.removeValue(forKey: partition)!
                 state.retryAt = nil
                 let publication: Publication
                 if state.inTable {
@@ -175,7 +177,10 @@ extension OutboxDrain {
             _ outcome: Outcome,
             now: ContinuousClock.Instant
         ) {
-            guard var state = partitions[partition], let running = state.running else { return }
+            // Taken out while changed, so that removing rows does not copy the rest.
+            guard partitions[partition]?.running != nil, var state = partitions.removeValue(forKey: partition),
+                let running = state.running
+            else { return }
             state.running = nil
             switch outcome {
             case .complete(let throughID):

@@ -263,12 +263,18 @@ extension Worker {
         private mutating func startBatches(now: ContinuousClock.Instant) -> [PartitionBatch] {
             let free = maximumConcurrentBatches - partitions.values.count(where: \.isVerifying)
             guard free > 0 else { return [] }
-            let ready = partitions.filter { _, state in
-                state.isConsuming && !state.inFlight && !state.queued.isEmpty
-                    && (state.retryAt.map { $0 <= now } ?? true)
+            // This runs after every poll (hundreds of times a second under load): only the ready partitions' keys
+            // are gathered, not a filtered copy of every partition's state.
+            var ready: [(queuedSince: ContinuousClock.Instant, partition: KafkaTopicPartition)] = []
+            for (partition, state) in partitions
+            where state.isConsuming && !state.inFlight && !state.queued.isEmpty
+                && (state.retryAt.map { $0 <= now } ?? true)
+            {
+                ready.append((state.queuedSince, partition))
             }
-            let chosen = ready.sorted { ($0.value.queuedSince, $0.key) < ($1.value.queuedSince, $1.key) }.prefix(free)
-            return chosen.map { partition, _ in takeBatch(partition, limit: maximumBatchSize, now: now) }
+            guard !ready.isEmpty else { return [] }
+            ready.sort { ($0.queuedSince, $0.partition) < ($1.queuedSince, $1.partition) }
+            return ready.prefix(free).map { takeBatch($0.partition, limit: maximumBatchSize, now: now) }
         }
 
         /// Takes a batch of `partition`'s queue, whatever its backoff; the rest stays queued as if it just arrived.
@@ -337,16 +343,17 @@ extension Worker {
         /// polls' worth over all owned partitions), resumes the rest: memory stays bounded however many partitions a
         /// member owns and however slow one of them is. A partition being given up is left as it is.
         private mutating func applyPauses() -> [Action] {
-            let consuming = partitions.filter(\.value.isConsuming)
             let limit = queueLimit
             var toPause: [KafkaTopicPartition] = []
             var toResume: [KafkaTopicPartition] = []
-            for (partition, state) in consuming {
+            for (partition, state) in partitions where state.isConsuming {
                 let waiting = state.retryAt != nil || state.queued.count >= limit
                 if waiting, !state.paused { toPause.append(partition) }
                 if !waiting, state.paused { toResume.append(partition) }
-                if waiting != state.paused { partitions[partition]?.paused = waiting }
             }
+            // After the loop: a change while iterating would copy every partition's state.
+            for partition in toPause { partitions[partition]?.paused = true }
+            for partition in toResume { partitions[partition]?.paused = false }
             var actions: [Action] = []
             if !toPause.isEmpty { actions.append(.pause(toPause.sorted())) }
             if !toResume.isEmpty { actions.append(.resume(toResume.sorted())) }
@@ -355,7 +362,7 @@ extension Worker {
 
         /// The messages a consuming partition may hold in memory before it is paused: its share of two polls.
         private var queueLimit: Int {
-            max(16, 2 * maximumBatchSize / max(1, partitions.values.filter(\.isConsuming).count))
+            max(16, 2 * maximumBatchSize / max(1, partitions.values.count(where: \.isConsuming)))
         }
 
         /// Exponential in the attempts, capped, with jitter.

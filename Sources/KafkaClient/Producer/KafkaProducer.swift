@@ -251,12 +251,15 @@ package final class KafkaProducer: Service, Sendable {
         // headers.
         let headers = message.headers.isEmpty ? nil : rd_kafka_headers_new(message.headers.count)
         for header in message.headers {
-            if let value = header.value {
-                value.withUnsafeReadableBytes { bytes in
-                    _ = rd_kafka_header_add(headers, header.key, -1, bytes.baseAddress, bytes.count)
+            // withCString, not the implicit conversion, which allocates a copy of every short (inline) key.
+            header.key.withCString { key in
+                if let value = header.value {
+                    value.withUnsafeReadableBytes { bytes in
+                        _ = rd_kafka_header_add(headers, key, -1, bytes.baseAddress, bytes.count)
+                    }
+                } else {
+                    _ = rd_kafka_header_add(headers, key, -1, nil, 0)
                 }
-            } else {
-                _ = rd_kafka_header_add(headers, header.key, -1, nil, 0)
             }
         }
         let error: OpaquePointer? = message.topic.withCString { topic in
