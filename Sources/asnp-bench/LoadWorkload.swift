@@ -14,6 +14,9 @@ struct LoadWorkload {
     /// Tampered copies (what the workers reject).
     var hostile: Int
 
+    /// How far after its original a retry comes, in bodies: about a second of `asnp-bench e2e`'s load.
+    static let retryWindow = 2_000
+
     /// Signs `count` notifications with `pki` (on every core) and arranges them; `v1Share` of them are legacy V1
     /// bodies carrying `sharedSecret` instead. The same `seed` arranges the same way.
     static func make(
@@ -48,11 +51,15 @@ struct LoadWorkload {
             let index = Int.random(in: 0..<(count - 1), using: &generator)
             bodies.swapAt(index, index + 1)
         }
-        // Retries: a copy of a body, some time after it.
+        // Retries: anywhere in the load, a copy of a body among the ``retryWindow`` before it, so that every stretch
+        // of the load holds about the same share of them. A copy placed anywhere after its original made the share
+        // grow along the load, to three times the average in its last tenth: a bench's last steps posted more
+        // duplicates than its first, and their figures per stored notification were not comparable.
         let duplicates = Int((Double(count) * duplicateShare).rounded())
-        for _ in 0..<duplicates {
-            let original = Int.random(in: 0..<bodies.count, using: &generator)
-            bodies.insert(bodies[original], at: Int.random(in: (original + 1)...bodies.count, using: &generator))
+        for _ in 0..<duplicates where !bodies.isEmpty {
+            let position = Int.random(in: 1...bodies.count, using: &generator)
+            let original = Int.random(in: max(0, position - Self.retryWindow)..<position, using: &generator)
+            bodies.insert(bodies[original], at: position)
         }
         // Tampered copies of V2 bodies: their signatures no longer verify.
         let signedBodies = bodies.filter(Self.isV2)

@@ -38,7 +38,12 @@ struct LoadgenCommand: AsyncParsableCommand {
     )
     var retrySeconds: Double?
 
-    @Option(help: "Share of duplicate retries added (0.1: one in ten bodies posted twice).")
+    @Option(
+        help: """
+            Share of duplicate retries added (0.1: one in ten bodies posted twice), each a copy of one of the \
+            \(LoadWorkload.retryWindow) bodies before it.
+            """
+    )
     var duplicates = 0.1
 
     @Option(help: "Share of neighbouring notifications swapped out of order.")

@@ -1,0 +1,51 @@
+import AppStoreSigning
+import Testing
+
+@testable import asnp_bench
+
+@Suite("The load generator's workload")
+struct LoadWorkloadTests {
+    @Test(
+        """
+        Retries are spread along the load: every tenth of the bodies holds about the average share of duplicates, \
+        each after its original and within the retry window of it
+        """
+    )
+    func retriesSpreadEvenly() throws {
+        let workload = try LoadWorkload.make(
+            count: 12_000,
+            bundleId: "com.example.notes",
+            pki: try TestPKI(),
+            duplicateShare: 0.05,
+            outOfOrderShare: 0.1,
+            hostileShare: 0,
+            seed: 3
+        )
+        #expect(workload.duplicates == 600)
+        #expect(workload.bodies.count == 12_600)
+        var lastSeen: [String: Int] = [:]
+        var isRetry = [Bool](repeating: false, count: workload.bodies.count)
+        for (index, body) in workload.bodies.enumerated() {
+            if let previous = lastSeen[body] {
+                isRetry[index] = true
+                // Within the window of the body it copies (that one or an earlier copy), or further by the retries
+                // inserted between them after it.
+                #expect(
+                    index - previous <= LoadWorkload.retryWindow + workload.duplicates,
+                    "a retry \(index - previous) bodies after the last copy"
+                )
+            }
+            lastSeen[body] = index
+        }
+        #expect(isRetry.count(where: { $0 }) == workload.duplicates)
+
+        let tenth = workload.bodies.count / 10
+        let average = Double(workload.duplicates) / Double(workload.bodies.count)
+        for part in 0..<10 {
+            let share = Double(isRetry[part * tenth..<(part + 1) * tenth].count(where: { $0 })) / Double(tenth)
+            // 60 expected a tenth; the bounds are about four standard deviations. Placed anywhere after their
+            // originals, the first tenth held a tenth of the average and the last three times it.
+            #expect(share < 1.5 * average && share > 0.5 * average, "tenth \(part): \(share) against \(average)")
+        }
+    }
+}
