@@ -148,13 +148,12 @@ extension OutboxDrain {
         mutating func nextPublications(now: ContinuousClock.Instant) -> [(KafkaTopicPartition, Publication)] {
             let free = maximumConcurrentPublications - partitions.values.count(where: \.publishing)
             guard free > 0 else { return [] }
-            var ready: [(waitingSince: ContinuousClock.Instant, partition: KafkaTopicPartition)] = []
-            for (partition, state) in partitions
-            where !state.publishing && state.hasWork && (state.retryAt.map { $0 <= now } ?? true) {
-                ready.append((state.waitingSince ?? now, partition))
-            }
-            ready.sort { ($0.waitingSince, $0.partition) < ($1.waitingSince, $1.partition) }
-            return ready.prefix(free).map { _, partition in
+            let chosen = partitions.longestWaitingKeys(
+                free,
+                where: { state in !state.publishing && state.hasWork && (state.retryAt.map { $0 <= now } ?? true) },
+                since: { $0.waitingSince ?? now }
+            )
+            return chosen.map { partition in
                 var state = partitions.removeValue(forKey: partition)!
                 state.retryAt = nil
                 let publication: Publication

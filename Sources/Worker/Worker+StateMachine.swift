@@ -263,18 +263,15 @@ extension Worker {
         private mutating func startBatches(now: ContinuousClock.Instant) -> [PartitionBatch] {
             let free = maximumConcurrentBatches - partitions.values.count(where: \.isVerifying)
             guard free > 0 else { return [] }
-            // This runs after every poll (hundreds of times a second under load): only the ready partitions' keys
-            // are gathered, not a filtered copy of every partition's state.
-            var ready: [(queuedSince: ContinuousClock.Instant, partition: KafkaTopicPartition)] = []
-            for (partition, state) in partitions
-            where state.isConsuming && !state.inFlight && !state.queued.isEmpty
-                && (state.retryAt.map { $0 <= now } ?? true)
-            {
-                ready.append((state.queuedSince, partition))
-            }
-            guard !ready.isEmpty else { return [] }
-            ready.sort { ($0.queuedSince, $0.partition) < ($1.queuedSince, $1.partition) }
-            return ready.prefix(free).map { takeBatch($0.partition, limit: maximumBatchSize, now: now) }
+            let chosen = partitions.longestWaitingKeys(
+                free,
+                where: { state in
+                    state.isConsuming && !state.inFlight && !state.queued.isEmpty
+                        && (state.retryAt.map { $0 <= now } ?? true)
+                },
+                since: \.queuedSince
+            )
+            return chosen.map { takeBatch($0, limit: maximumBatchSize, now: now) }
         }
 
         /// Takes a batch of `partition`'s queue, whatever its backoff; the rest stays queued as if it just arrived.
