@@ -26,28 +26,36 @@ package struct RawBatchVerifier: Sendable {
     }
 
     let directory: VerifierDirectory
-    /// Bodies verified at once; verification is pure CPU, so about the number of cores.
+    /// Bodies verified at once, over every batch being verified; verification is pure CPU, so about the number of
+    /// cores.
     let parallelism: Int
+    /// The places the batches' runs share: `parallelism` of them.
+    let slots: VerificationSlots
 
     package init(directory: VerifierDirectory, parallelism: Int) {
         self.directory = directory
         self.parallelism = max(1, parallelism)
+        self.slots = VerificationSlots(count: parallelism)
     }
 
     /// Verifies `messages` (one partition's, in offset order) and returns the batch in the same order.
     ///
     /// The messages are split into `parallelism` runs of neighbours, a task each: a task per message cost a task's
     /// creation and two hand-offs between threads for every body, and the bodies of a batch take about as long each.
+    /// Each run verifies once it has one of the `parallelism` places that every batch of this verifier shares.
     package func batch(for messages: [KafkaMessage]) async throws(RetryLater) -> NotificationBatch {
         let directory = directory
+        let slots = slots
         let runs = min(parallelism, messages.count)
         let results = await withTaskGroup(of: (Int, [Result<NotificationBatch.Entry, RetryLater>]).self) { group in
             for run in 0..<runs {
                 let range = messages.count * run / runs..<messages.count * (run + 1) / runs
                 group.addTask {
+                    await slots.take()
                     var entries: [Result<NotificationBatch.Entry, RetryLater>] = []
                     entries.reserveCapacity(range.count)
                     for index in range { entries.append(await Self.entry(for: messages[index], directory: directory)) }
+                    slots.give()
                     return (run, entries)
                 }
             }

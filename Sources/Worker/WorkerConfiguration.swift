@@ -11,12 +11,12 @@ package struct WorkerConfiguration: Sendable {
     package var maximumBatchSize = 1_000
     /// How long a poll waits for the first message. Default 200 ms.
     package var maximumWait: Duration = .milliseconds(200)
-    /// Partition batches being verified at once: a batch verified and waiting for its shared transaction makes room for
-    /// another partition's (so a transaction can take every partition's batch), one tried again after a failure keeps
-    /// its place (and a connection) until it ends. Memory is bounded apart: a partition holds at most its share of two
-    /// polls. Default 4: with fewer verified at once each partition's batch gathers more (with the default
-    /// ``transactionInterval`` at 2,250/s, 8 cost the worker ~2% more CPU per notification, derived from two
-    /// comparisons, and 2 cost 1–2% more; Docs/benchmarks.md).
+    /// Partition batches being verified at once (their bodies sharing ``verificationParallelism`` places): a batch
+    /// verified and waiting for its shared transaction makes room for another partition's (so a transaction can take
+    /// every partition's batch), one tried again after a failure keeps its place (and a connection) until it ends.
+    /// Memory is bounded apart: a partition holds at most its share of two polls. Default 4: with fewer verified at
+    /// once each partition's batch gathers more (with the default ``transactionInterval`` at 2,250/s, 8 cost the worker
+    /// ~2% more CPU per notification, derived from two comparisons, and 2 cost 1–2% more; Docs/benchmarks.md).
     package var maximumConcurrentBatches = 4
     /// Transactions storing batches at once, each on a connection of its own (``GroupCommitWriter``). Each takes every
     /// partition batch verified while the previous one ran: fewer, larger transactions cost PostgreSQL and the worker
@@ -31,9 +31,11 @@ package struct WorkerConfiguration: Sendable {
     /// the database answers (0) with 8, storing not measurably later, and a worker paced at its limit (`asnp-bench
     /// worker`) as fast (Docs/benchmarks.md). 0: as often as the database answers.
     package var transactionInterval: Duration = .milliseconds(200)
-    /// Bodies verified at once (verification is pure CPU). Default: the cores this process may use, a container's CPU
-    /// limit rounded up (SwiftNIO's `System.coreCount` reads the cgroup's quota; Foundation's `activeProcessorCount`
-    /// counts the node's cores whatever the limit).
+    /// Bodies verified at once, over all the batches being verified (verification is pure CPU): each batch is split
+    /// into this many runs, and the runs of every batch share this many places (``VerificationSlots``), since the
+    /// concurrency runtime's pool has a thread per core of the node whatever a container's CPU limit. Default: the
+    /// cores this process may use, a container's CPU limit rounded up (SwiftNIO's `System.coreCount` reads the
+    /// cgroup's quota; Foundation's `activeProcessorCount` counts the node's cores whatever the limit).
     package var verificationParallelism = System.coreCount
     /// The first pause after a failed batch; doubled per failure up to ``maximumBackoff``, with jitter. Default 250 ms.
     package var initialBackoff: Duration = .milliseconds(250)

@@ -8,8 +8,9 @@ import NotificationStore
 import PipelineContract
 import SwiftASN1
 import Testing
-import Worker
 import X509
+
+@testable import Worker
 
 @Suite("Raw messages to a verified batch: per-app verifiers, verdicts in offset order")
 struct RawBatchVerifierTests {
@@ -20,13 +21,13 @@ struct RawBatchVerifierTests {
         sharedSecrets: [Fixtures.sharedSecret]
     )
 
-    static func verifier(apps: [PipelineApp] = [app]) throws -> RawBatchVerifier {
+    static func verifier(apps: [PipelineApp] = [app], parallelism: Int = 4) throws -> RawBatchVerifier {
         let root = try Certificate(derEncoded: Array(Fixtures.data("test-root.der")))
         let directory = VerifierDirectory(
             apps: apps,
             chainVerifier: ChainVerifier(configuration: .init(trustedRoots: [root]))
         )
-        return RawBatchVerifier(directory: directory, parallelism: 4)
+        return RawBatchVerifier(directory: directory, parallelism: parallelism)
     }
 
     static func message(
@@ -82,6 +83,30 @@ struct RawBatchVerifierTests {
         #expect(batch.entries.allSatisfy { $0.raw.receivedAt == Date(timeIntervalSince1970: 1_790_000_000) })
         #expect(batch.entries.first?.raw.key == "key-100")
         #expect(batch.entries.first?.raw.headers[RawNotificationHeaders.Name.requestID] == "request-100")
+    }
+
+    @Test("Batches verified at once share the verifier's places: no more bodies verify at once than its parallelism")
+    func sharedParallelism() async throws {
+        let verifier = try Self.verifier(parallelism: 1)
+        let bodies = Fixtures.v2Cases.filter { $0.expectedStatus == "OK" }.map(\.body)
+        try #require(!bodies.isEmpty)
+        // Four batches at once, as the worker verifies up to `maximumConcurrentBatches` of them.
+        let batches = try await withThrowingTaskGroup(of: (Int, NotificationBatch).self) { group in
+            for batch in 0..<4 {
+                let messages = (0..<8).map { index in
+                    Self.message(bodies[index % bodies.count], offset: Int64(batch * 100 + index))
+                }
+                group.addTask { (batch, try await verifier.batch(for: messages)) }
+            }
+            return try await group.reduce(into: [Int: NotificationBatch]()) { $0[$1.0] = $1.1 }
+        }
+        for batch in 0..<4 {
+            let entries = try #require(batches[batch]?.entries)
+            #expect(entries.map(\.raw.source.offset) == (0..<8).map { Int64(batch * 100 + $0) })
+            #expect(entries.allSatisfy { if case .verified = $0.verdict { true } else { false } })
+        }
+        #expect(verifier.slots.mostHeld == 1)
+        #expect(verifier.slots.waitingCount == 0)
     }
 
     @Test("The route's environment and app decide the policy; unattributable messages are rejected, not dropped")
