@@ -31,7 +31,7 @@ struct VerificationSlotsTests {
     }
 
     @Test("A place given back goes to the run that has waited longest")
-    func order() async throws {
+    func order() async {
         let slots = VerificationSlots(count: 1)
         await slots.take()
         let served = Served()
