@@ -26,15 +26,15 @@ package struct RawBatchVerifier: Sendable {
     }
 
     let directory: VerifierDirectory
+    /// The places the batches' runs share: one per body verified at once.
+    let slots: VerificationSlots
+
     /// Bodies verified at once, over every batch being verified; verification is pure CPU, so about the number of
     /// cores.
-    let parallelism: Int
-    /// The places the batches' runs share: `parallelism` of them.
-    let slots: VerificationSlots
+    var parallelism: Int { slots.count }
 
     package init(directory: VerifierDirectory, parallelism: Int) {
         self.directory = directory
-        self.parallelism = max(1, parallelism)
         self.slots = VerificationSlots(count: parallelism)
     }
 

@@ -31,7 +31,7 @@ final class VerificationSlots: Sendable {
 
     init(count: Int) {
         self.count = max(1, count)
-        self.state = Mutex(State(free: max(1, count)))
+        self.state = Mutex(State(free: self.count))
     }
 
     /// The most places held at once so far.
