@@ -73,10 +73,12 @@ struct LoadRun {
                 progress(sent, ok)
             }
         )
-        let group = MultiThreadedEventLoopGroup.singleton
-        var lanes: [LoadRun.Lane] = []
-        for future in (0..<connections).map({ _ in LoadLane.start(run, on: group.next()) }) {
-            lanes.append(try await future.get())
+        let lanes = try await Self.withBatchEventLoops { group in
+            var lanes: [LoadRun.Lane] = []
+            for future in (0..<connections).map({ _ in LoadLane.start(run, on: group.next()) }) {
+                lanes.append(try await future.get())
+            }
+            return lanes
         }
         let seconds = start.duration(to: .now).seconds
 
