@@ -18,9 +18,9 @@ extension LoadRun {
     /// Threads the loops start inherit the policy (libdispatch starts its threads from whichever thread first needs
     /// one), and so would a process spawned from one of them; when `body` returns, every thread that became
     /// `SCHED_BATCH` meanwhile is put back, so that the pipeline's processes the benchmarks start run as in the field.
-    static func withBatchEventLoops<Result: Sendable>(
-        _ body: (MultiThreadedEventLoopGroup) async throws -> Result
-    ) async throws -> Result {
+    static func withBatchEventLoops<Value: Sendable>(
+        _ body: (MultiThreadedEventLoopGroup) async throws -> Value
+    ) async throws -> Value {
         let batchBefore = Set(threads(scheduled: batchPolicy))
         let group = MultiThreadedEventLoopGroup(numberOfThreads: System.coreCount)
         defer {
