@@ -38,14 +38,11 @@ package final class NotificationStore: Service, Sendable {
     /// sent, and an operation whose caller had its answer (a deadline) may still be in its COPY. The pool runs in an
     /// unstructured task so that neither the cancellation nor the graceful shutdown reaches it before that.
     package func run() async throws {
-        // Started at once, so that operations leased right after this call find the pool running (Swift 6.2's
-        // immediate tasks; before, the lease may log that run() was not called yet, and waits); detached, so that
-        // the graceful shutdown reaches it only through the drain below.
-        #if compiler(>=6.2)
-        let pool = Task.immediateDetached { [client] in await client.run() }
-        #else
+        // Detached, so that the graceful shutdown reaches it only through the drain below. An operation leased
+        // before the task starts waits for it (postgres-nio logs that run() was not called yet). Not an immediate
+        // task (Swift 6.2's `Task.immediateDetached`, which started the pool at once): under load with Swift 6.3.1
+        // a pool started so twice never ended after its cancellation (Docs/store.md, "Shutdown").
         let pool = Task.detached { [client] in await client.run() }
-        #endif
         try? await gracefulShutdown()
         await operations.drain(timeout: configuration.operationTimeout + .seconds(5))
         pool.cancel()
