@@ -24,9 +24,16 @@ extension LoadRun {
         let batchBefore = Set(threads(scheduled: batchPolicy))
         let group = MultiThreadedEventLoopGroup(numberOfThreads: System.coreCount)
         defer {
-            for thread in threads(scheduled: batchPolicy) where !batchBefore.contains(thread) {
-                var parameters = sched_param(sched_priority: 0)
-                _ = sched_setscheduler(thread, SCHED_OTHER, &parameters)
+            // Until a pass finds none: a batch thread may start another while an earlier pass puts threads back.
+            var passes = 0
+            while passes < 10 {
+                let started = threads(scheduled: batchPolicy).filter { !batchBefore.contains($0) }
+                guard !started.isEmpty else { break }
+                for thread in started {
+                    var parameters = sched_param(sched_priority: 0)
+                    _ = sched_setscheduler(thread, SCHED_OTHER, &parameters)
+                }
+                passes += 1
             }
         }
         do {
