@@ -270,13 +270,15 @@ struct ProducerFaultTests {
                 try await producer.send(
                     KafkaProducerMessage(topic: "raw", key: "k", value: ByteBuffer(string: "first"))
                 )
-                try cluster.mock.setRoundTripTime(.seconds(10), broker: 1)
+                // Longer than any stall of a loaded test process: with 10 s, a run that stalled that long between
+                // the send and the flush's end saw the answer come, and the message delivered.
+                try cluster.mock.setRoundTripTime(.seconds(120), broker: 1)
                 group.addTask {
                     await producer.send(contentsOf: [
                         KafkaProducerMessage(topic: "raw", key: "k", value: ByteBuffer(string: "stuck"))
                     ])[0]
                 }
-                // Shut down once it is outstanding (the broker holds its answer for 10 s), not after a fixed wait.
+                // Shut down once it is outstanding (the broker holds its answer), not after a fixed wait.
                 let outstanding = await eventually { producer.queuedMessages == 1 }
                 #expect(outstanding, "the message was handed to librdkafka")
                 trigger.triggerGracefulShutdown()
