@@ -10,8 +10,9 @@ extension NotificationStore {
     ) async throws -> Result {
         let store = NotificationStore(configuration: configuration, logger: logger)
         return try await withThrowingTaskGroup(of: Void.self) { group in
-            // Started at once, so that the pool runs before `body` leases a connection (else postgres-nio warns that
-            // run() was not called yet, and the lease waits).
+            // Started at once, so that the pool's task is queued before `body`'s first operation and, in practice,
+            // runs before it leases a connection (else postgres-nio warns that run() was not called yet, and the
+            // lease waits).
             #if compiler(>=6.2)
             group.addImmediateTask { try await store.run() }
             #else
