@@ -25,15 +25,13 @@ extension LoadRun {
         let group = MultiThreadedEventLoopGroup(numberOfThreads: System.coreCount)
         defer {
             // Until a pass finds none: a batch thread may start another while an earlier pass puts threads back.
-            var passes = 0
-            while passes < 10 {
+            for _ in 0..<10 {
                 let started = threads(scheduled: batchPolicy).filter { !batchBefore.contains($0) }
                 guard !started.isEmpty else { break }
                 for thread in started {
                     var parameters = sched_param(sched_priority: 0)
                     _ = sched_setscheduler(thread, SCHED_OTHER, &parameters)
                 }
-                passes += 1
             }
         }
         do {
