@@ -27,7 +27,9 @@ struct BenchEndToEndCommand: AsyncParsableCommand {
             notificationUUID (bodies never answered 200 are counted apart, with how many were stored anyway): zero \
             loss. The baseline is timed again once the pipeline has stopped and its writes are synced (a VM's speed \
             drifts within minutes). The summary names the highest step sustained (stored ≥ 95% of new, ingress p99 ≤ \
-            50 ms) as a ratio to the mean of the two baselines.
+            50 ms) as a ratio to the mean of the two baselines, and the CPU the ingress, the workers and PostgreSQL \
+            spent per notification stored in that step, in verifications (one is the baseline's CPU per \
+            notification: the cores over its rate).
             """
     )
 
@@ -131,7 +133,8 @@ struct BenchEndToEndCommand: AsyncParsableCommand {
         // file system writes back what PostgreSQL wrote, which otherwise takes the kernel's CPU during the timing.
         BenchWorkerCommand.note("baseline again: asnp verify --jsonl on \(Self.baselineCount) of the notifications...")
         sync()
-        print(Self.summary(rows, baselines: (before, try verificationRate())))
+        let after = try verificationRate()
+        print(Self.summary(rows, baselines: (before, after), cores: ProcessInfo.processInfo.activeProcessorCount))
     }
 
     /// Starts the pipeline on `scratch`, warms it up, runs the steps, waits for the backlog, prints the report and
@@ -394,8 +397,9 @@ struct BenchEndToEndCommand: AsyncParsableCommand {
 
     /// The highest step the pipeline sustained — stored at least 95% of the new notifications it was offered (a
     /// repeated body is deduplicated, not stored), ingress p99 ≤ 50 ms — against the mean of the baselines timed
-    /// before the pipeline started and after it stopped.
-    static func summary(_ rows: [EndToEndStep], baselines: (before: Double, after: Double)) -> String {
+    /// before the pipeline started and after it stopped (on `cores` cores), and what each process spent per
+    /// notification stored at that step, in verifications.
+    static func summary(_ rows: [EndToEndStep], baselines: (before: Double, after: Double), cores: Int) -> String {
         let verificationRate = (baselines.before + baselines.after) / 2
         let baseline = String(
             format: "baseline (asnp verify --jsonl, all cores, same run): %.0f/s (%.0f/s before the steps, %.0f/s "
@@ -417,6 +421,15 @@ struct BenchEndToEndCommand: AsyncParsableCommand {
         guard let best = sustained.max(by: { $0.stored < $1.stored }) else {
             return baseline + "; no step was sustained (stored ≥ 95% of new with p99 ≤ 50 ms)" + caution
         }
+        var perNotification = ""
+        if let cpu = best.cpuPerNotification(verificationRate: verificationRate, cores: cores) {
+            perNotification =
+                String(
+                    format: "; CPU per notification stored there, in verifications: ingress %.2f, workers %.2f",
+                    cpu.ingress,
+                    cpu.workers
+                ) + (cpu.postgres.map { String(format: ", PostgreSQL %.2f", $0) } ?? "")
+        }
         return baseline
             + String(
                 format: "; sustained: %.0f/s offered, %.0f/s stored, p99 %.1f ms: %.2f× the baseline",
@@ -424,6 +437,6 @@ struct BenchEndToEndCommand: AsyncParsableCommand {
                 best.stored,
                 best.p99,
                 best.stored / verificationRate
-            ) + caution
+            ) + perNotification + caution
     }
 }

@@ -40,6 +40,14 @@ struct EndToEndStep {
         /// The parts together: how much of the machine the pipeline and its load took.
         var total: Double { ingress + workers + mockBroker + (postgres ?? 0) + loadGenerator }
 
+        init(ingress: Double, workers: Double, mockBroker: Double, postgres: Double?, loadGenerator: Double) {
+            self.ingress = ingress
+            self.workers = workers
+            self.mockBroker = mockBroker
+            self.postgres = postgres
+            self.loadGenerator = loadGenerator
+        }
+
         /// The counters a step's CPU is the difference of.
         struct Sample {
             var pipeline: [EndToEndPipeline.Role: Double]
@@ -70,6 +78,19 @@ struct EndToEndStep {
             if let first = start.postgres, let last = end.postgres { postgres = (last - first) / elapsed }
             loadGenerator = (end.loadGenerator - start.loadGenerator) / elapsed
         }
+    }
+
+    /// The CPU each process spent per notification stored, in verifications: one verification's CPU is what `asnp
+    /// verify --jsonl` spends per notification with all `cores` at `verificationRate` (the work no pipeline can
+    /// skip). Nil when nothing was stored.
+    func cpuPerNotification(
+        verificationRate: Double,
+        cores: Int
+    ) -> (ingress: Double, workers: Double, postgres: Double?)? {
+        guard stored > 0, verificationRate > 0, cores > 0 else { return nil }
+        let verification = Double(cores) / verificationRate
+        func inVerifications(_ cores: Double) -> Double { cores / stored / verification }
+        return (inVerifications(cpu.ingress), inVerifications(cpu.workers), cpu.postgres.map(inVerifications))
     }
 
     /// Resident memory of the pipeline's processes.

@@ -102,9 +102,70 @@ struct BenchEndToEndCommandTests {
 
     @Test("Baselines far apart are called out: a ratio to them means nothing")
     func baselinesApart() {
-        let apart = BenchEndToEndCommand.summary([], baselines: (before: 6_464, after: 2_982))
+        let apart = BenchEndToEndCommand.summary([], baselines: (before: 6_464, after: 2_982), cores: 2)
         #expect(apart.contains("; the baselines differ by 117%: the machine's speed changed"), "\(apart)")
-        let close = BenchEndToEndCommand.summary([], baselines: (before: 6_464, after: 6_073))
+        let close = BenchEndToEndCommand.summary([], baselines: (before: 6_464, after: 6_073), cores: 2)
         #expect(!close.contains("differ"), "\(close)")
+    }
+
+    @Test(
+        """
+        The summary names the highest sustained step and what each process spent per notification stored in it, in \
+        verifications (the baseline's CPU per notification: the cores over its rate)
+        """
+    )
+    func sustainedStepInVerifications() {
+        func step(offered: Double, stored: Double, p99: Double, cpu: EndToEndStep.CPU) -> EndToEndStep {
+            EndToEndStep(
+                offered: offered,
+                posted: offered,
+                new: offered,
+                ok: 0,
+                notOK: 0,
+                p50: 1,
+                p99: p99,
+                stored: stored,
+                published: stored,
+                backlog: 0,
+                cpu: cpu,
+                memory: EndToEndStep.Memory(ingress: 0, worker: 0, mockBroker: 0)
+            )
+        }
+        // 1,000/s stored with the baseline at 4,000/s on 2 cores: one verification is 0.5 ms of CPU, and a core's
+        // 0.3 over 1,000 notifications a second is 0.3 ms each, 0.6 of one.
+        let sustained = step(
+            offered: 1_000,
+            stored: 1_000,
+            p99: 20,
+            cpu: .init(ingress: 0.3, workers: 1.3, mockBroker: 0.1, postgres: 0.25, loadGenerator: 0.1)
+        )
+        // Stored more, but at p99 80 ms: not sustained.
+        let tooSlow = step(
+            offered: 1_500,
+            stored: 1_400,
+            p99: 80,
+            cpu: .init(ingress: 0.4, workers: 1.5, mockBroker: 0.1, postgres: 0.3, loadGenerator: 0.1)
+        )
+        let summary = BenchEndToEndCommand.summary(
+            [sustained, tooSlow],
+            baselines: (before: 3_900, after: 4_100),
+            cores: 2
+        )
+        #expect(
+            summary.hasSuffix(
+                "; sustained: 1000/s offered, 1000/s stored, p99 20.0 ms: 0.25× the baseline; CPU per notification "
+                    + "stored there, in verifications: ingress 0.60, workers 2.60, PostgreSQL 0.50"
+            ),
+            "\(summary)"
+        )
+        // PostgreSQL elsewhere: its CPU is not measured, nor named.
+        var elsewhere = sustained
+        elsewhere.cpu.postgres = nil
+        let withoutPostgres = BenchEndToEndCommand.summary(
+            [elsewhere],
+            baselines: (before: 4_000, after: 4_000),
+            cores: 2
+        )
+        #expect(withoutPostgres.hasSuffix("in verifications: ingress 0.60, workers 2.60"), "\(withoutPostgres)")
     }
 }
