@@ -133,8 +133,8 @@ struct BenchEndToEndCommand: AsyncParsableCommand {
         // file system writes back what PostgreSQL wrote, which otherwise takes the kernel's CPU during the timing.
         BenchWorkerCommand.note("baseline again: asnp verify --jsonl on \(Self.baselineCount) of the notifications...")
         sync()
-        let after = try verificationRate()
-        print(Self.summary(rows, baselines: (before, after), cores: ProcessInfo.processInfo.activeProcessorCount))
+        let cores = ProcessInfo.processInfo.activeProcessorCount
+        print(Self.summary(rows, baselines: (before, try verificationRate()), cores: cores))
     }
 
     /// Starts the pipeline on `scratch`, warms it up, runs the steps, waits for the backlog, prints the report and
