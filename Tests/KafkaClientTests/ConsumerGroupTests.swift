@@ -14,7 +14,7 @@ struct ConsumerGroupTests {
         arguments: [KafkaConsumerConfiguration.RebalanceProtocol.cooperativeSticky, .eagerRange]
     )
     func takeoverAfterCrash(rebalanceProtocol: KafkaConsumerConfiguration.RebalanceProtocol) async throws {
-        let cluster = try KafkaTestCluster(topics: [Self.topic: 8])
+        let cluster = try KafkaTestCluster(topics: [Self.topic: 8], recordingGroupLog: true)
         let admin = try KafkaAdminClient(cluster: cluster.mock.clusterConfiguration, logger: cluster.logger)
         let configuration = cluster.consumerConfiguration(
             group: "workers",
@@ -24,17 +24,17 @@ struct ConsumerGroupTests {
         // The only strong reference to A, so releasing it really destroys the consumer.
         var a: GroupMember? = GroupMember(
             name: "A",
-            consumer: try KafkaConsumer(configuration: configuration, logger: cluster.logger)
+            consumer: try KafkaConsumer(configuration: configuration, logger: cluster.logger(member: "A"))
         )
         let b = GroupMember(
             name: "B",
-            consumer: try KafkaConsumer(configuration: configuration, logger: cluster.logger)
+            consumer: try KafkaConsumer(configuration: configuration, logger: cluster.logger(member: "B"))
         )
 
         try await withThrowingTaskGroup(of: Void.self) { group in
             group.addTask { try await b.pollUntilCancelled() }
             // A polls in step with the test, so it can stop at a chosen point. First the group settles.
-            try await Self.settle(a!, b)
+            try await Self.settle(a!, b, log: cluster.groupLog)
 
             let firstHalf = SequencedMessage.make(count: 4_000, keys: 400)
             let firstReports = try await cluster.withProducer { producer in
@@ -106,10 +106,12 @@ struct ConsumerGroupTests {
         try await b.consumer.close()
     }
 
-    /// Polls `a` (while `b` polls by itself) until each owns 4 of the 8 partitions, and expects that.
+    /// Polls `a` (while `b` polls by itself) until each owns 4 of the 8 partitions, and expects that; if not, the
+    /// message ends with the group's `log`.
     static func settle(
         _ a: GroupMember,
         _ b: GroupMember,
+        log: GroupLog?,
         sourceLocation: SourceLocation = #_sourceLocation
     ) async throws {
         let settled = try await eventually {
@@ -118,7 +120,7 @@ struct ConsumerGroupTests {
         }
         #expect(
             settled && a.consumer.assignment.isDisjoint(with: b.consumer.assignment),
-            "the two members share the 8 partitions: \(a.groupReport); \(b.groupReport)",
+            "the two members share the 8 partitions: \(a.groupReport); \(b.groupReport)\n\(log?.tail() ?? "")",
             sourceLocation: sourceLocation
         )
     }
@@ -128,7 +130,7 @@ struct ConsumerGroupTests {
         arguments: [KafkaConsumerConfiguration.RebalanceProtocol.cooperativeSticky, .eagerRange]
     )
     func revocationBeforeLoss(rebalanceProtocol: KafkaConsumerConfiguration.RebalanceProtocol) async throws {
-        let cluster = try KafkaTestCluster(topics: [Self.topic: 8])
+        let cluster = try KafkaTestCluster(topics: [Self.topic: 8], recordingGroupLog: true)
         let messages = SequencedMessage.make(count: 800, keys: 80)
         _ = try await cluster.withProducer { producer in
             await producer.send(contentsOf: messages.map { $0.producerMessage(topic: Self.topic) })
@@ -144,7 +146,7 @@ struct ConsumerGroupTests {
         configuration.sessionTimeout = .seconds(10)
         let a = GroupMember(
             name: "A",
-            consumer: try KafkaConsumer(configuration: configuration, logger: cluster.logger)
+            consumer: try KafkaConsumer(configuration: configuration, logger: cluster.logger(member: "A"))
         )
         // A owns everything and has consumed everything, committing nothing yet.
         #expect(
@@ -156,7 +158,7 @@ struct ConsumerGroupTests {
 
         let b = GroupMember(
             name: "B",
-            consumer: try KafkaConsumer(configuration: configuration, logger: cluster.logger)
+            consumer: try KafkaConsumer(configuration: configuration, logger: cluster.logger(member: "B"))
         )
         try await withThrowingTaskGroup(of: Void.self) { group in
             group.addTask { try await b.pollUntilCancelled() }
@@ -212,7 +214,7 @@ struct ConsumerGroupTests {
             }
             group.cancelAll()
             try await group.waitForAll()
-            #expect(settled, "\(a.groupReport); \(b.groupReport)")
+            #expect(settled, "\(a.groupReport); \(b.groupReport)\n\(cluster.groupLog?.tail() ?? "")")
             #expect(a.consumer.assignment.isDisjoint(with: b.consumer.assignment))
             #expect(try await a.consumer.librdkafkaAssignment() == a.consumer.assignment)
             if rebalanceProtocol.isCooperative {
@@ -234,18 +236,18 @@ struct ConsumerGroupTests {
     /// committing members). This test is about A's orderly exit.
     @Test("A member that closes leaves at once: the other takes over from its committed offsets with no duplicates")
     func takeoverAfterClose() async throws {
-        let cluster = try KafkaTestCluster(topics: [Self.topic: 8])
+        let cluster = try KafkaTestCluster(topics: [Self.topic: 8], recordingGroupLog: true)
         var configuration = cluster.consumerConfiguration(group: "leavers", topics: [Self.topic])
         // B must rejoin within the mock's rebalance wait (below): with 6 s a loaded full run once let it slip, and B's
         // partitions were taken from it as lost. 12 s keeps the two paths 11 s apart.
         configuration.sessionTimeout = .seconds(12)
         let a = GroupMember(
             name: "A",
-            consumer: try KafkaConsumer(configuration: configuration, logger: cluster.logger)
+            consumer: try KafkaConsumer(configuration: configuration, logger: cluster.logger(member: "A"))
         )
         let b = GroupMember(
             name: "B",
-            consumer: try KafkaConsumer(configuration: configuration, logger: cluster.logger)
+            consumer: try KafkaConsumer(configuration: configuration, logger: cluster.logger(member: "B"))
         )
         let messages = SequencedMessage.make(count: 2_000, keys: 200)
         let half = messages.count / 2
@@ -261,7 +263,7 @@ struct ConsumerGroupTests {
 
         try await withThrowingTaskGroup(of: Void.self) { group in
             group.addTask { try await b.pollUntilCancelled(commit: false) }
-            try await Self.settle(a, b)
+            try await Self.settle(a, b, log: cluster.groupLog)
             _ = try await cluster.withProducer { producer in
                 await producer.send(contentsOf: messages.prefix(half).map { $0.producerMessage(topic: Self.topic) })
             }
@@ -315,6 +317,30 @@ struct ConsumerGroupTests {
         }
         await #expect(throws: KafkaError.self) { try await a.consumer.poll(maxMessages: 1, maxWait: .zero) }
         try await b.consumer.close()
+    }
+
+    /// The other tests print this log when a group does not settle; it must hold both sides of the exchange.
+    @Test("The group log holds a rebalance as the member and the mock's coordinator saw it, each line with its side")
+    func groupLogRecordsBothSides() async throws {
+        let cluster = try KafkaTestCluster(topics: [Self.topic: 8], recordingGroupLog: true)
+        let a = GroupMember(
+            name: "A",
+            consumer: try KafkaConsumer(
+                configuration: cluster.consumerConfiguration(group: "logged", topics: [Self.topic]),
+                logger: cluster.logger(member: "A")
+            )
+        )
+        #expect(
+            try await eventually {
+                try await a.pollOnce()
+                return a.consumer.assignment.count == 8
+            }
+        )
+        let log = try #require(cluster.groupLog).tail()
+        #expect(log.contains("A: librdkafka: [thrd:main]: JoinGroup response"), "\(log)")
+        #expect(log.contains("mock: librdkafka:") && log.contains("elected leader"), "\(log)")
+        #expect(!log.contains("Heartbeat for group"), "heartbeats are left out")
+        try await a.consumer.close()
     }
 }
 

@@ -15,13 +15,30 @@ struct KafkaTestCluster {
 
     let mock: KafkaMockCluster
     let logger: Logger
+    /// The group protocol's exchange, when the cluster was made with `recordingGroupLog`.
+    let groupLog: GroupLog?
 
-    init(brokers: Int = 1, topics: [String: Int] = [:], label: String = #function) throws {
-        var logger = Logger(label: "test.kafka.\(label)")
-        logger.logLevel =
+    /// `recordingGroupLog` keeps librdkafka's group log of the mock and of every consumer made with
+    /// ``consumerConfiguration(group:topics:rebalanceProtocol:)`` in ``groupLog``.
+    init(
+        brokers: Int = 1,
+        topics: [String: Int] = [:],
+        recordingGroupLog: Bool = false,
+        label: String = #function
+    ) throws {
+        let printLevel =
             ProcessInfo.processInfo.environment["ASNP_TEST_LOG"].flatMap { Logger.Level(rawValue: $0) } ?? .critical
+        let groupLog = recordingGroupLog ? GroupLog() : nil
+        var logger: Logger
+        if let groupLog {
+            logger = Logger(label: "test.kafka.\(label)") { groupLog.handler(label: $0, printLevel: printLevel) }
+        } else {
+            logger = Logger(label: "test.kafka.\(label)")
+            logger.logLevel = printLevel
+        }
         self.logger = logger
-        mock = try KafkaMockCluster(brokers: brokers, logger: logger)
+        self.groupLog = groupLog
+        mock = try KafkaMockCluster(brokers: brokers, logger: logger, debug: recordingGroupLog ? "mock" : nil)
         for (topic, partitions) in topics {
             try mock.createTopic(topic, partitions: partitions, replicationFactor: brokers)
         }
@@ -71,10 +88,19 @@ struct KafkaTestCluster {
         configuration.heartbeatInterval = .milliseconds(500)
         configuration.maxPollInterval = .seconds(30)
         configuration.pollMaxWait = .milliseconds(50)
-        if let debug = ProcessInfo.processInfo.environment["ASNP_TEST_RDKAFKA_DEBUG"] {
-            configuration.cluster.additionalProperties["debug"] = debug
+        let debug = [groupLog == nil ? nil : "cgrp", ProcessInfo.processInfo.environment["ASNP_TEST_RDKAFKA_DEBUG"]]
+            .compactMap { $0 }
+        if !debug.isEmpty {
+            configuration.cluster.additionalProperties["debug"] = debug.joined(separator: ",")
         }
         return configuration
+    }
+
+    /// The cluster's logger, its lines marked as `member`'s (in ``groupLog``).
+    func logger(member: String) -> Logger {
+        var logger = logger
+        logger[metadataKey: "member"] = "\(member)"
+        return logger
     }
 
     /// Runs `body` with a producer whose service runs meanwhile; the producer is shut down (drained) afterwards.

@@ -33,13 +33,18 @@ package final class KafkaMockCluster: Sendable {
     private let cluster: MockClusterHandle
 
     /// Starts a cluster with `brokers` brokers on 127.0.0.1, each on a free port.
-    package init(brokers: Int = 3, logger: Logger) throws(KafkaError) {
+    ///
+    /// `debug` names librdkafka debug contexts for the cluster's own client handle, whose log is the mock's: `mock`
+    /// logs its group coordinator's decisions (joins, leader elections, state changes, session timeouts).
+    package init(brokers: Int = 3, logger: Logger, debug: String? = nil) throws(KafkaError) {
         guard (1...32).contains(brokers) else {
             throw .invalidConfiguration("a mock cluster has 1 to 32 brokers, not \(brokers)")
         }
+        var properties = ["client.id": "asnp-kafka-mock"]
+        if let debug { properties["debug"] = debug }
         owner = try RDKafkaClient.make(
             kind: .producer,
-            properties: ["client.id": "asnp-kafka-mock"],
+            properties: properties,
             callbacks: RDKafkaCallbacks(logger: logger)
         )
         let handle = owner.handle
