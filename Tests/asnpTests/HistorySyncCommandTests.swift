@@ -51,7 +51,7 @@ struct HistorySyncCommandTests {
         let delivered = try history.prefix(300).map { try NotificationSigner.envelope($0) }
         try await WorkerProcess.produce(delivered, bootstrapServers: mock.bootstrapServers, topic: Self.topic)
         let count = "SELECT count(*) FROM notifications"
-        #expect(try await ReplayCommandTests.wait(server, database.database, count, "300"))
+        #expect(try await ReplayCommandTests.wait(server, database.database, count, "300", worker: worker))
 
         // A second app with a short history of its own; the worker knows only the first, and rejects its bodies.
         let games = try SubscriptionEvent.samples(count: 30, bundleId: "com.example.games").map {
@@ -152,7 +152,7 @@ struct HistorySyncCommandTests {
             "\(ledgers)"
         )
 
-        #expect(try await ReplayCommandTests.wait(server, database.database, count, "1000"))
+        #expect(try await ReplayCommandTests.wait(server, database.database, count, "1000", worker: worker))
         let uuids = try await server.psql(database.database, "SELECT notification_uuid FROM notifications")
         #expect(Set(uuids.split(separator: "\n").map(String.init)) == Set(events.map(\.notificationUUID)))
         try await worker.stop()

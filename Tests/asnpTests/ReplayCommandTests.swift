@@ -60,7 +60,8 @@ struct ReplayCommandTests {
                 server,
                 database.database,
                 "SELECT count(*) FROM rejected_notifications",
-                "\(bodies.count)"
+                "\(bodies.count)",
+                worker: worker
             )
         )
         try await worker.stop()
@@ -74,7 +75,13 @@ struct ReplayCommandTests {
         #expect(replay.status == 0, "\(replay.standardError)")
         #expect(replay.standardOutput.contains("replayed \(bodies.count) rejected notification(s)"))
         #expect(
-            try await Self.wait(server, database.database, "SELECT count(*) FROM notifications", "\(notifications)")
+            try await Self.wait(
+                server,
+                database.database,
+                "SELECT count(*) FROM notifications",
+                "\(notifications)",
+                worker: worker
+            )
         )
         #expect(!replay.standardOutput.contains("V1"), "\(replay.standardOutput)")
         let marked = try await server.psql(
@@ -140,12 +147,18 @@ struct ReplayCommandTests {
         try await InProcessWorker.start(bootstrapServers: mock.bootstrapServers, databaseURL: databaseURL, app: apps)
     }
 
-    /// Polls `sql` until it answers `expected` (60 s at most).
-    static func wait(_ server: TestPostgresServer, _ database: String, _ sql: String, _ expected: String) async throws
-        -> Bool
-    {
+    /// Polls `sql` until it answers `expected` (600 tries 100 ms apart at most); throws what ended `worker`'s run if
+    /// it failed meanwhile, instead of waiting out the tries for work nobody does any more.
+    static func wait(
+        _ server: TestPostgresServer,
+        _ database: String,
+        _ sql: String,
+        _ expected: String,
+        worker: InProcessWorker? = nil
+    ) async throws -> Bool {
         for _ in 0..<600 {
             if (try? await server.psql(database, sql)) == expected { return true }
+            try worker?.checkRunning()
             try await Task.sleep(for: .milliseconds(100))
         }
         return false

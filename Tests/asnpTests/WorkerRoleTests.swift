@@ -54,12 +54,8 @@ struct WorkerRoleTests {
         )
 
         let unique = Set(lines.map(\.uuid)).count
-        var stored = ""
-        for _ in 0..<600 where stored != String(unique) {
-            stored = (try? await server.psql(database.database, "SELECT count(*) FROM notifications")) ?? ""
-            try await Task.sleep(for: .milliseconds(100))
-        }
-        #expect(stored == String(unique))
+        let count = "SELECT count(*) FROM notifications"
+        #expect(try await ReplayCommandTests.wait(server, database.database, count, String(unique), worker: worker))
 
         // The status endpoints: ready while consuming; the metrics count what was stored.
         let client = HTTPClient.shared
