@@ -17,22 +17,9 @@ public final class LogLines: Sendable {
 
     /// A handler that keeps what is logged at `level` and above here.
     public func handler(level: Logger.Level) -> some LogHandler {
-        Handler(lines: self, logLevel: level)
-    }
-
-    private struct Handler: LogHandler {
-        let lines: LogLines
-        var logLevel: Logger.Level
-        var metadata: Logger.Metadata = [:]
-
-        subscript(metadataKey key: String) -> Logger.Metadata.Value? {
-            get { metadata[key] }
-            set { metadata[key] = newValue }
-        }
-
-        func log(event: LogEvent) {
+        ClosureLogHandler(level: level) { [self] event, metadata in
             let line = "\(event.message) \(metadata.merging(event.metadata ?? [:]) { $1 })"
-            lines.lines.withLock { $0.append(line) }
+            lines.withLock { $0.append(line) }
         }
     }
 }

@@ -1,3 +1,4 @@
+import AppStoreTestSupport
 import Logging
 import Synchronization
 
@@ -25,10 +26,10 @@ final class GroupLog: Sendable {
     func handler(label: String, printLevel: Logger.Level) -> some LogHandler {
         var printer = StreamLogHandler.standardError(label: label)
         printer.logLevel = printLevel
-        return MultiplexLogHandler([Recorder(log: self), printer])
+        return MultiplexLogHandler([recorder, printer])
     }
 
-    fileprivate func record(_ text: String, member: String?) {
+    private func record(_ text: String, member: String?) {
         let elapsed = ContinuousClock.now - started
         let seconds = Double(elapsed.components.seconds) + Double(elapsed.components.attoseconds) / 1e18
         let line = "\((seconds * 100).rounded() / 100) s \(member ?? "mock"): \(text)"
@@ -51,21 +52,11 @@ final class GroupLog: Sendable {
         "\": delete ", "committed offset", "committing offset", "Querying committed offset",
     ]
 
-    private struct Recorder: LogHandler {
-        let log: GroupLog
-        var logLevel: Logger.Level = .debug
-        var metadata: Logger.Metadata = [:]
-
-        subscript(metadataKey key: String) -> Logger.Metadata.Value? {
-            get { metadata[key] }
-            set { metadata[key] = newValue }
-        }
-
-        func log(event: LogEvent) {
+    private var recorder: ClosureLogHandler {
+        ClosureLogHandler(level: .debug) { [self] event, metadata in
             let text = "\(event.message)"
-            guard GroupLog.isAboutTheGroup(text) else { return }
-            let member = (event.metadata?["member"] ?? metadata["member"]).map { "\($0)" }
-            log.record(text, member: member)
+            guard Self.isAboutTheGroup(text) else { return }
+            record(text, member: (event.metadata?["member"] ?? metadata["member"]).map { "\($0)" })
         }
     }
 }
