@@ -3,10 +3,10 @@ import Logging
 import Synchronization
 
 /// The last few hundred lines librdkafka logged about a consumer group, from the members (`cgrp` debug) and the
-/// mock's coordinator (`mock` debug), each with its time and member: for the message of a failed expectation about
-/// the group. What a member owns says that a group did not settle; only the protocol exchange says why (a member
-/// that did not rejoin, a sync that timed out, a leader that never answered), and a flake does not come back on
-/// demand.
+/// mock's coordinator (`mock` debug), each with its time and its logger's `member` ("mock" for the coordinator): for
+/// the message of a failed expectation about the group. What a member owns says that a group did not settle; only
+/// the protocol exchange says why (a member that did not rejoin, a sync that timed out, a leader that never
+/// answered), and a flake does not come back on demand.
 final class GroupLog: Sendable {
     private let capacity: Int
     private let started = ContinuousClock.now
@@ -32,7 +32,7 @@ final class GroupLog: Sendable {
     private func record(_ text: String, member: String?) {
         let elapsed = ContinuousClock.now - started
         let seconds = Double(elapsed.components.seconds) + Double(elapsed.components.attoseconds) / 1e18
-        let line = "\((seconds * 100).rounded() / 100) s \(member ?? "mock"): \(text)"
+        let line = "\((seconds * 100).rounded() / 100) s \(member ?? "other client"): \(text)"
         lines.withLock { lines in
             lines.append(line)
             if lines.count > capacity { lines.removeFirst(lines.count - capacity) }

@@ -38,7 +38,9 @@ struct KafkaTestCluster {
         }
         self.logger = logger
         self.groupLog = groupLog
-        mock = try KafkaMockCluster(brokers: brokers, logger: logger, debug: recordingGroupLog ? "mock" : nil)
+        var mockLogger = logger
+        mockLogger[metadataKey: "member"] = "mock"
+        mock = try KafkaMockCluster(brokers: brokers, logger: mockLogger, debug: recordingGroupLog ? "mock" : nil)
         for (topic, partitions) in topics {
             try mock.createTopic(topic, partitions: partitions, replicationFactor: brokers)
         }
