@@ -30,8 +30,7 @@ final class GroupLog: Sendable {
     }
 
     private func record(_ text: String, member: String?) {
-        let elapsed = ContinuousClock.now - started
-        let seconds = Double(elapsed.components.seconds) + Double(elapsed.components.attoseconds) / 1e18
+        let seconds = (ContinuousClock.now - started).seconds
         let line = "\((seconds * 100).rounded() / 100) s \(member ?? "other client"): \(text)"
         lines.withLock { lines in
             lines.append(line)

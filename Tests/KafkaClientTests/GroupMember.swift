@@ -70,8 +70,7 @@ final class GroupMember: Sendable {
     }
 
     private static func groupChange(_ event: KafkaConsumerEvent, at elapsed: Duration) -> String? {
-        let seconds = Double(elapsed.components.seconds) + Double(elapsed.components.attoseconds) / 1e18
-        let time = "\((seconds * 10).rounded() / 10) s"
+        let time = "\((elapsed.seconds * 10).rounded() / 10) s"
         switch event {
         case .partitionsAssigned(let partitions):
             return "\(time) assigned \(partitions.map(\.partition).sorted())"

@@ -38,9 +38,11 @@ struct KafkaTestCluster {
         }
         self.logger = logger
         self.groupLog = groupLog
-        var mockLogger = logger
-        mockLogger[metadataKey: "member"] = "mock"
-        mock = try KafkaMockCluster(brokers: brokers, logger: mockLogger, debug: recordingGroupLog ? "mock" : nil)
+        mock = try KafkaMockCluster(
+            brokers: brokers,
+            logger: Self.logger(logger, member: "mock"),
+            debug: recordingGroupLog ? "mock" : nil
+        )
         for (topic, partitions) in topics {
             try mock.createTopic(topic, partitions: partitions, replicationFactor: brokers)
         }
@@ -100,6 +102,10 @@ struct KafkaTestCluster {
 
     /// The cluster's logger, its lines marked as `member`'s (in ``groupLog``).
     func logger(member: String) -> Logger {
+        Self.logger(logger, member: member)
+    }
+
+    private static func logger(_ logger: Logger, member: String) -> Logger {
         var logger = logger
         logger[metadataKey: "member"] = "\(member)"
         return logger
