@@ -23,30 +23,57 @@ package final class NotificationStore: Service, Sendable {
     let headerCache = JWSHeaderCache()
     /// The days whose body partitions this store's writes made sure of lately.
     let bodyPartitions = BodyPartitionMemo()
+    /// The pool's connections not closed yet, for a shutdown that does not end.
+    package let poolConnections = PoolConnectionLedger()
 
     /// Creates a store; nothing connects until ``run()`` runs and an operation needs a connection.
     package init(configuration: NotificationStoreConfiguration, logger: Logger) {
         self.configuration = configuration
         self.logger = logger
-        self.client = PostgresClient(configuration: configuration.postgresClientConfiguration, backgroundLogger: logger)
+        var poolLogger = logger
+        poolLogger.handler = PoolLogHandler(base: logger.handler, ledger: poolConnections)
+        self.client = PostgresClient(
+            configuration: configuration.postgresClientConfiguration,
+            backgroundLogger: poolLogger
+        )
     }
 
     /// Runs the connection pool until cancelled or gracefully shut down.
     ///
     /// Before the pool closes its connections, the operations still running end (for at most the operation
     /// timeout and 5 s): postgres-nio 1.33.2 stops the process when a connection closes while COPY data is being
-    /// sent, and an operation whose caller had its answer (a deadline) may still be in its COPY. The pool runs in an
-    /// unstructured task so that neither the cancellation nor the graceful shutdown reaches it before that.
+    /// sent, and an operation whose caller had its answer (a deadline) may still be in its COPY; if one still is,
+    /// the pool is left open. The pool then gets the connect timeout and 5 s to end, and is left if it takes longer,
+    /// with an error naming the connections it still has: a shutdown must end (Docs/store.md, "Shutdown").
     package func run() async throws {
-        // Detached, so that the graceful shutdown reaches it only through the drain below. An operation leased
-        // before the task starts waits for it (postgres-nio logs that run() was not called yet). Not an immediate
-        // task (Swift 6.2's `Task.immediateDetached`, which started the pool at once): under load with Swift 6.3.1
-        // a pool started so twice never ended after its cancellation (Docs/store.md, "Shutdown").
+        // Detached, so that neither the cancellation nor the graceful shutdown reaches it before the drain below. An
+        // operation leased before the task starts waits for it (postgres-nio logs that run() was not called yet).
         let pool = Task.detached { [client] in await client.run() }
         try? await gracefulShutdown()
-        await operations.drain(timeout: configuration.operationTimeout + .seconds(5))
+        let drainLimit = configuration.operationTimeout + .seconds(5)
+        logger.debug("Stopping the store", metadata: ["operations": "\(operations.count)"])
+        await operations.drain(timeout: drainLimit)
+        let close = operations.closePool()
+        guard close.allowed else {
+            // An operation still sending COPY data past the drain (a large batch on a slow server): closing its
+            // connection would stop the process. It goes on; the pool ends with the process.
+            logger.warning(
+                "Leaving the PostgreSQL connection pool open: operations still send COPY data",
+                metadata: ["copying": "\(close.copying)", "waited": "\(drainLimit)"]
+            )
+            return
+        }
         pool.cancel()
-        await pool.value
+        let closeLimit = configuration.connectTimeout + .seconds(5)
+        if await !OperationsInFlight.wait(for: [pool], atMost: closeLimit) {
+            logger.error(
+                "The PostgreSQL connection pool did not close within \(closeLimit) of its shutdown; leaving it",
+                metadata: [
+                    "openConnections": "\(poolConnections.openConnections)",
+                    "operationsRunning": "\(operations.count)",
+                ]
+            )
+        }
     }
 
     /// Runs `body` on one connection, inside one transaction, within the operation timeout.
@@ -116,9 +143,12 @@ package final class NotificationStore: Service, Sendable {
                         reason: "\(operation) did not finish within \(timeout) (is PostgreSQL at \(endpoint) up?)"
                     )
                 }
-            ) { [client] register in
+            ) { [client, poolConnections] register in
                 try await client.withConnection { connection in
                     register(connection)
+                    let id = "\(connection.id)"
+                    poolConnections.record("leased for \(operation)", connection: id)
+                    defer { poolConnections.record("returned after \(operation)", connection: id, ifOpen: true) }
                     return try await body(connection)
                 }
             }
@@ -166,6 +196,10 @@ extension NotificationStoreConfiguration {
         }
         configuration.options.maximumConnections = maximumConnections
         configuration.options.connectTimeout = connectTimeout
+        // No keep-alive queries: in postgres-nio 1.33.2 one that starts as the pool closes runs on a closed
+        // connection, whose query never completes, and the pool never ends (a stress test reproduced it). An idle
+        // connection is closed after a minute anyway; a dead one fails the next operation, which is retried.
+        configuration.options.keepAliveBehavior = nil
         configuration.options.additionalStartupParameters = [("application_name", applicationName)]
         return configuration
     }

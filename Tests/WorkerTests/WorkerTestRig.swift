@@ -67,7 +67,10 @@ struct WorkerTestRig {
         let separateOutputProducer = separateOutputCluster || outputDeliveryTimeout != nil || !outputProperties.isEmpty
         let outputProducer =
             separateOutputProducer ? try KafkaProducer(configuration: outputConfiguration, logger: logger) : producer
-        let store = NotificationStore(configuration: database, logger: logger)
+        // A store whose pool does not close in time says which connections it still has: worth seeing in a run.
+        var storeLogger = logger
+        storeLogger.logLevel = min(logger.logLevel, .error)
+        let store = NotificationStore(configuration: database, logger: storeLogger)
         let rig = WorkerTestRig(
             logger: logger,
             mock: mock,

@@ -17,9 +17,11 @@ final class OperationDeadline<Result: Sendable>: Sendable {
 
     private let state = Mutex(State())
     /// The work's connection, closed when the caller is answered early.
-    private let closer = ConnectionCloser()
+    private let closer: ConnectionCloser
 
-    private init() {}
+    private init(operations: OperationsInFlight) {
+        closer = ConnectionCloser(operations: operations)
+    }
 
     /// Runs `body`, handing it a way to register the connection it leased.
     static func run(
@@ -29,7 +31,7 @@ final class OperationDeadline<Result: Sendable>: Sendable {
         _ body:
             @escaping @Sendable (_ register: @escaping @Sendable (PostgresConnection) -> Void) async throws -> Result
     ) async throws -> Result {
-        let deadline = OperationDeadline<Result>()
+        let deadline = OperationDeadline<Result>(operations: operations)
         return try await withTaskCancellationHandler {
             try await withCheckedThrowingContinuation { continuation in
                 deadline.state.withLock { $0.continuation = continuation }
@@ -105,6 +107,12 @@ final class ConnectionCloser: Sendable {
     }
 
     private let state = Mutex(State())
+    /// The store's operations, which count the COPYs being sent.
+    private let operations: OperationsInFlight
+
+    init(operations: OperationsInFlight) {
+        self.operations = operations
+    }
 
     /// Records the operation's connection; one handed over after ``abandon(_:)`` is closed at once.
     func register(_ connection: PostgresConnection) {
@@ -125,19 +133,24 @@ final class ConnectionCloser: Sendable {
         if stopNow { stop() }
     }
 
-    /// Runs `body` (a COPY) with stopping held back until it ends; once the operation was abandoned, no COPY
-    /// starts.
+    /// Runs `body` (a COPY) with stopping held back until it ends; once the operation was abandoned, or the
+    /// store's pool is closing, no COPY starts.
     func copying<T>(_ body: () async throws -> T) async throws -> T {
+        guard operations.copyStarted() else { throw CancellationError() }
         let abandoned = state.withLock { state in
             if !state.abandoned { state.copying = true }
             return state.abandoned
         }
-        if abandoned { throw CancellationError() }
+        if abandoned {
+            operations.copyEnded()
+            throw CancellationError()
+        }
         defer {
             let stopNow = state.withLock { state -> Bool in
                 state.copying = false
                 return state.abandoned
             }
+            operations.copyEnded()
             if stopNow { stop() }
         }
         return try await body()

@@ -8,6 +8,10 @@ final class OperationsInFlight: Sendable {
         /// Ids whose task ended before it was added.
         var ended: Set<UInt64> = []
         var nextID: UInt64 = 0
+        /// Operations sending COPY data now.
+        var copying = 0
+        /// Set once the pool is about to close: no COPY starts after that.
+        var poolClosing = false
     }
 
     private let state = Mutex(State())
@@ -32,25 +36,60 @@ final class OperationsInFlight: Sendable {
         }
     }
 
+    /// Marks a COPY as started; false once the pool is closing, when none may start (postgres-nio 1.33.2 stops the
+    /// process when a connection closes while COPY data is being sent).
+    func copyStarted() -> Bool {
+        state.withLock { state in
+            guard !state.poolClosing else { return false }
+            state.copying += 1
+            return true
+        }
+    }
+
+    func copyEnded() {
+        state.withLock { $0.copying -= 1 }
+    }
+
+    /// Whether the pool may close its connections now: no COPY is being sent. If so, none starts from now on; if
+    /// not, how many are being sent.
+    func closePool() -> (allowed: Bool, copying: Int) {
+        state.withLock { state in
+            guard state.copying == 0 else { return (false, state.copying) }
+            state.poolClosing = true
+            return (true, 0)
+        }
+    }
+
+    /// How many operations are running.
+    var count: Int { state.withLock { $0.tasks.count } }
+
     /// Waits for the operations running now to end, for at most `timeout`, even when the caller is cancelled:
     /// the pool must not close a connection while one of them is sending COPY data.
     func drain(timeout: Duration) async {
         let pending = state.withLock { Array($0.tasks.values) }
-        guard !pending.isEmpty else { return }
-        await Task.detached {
-            let (first, signal) = AsyncStream<Void>.makeStream()
+        await Self.wait(for: pending, atMost: timeout)
+    }
+
+    /// Waits for `tasks` to end, for at most `timeout`, even when the caller is cancelled; whether they all ended.
+    /// Tasks still running then go on.
+    @discardableResult
+    static func wait(for tasks: [Task<Void, Never>], atMost timeout: Duration) async -> Bool {
+        guard !tasks.isEmpty else { return true }
+        return await Task.detached {
+            let (first, outcome) = AsyncStream<Bool>.makeStream()
             let waiter = Task {
-                for task in pending { await task.value }
-                signal.yield()
+                for task in tasks { await task.value }
+                outcome.yield(true)
             }
             let timer = Task {
                 try? await Task.sleep(for: timeout)
-                signal.yield()
+                outcome.yield(false)
             }
             var iterator = first.makeAsyncIterator()
-            _ = await iterator.next()
+            let ended = await iterator.next() ?? false
             timer.cancel()
             waiter.cancel()
+            return ended
         }.value
     }
 }
