@@ -94,19 +94,4 @@ package final class OutputPipe: Sendable {
     package func readToEnd() async -> Data {
         await next(until: nil)
     }
-
-    /// Everything not read yet, once it holds a line feed or the output ended, blocking the calling thread: for a
-    /// synchronous caller waiting for a child's first line (not for the concurrency pool's threads).
-    package func readLineBlocking() -> String {
-        let lineFeed = Data("\n".utf8)
-        while true {
-            let line = state.withLock { state -> Data? in
-                guard state.waiter == nil, Self.satisfies(state, lineFeed) else { return nil }
-                defer { state.unread = Data() }
-                return state.unread
-            }
-            if let line { return String(decoding: line, as: UTF8.self) }
-            usleep(2_000)
-        }
-    }
 }

@@ -2,40 +2,49 @@ import ChildProcesses
 import Foundation
 
 /// `asnp kafka-mock` started as a child process, so a measured client does not share a process with the broker.
-package final class KafkaMockChild {
+///
+/// Starting and stopping it suspend the caller and hold no thread: tests start several at once, and a concurrency
+/// pool of two threads (a 2-core machine) blocked on children stalls every other task in the process.
+package final class KafkaMockChild: Sendable {
     private let process: ChildProcess
     /// The bootstrap servers the child printed as its first line.
     package let bootstrapServers: String
 
+    private init(process: ChildProcess, bootstrapServers: String) {
+        self.process = process
+        self.bootstrapServers = bootstrapServers
+    }
+
     /// Starts `executable kafka-mock arguments...` and waits for its first line.
-    package init(executable: URL, arguments: [String]) throws {
+    package static func start(executable: URL, arguments: [String]) async throws -> KafkaMockChild {
         let output = try OutputPipe()
-        process = try ChildProcess(
+        let process = try ChildProcess(
             executable: executable.path,
             arguments: ["kafka-mock"] + arguments,
             standardOutput: .pipe(output)
         )
-        let line = output.readLineBlocking()
-        guard let first = line.split(separator: "\n").first, !first.isEmpty else {
+        let text = await output.read(until: "\n")
+        guard let first = text.split(separator: "\n").first, !first.isEmpty else {
             process.terminate()
-            throw KafkaMockChildError(status: process.waitForExit())
+            await process.exited()
+            throw KafkaMockChildError(status: process.terminationStatus)
         }
-        bootstrapServers = String(first)
+        return KafkaMockChild(process: process, bootstrapServers: String(first))
     }
 
     package var pid: Int32 { process.processIdentifier }
 
-    /// Sends SIGTERM and waits, off the concurrency pool.
-    package func terminate() async {
+    /// Sends SIGTERM and waits for the exit; returns the exit status.
+    @discardableResult
+    package func terminate() async -> Int32 {
         if process.isRunning { process.terminate() }
         await process.exited()
+        return process.terminationStatus
     }
 
-    /// Sends SIGTERM and waits; returns the exit status.
-    @discardableResult
-    package func stop() -> Int32 {
+    /// Sends SIGTERM without waiting (for a `defer`); the child is reaped by a thread of its own.
+    package func stop() {
         if process.isRunning { process.terminate() }
-        return process.waitForExit()
     }
 
     deinit {

@@ -93,7 +93,7 @@ struct BenchIngressCommand: AsyncParsableCommand {
         let scriptFile = directory.appendingPathComponent("post.lua")
         try Data(WrkRun.script.utf8).write(to: scriptFile)
 
-        let mock = try KafkaMockChild(
+        let mock = try await KafkaMockChild.start(
             executable: ASNPBench.pipelineExecutable(),
             arguments: ["--topic", "\(PipelineTopics.raw):\(partitions)"]
         )

@@ -84,7 +84,7 @@ struct BenchKafkaCommand: AsyncParsableCommand {
         let topics = (1...rounds).flatMap {
             ["--topic", "asnp-produced-\($0):\(partitions)", "--topic", "kcat-produced-\($0):\(partitions)"]
         }
-        let mock = try KafkaMockChild(
+        let mock = try await KafkaMockChild.start(
             executable: ASNPBench.pipelineExecutable(),
             arguments: topics
         )

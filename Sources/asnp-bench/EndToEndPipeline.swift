@@ -49,7 +49,7 @@ struct EndToEndPipeline {
         guard migrate.terminationStatus == 0 else {
             throw PipelineStartError(description: "asnp migrate failed (status \(migrate.terminationStatus))")
         }
-        let mock = try KafkaMockChild(
+        let mock = try await KafkaMockChild.start(
             executable: ASNPBench.pipelineExecutable(),
             arguments: topics.flatMap { ["--topic", "\($0):\(partitions)"] }
                 + ["--brokers", String(brokers), "--log-level", "error"]

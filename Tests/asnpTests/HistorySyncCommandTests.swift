@@ -34,7 +34,10 @@ struct HistorySyncCommandTests {
         let root = directory.appendingPathComponent("root.der")
         try Data(try pki.rootDER()).write(to: root)
 
-        let mock = try KafkaMockChild(executable: ASNPProcess.executable, arguments: ["--topic", "\(Self.topic):4"])
+        let mock = try await KafkaMockChild.start(
+            executable: ASNPProcess.executable,
+            arguments: ["--topic", "\(Self.topic):4"]
+        )
         defer { mock.stop() }
         let server = try await TestPostgresServer.shared()
         let database = try await server.makeDatabase()

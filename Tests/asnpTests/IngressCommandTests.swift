@@ -30,7 +30,10 @@ struct IngressCommandTests {
         arguments: [SIGTERM, SIGKILL]
     )
     func signalUnderLoad(_ signal: Int32) async throws {
-        let mock = try KafkaMockChild(executable: ASNPProcess.executable, arguments: ["--topic", "\(Self.topic):8"])
+        let mock = try await KafkaMockChild.start(
+            executable: ASNPProcess.executable,
+            arguments: ["--topic", "\(Self.topic):8"]
+        )
         defer { mock.stop() }
         let port = try LoopbackPort.free()
         let ingress = try IngressProcess.start(bootstrapServers: mock.bootstrapServers, port: port)

@@ -22,7 +22,7 @@ struct KafkaMockCommandTests {
         let kcat = try await runProgram("sh", ["-c", "command -v kcat"])
         try #require(kcat.status == 0, "kcat is not installed: run scripts/bootstrap (apt-get install kcat)")
 
-        let mock = try KafkaMockChild(
+        let mock = try await KafkaMockChild.start(
             executable: ASNPProcess.executable,
             arguments: ["--brokers", "2", "--topic", "interop:4", "--topic", "back:3"]
         )
@@ -100,6 +100,6 @@ struct KafkaMockCommandTests {
             #expect(values == (0..<10).map { "v\($0)" }, "order of \(key)")
         }
 
-        #expect(mock.stop() == 0, "SIGTERM stops asnp kafka-mock cleanly")
+        #expect(await mock.terminate() == 0, "SIGTERM stops asnp kafka-mock cleanly")
     }
 }

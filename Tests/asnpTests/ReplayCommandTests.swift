@@ -20,7 +20,7 @@ struct ReplayCommandTests {
         "Rejected for an unknown app, then the app is configured: replay rejected stores them (V1 read back from the raw topic), a second replay does nothing, replay offsets only adds duplicates"
     )
     func replayAfterFix() async throws {
-        let mock = try KafkaMockChild(
+        let mock = try await KafkaMockChild.start(
             executable: ASNPProcess.executable,
             arguments: ["--topic", "\(Self.topic):4"]
                 + PipelineTopics.outputs

@@ -12,7 +12,7 @@ import Testing
 struct WorkerCommandTests {
     @Test("It migrates, becomes ready on its status port, and exits 0 on SIGTERM")
     func readyThenSigterm() async throws {
-        let mock = try KafkaMockChild(
+        let mock = try await KafkaMockChild.start(
             executable: ASNPProcess.executable,
             arguments: ["--topic", "\(PipelineTopics.raw):2"]
                 + PipelineTopics.outputs.flatMap { ["--topic", "\($0):1"] }
@@ -45,7 +45,7 @@ struct WorkerCommandTests {
         """
     )
     func jsonLogs() async throws {
-        let mock = try KafkaMockChild(
+        let mock = try await KafkaMockChild.start(
             executable: ASNPProcess.executable,
             arguments: ["--topic", "\(PipelineTopics.raw):1"]
                 + PipelineTopics.outputs.flatMap { ["--topic", "\($0):1"] }

@@ -47,7 +47,10 @@ struct WorkerCrashTests {
         let rootFile = directory.appendingPathComponent("root.der")
         try Data(workload.rootDERs[0]).write(to: rootFile)
 
-        let mock = try KafkaMockChild(executable: ASNPProcess.executable, arguments: ["--topic", "\(Self.topic):8"])
+        let mock = try await KafkaMockChild.start(
+            executable: ASNPProcess.executable,
+            arguments: ["--topic", "\(Self.topic):8"]
+        )
         defer { mock.stop() }
         let server = try await TestPostgresServer.shared()
         let database = try await server.makeDatabase()

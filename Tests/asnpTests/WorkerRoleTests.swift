@@ -27,7 +27,7 @@ struct WorkerRoleTests {
     )
     func scenario() async throws {
         let topic = PipelineTopics.raw
-        let mock = try KafkaMockChild(
+        let mock = try await KafkaMockChild.start(
             executable: ASNPProcess.executable,
             arguments: ["--topic", "\(topic):4"]
                 + PipelineTopics.outputs
