@@ -84,6 +84,9 @@ enum WorkerProcess {
             "WORKER_STATUS_PORT": String(statusPort),
             "WORKER_SESSION_TIMEOUT_SECONDS": "6",
             "WORKER_HEARTBEAT_INTERVAL_SECONDS": "0.5",
+            // As TestPostgresServer's settings: a full run on a busy 2-core CI machine saw a migration that takes
+            // 0.2 s alone pass the default 30 s.
+            "DATABASE_TIMEOUT_SECONDS": "60",
         ]
         variables["APPS_\(app.uppercased())_APP_APPLE_ID"] = appAppleID.map(String.init)
         variables.merge(extra) { _, new in new }
