@@ -10,7 +10,7 @@ import NIOHTTPTypesHTTP1
 /// handler, so notification requests are answered on the event loop and everything else reaches the router as usual
 /// (ADR 0014).
 struct IngressChannel: ServerChildChannel, HTTPChannelHandler {
-    typealias Value = NIOAsyncChannel<HTTPRequestPart, HTTPResponsePart>
+    typealias Value = IngressConnection
 
     let responder: HTTPChannelHandler.Responder
     let receiver: NotificationReceiver
@@ -36,14 +36,16 @@ struct IngressChannel: ServerChildChannel, HTTPChannelHandler {
             try pipeline.addHandler(IngressHTTPCodec())
             try pipeline.addHandler(HTTPConnectionStateHandler(idleTimeout: idleTimeout, logger: logger))
             try pipeline.addHandler(NotificationRequestHandler(receiver: receiver, serverName: serverName))
-            return try NIOAsyncChannel(
-                wrappingChannelSynchronously: channel,
-                configuration: .init(isOutboundHalfClosureEnabled: true)
+            return IngressConnection(
+                try NIOAsyncChannel(
+                    wrappingChannelSynchronously: channel,
+                    configuration: .init(isOutboundHalfClosureEnabled: true)
+                )
             )
         }
     }
 
-    func handle(value asyncChannel: Value, logger: Logger) async {
-        await handleHTTP(asyncChannel: asyncChannel, logger: logger)
+    func handle(value connection: Value, logger: Logger) async {
+        await handleHTTP(asyncChannel: connection.handOver(), logger: logger)
     }
 }
