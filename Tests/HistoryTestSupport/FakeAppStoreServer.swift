@@ -5,6 +5,7 @@ import HTTPTypes
 import Hummingbird
 import Logging
 import NIOCore
+import ServiceLifecycle
 import Synchronization
 
 /// A stand-in for Apple's Get Notification History endpoint on 127.0.0.1, for one or more apps (bundle ids) in the
@@ -159,19 +160,30 @@ package final class FakeAppStoreServer: Sendable {
             onServerRunning: { port.continuation.yield($0.localAddress?.port ?? 0) },
             logger: logger
         )
+        // Shut down gracefully, not cancelled: a cancelled server with a connection just accepted stops the process
+        // (swift-nio#3481, "Deinited NIOAsyncWriter without calling finish()").
+        let services = ServiceGroup(services: [application], logger: logger)
         return try await withThrowingTaskGroup(of: Void.self) { group in
             group.addTask {
                 // A server that fails before it runs ends the wait for its port (its error then ends the group).
                 defer { port.continuation.finish() }
-                try await application.run()
+                try await services.run()
             }
             var ports = port.stream.makeAsyncIterator()
-            defer { group.cancelAll() }
             guard let bound = await ports.next() else {
                 try await group.next()
                 throw ServerStopped()
             }
-            return try await body("http://127.0.0.1:\(bound)")
+            do {
+                let result = try await body("http://127.0.0.1:\(bound)")
+                await services.triggerGracefulShutdown()
+                try await group.waitForAll()
+                return result
+            } catch {
+                await services.triggerGracefulShutdown()
+                try? await group.waitForAll()
+                throw error
+            }
         }
     }
 

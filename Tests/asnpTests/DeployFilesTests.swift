@@ -15,6 +15,7 @@ import PipelineContract
 import PipelineServices
 import PipelineStatus
 import Prometheus
+import ServiceLifecycle
 import Testing
 import Yams
 
@@ -364,16 +365,20 @@ struct DeployFilesTests {
             #expect(RequestMetricsMiddleware.allowedMethod(path: path, pathToken: nil) == .get, "\(path)")
         }
         let listening = AsyncStream<Int>.makeStream()
+        let logger = Logger(label: "test.deploy") { _ in SwiftLogNoOpLogHandler() }
         let server = StatusServer(
             configuration: StatusServerConfiguration(host: "127.0.0.1", port: 0),
             registry: PrometheusCollectorRegistry(),
-            logger: Logger(label: "test.deploy") { _ in SwiftLogNoOpLogHandler() },
+            logger: logger,
             live: { nil },
             ready: { nil },
             onListening: { listening.continuation.yield($0) }
         )
+        // Shut down gracefully, not cancelled: a cancelled server with a connection just accepted stops the process
+        // (swift-nio#3481, "Deinited NIOAsyncWriter without calling finish()").
+        let services = ServiceGroup(services: [server], logger: logger)
         try await withThrowingTaskGroup(of: Void.self) { group in
-            group.addTask { try await server.run() }
+            group.addTask { try await services.run() }
             var ports = listening.stream.makeAsyncIterator()
             let port = try #require(await ports.next())
             for path in paths {
@@ -385,7 +390,8 @@ struct DeployFilesTests {
                 )
                 #expect(response.status == .ok, "\(path)")
             }
-            group.cancelAll()
+            await services.triggerGracefulShutdown()
+            try await group.waitForAll()
         }
     }
 
