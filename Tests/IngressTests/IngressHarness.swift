@@ -89,7 +89,9 @@ struct IngressHarness: Sendable {
             // The connect timeout is also how long a request may wait for a pooled connection: a loaded run kept
             // one waiting past 2 s while 8 (the default per-host limit) were busy. Tests hold up to 8 requests at
             // once on purpose, so the pool allows more, and the wait is a cap, not a promise.
-            clientConfiguration.timeout = .init(connect: .seconds(20), read: .seconds(20))
+            // The read timeout counts from the request's sending, and a connection waits for the server's accept
+            // loop, which a loaded run has held up for 20 s: a cap for answers that never come.
+            clientConfiguration.timeout = .init(connect: .seconds(20), read: .seconds(60))
             clientConfiguration.connectionPool.concurrentHTTP1ConnectionsPerHostSoftLimit = 64
             clientConfiguration.connectionPool.retryConnectionEstablishment = false
             // Tests set the ingress's idle timeout as low as 1 s; a pooled connection reused just as the server

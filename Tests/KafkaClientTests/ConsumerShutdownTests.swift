@@ -64,7 +64,13 @@ struct ConsumerShutdownTests {
             return a.assignment.count == 2 && b.assignment.count == 2
                 && joinStates.last?.contains("-> steady") == true
         }
-        #expect(shared, "the two members share the 4 partitions, A's group steady")
+        #expect(
+            shared,
+            """
+            the two members share the 4 partitions, A's group steady; A's group log ends:
+            \(groupLog.all.filter { !$0.contains("Heartbeat") }.suffix(60).joined(separator: "\n"))
+            """
+        )
         let delegated = groupLog.count { $0.contains("delegating") }
         try await b.close()
         // The group gives B's partitions to A (eager: takes A's own first), which does not poll: A's librdkafka hands

@@ -32,7 +32,10 @@ struct DevUnderTest {
         let banner = await output.read(until: "\nready\n")
         guard banner.contains("\nready\n") else {
             dev.terminate()
-            throw DevNotReady(output: banner)
+            await dev.exited()
+            let status = dev.terminationStatus
+            let ending = dev.terminationReason == .exit ? "exit status \(status)" : "signal \(status)"
+            throw DevNotReady(output: banner, ending: ending)
         }
         return DevUnderTest(process: dev, httpPort: httpPort, postgresPort: postgresPort, directory: directory)
     }
@@ -54,6 +57,8 @@ struct DevUnderTest {
 
     struct DevNotReady: Error, CustomStringConvertible {
         var output: String
-        var description: String { "asnp dev never printed ready:\n\(output)" }
+        /// How the child ended (its standard error went to the test's).
+        var ending: String
+        var description: String { "asnp dev never printed ready (it ended with \(ending)):\n\(output)" }
     }
 }
