@@ -79,7 +79,10 @@ struct HistoryLedgerTests {
         """
     )
     func storeRoundTrip() async throws {
-        let (_, configuration) = try await makeDatabase()
+        var (_, configuration) = try await makeDatabase()
+        // Twelve transactions queue for one lock: the last one's deadline covers the eleven before it, which a busy
+        // fresh-clone run saw take more than the usual 60 s.
+        configuration.operationTimeout = .seconds(12 * 60)
         try await withStore(configuration) { store in
             try await withThrowingTaskGroup(of: Void.self) { group in
                 for hour in 0..<12 {
