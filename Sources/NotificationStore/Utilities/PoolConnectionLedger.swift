@@ -35,10 +35,8 @@ package final class PoolConnectionLedger: Sendable {
         let now = ContinuousClock.now
         let open = entries.withLock { $0 }.sorted { $0.value.at < $1.value.at }
         guard !open.isEmpty else { return "none" }
-        return open.map { id, entry in
-            let seconds = Double((now - entry.at).components.seconds)
-            return "\(id): \(entry.event) \(Int(seconds)) s ago"
-        }.joined(separator: "; ")
+        return open.map { id, entry in "\(id): \(entry.event) \((now - entry.at).components.seconds) s ago" }
+            .joined(separator: "; ")
     }
 }
 
@@ -76,7 +74,9 @@ struct PoolLogHandler: LogHandler {
     func log(event: LogEvent) {
         // The pool's events carry the id themselves; a connection's own logger has it in the logger's metadata.
         if let connection = event.metadata?["psql_connection_id"] ?? base[metadataKey: "psql_connection_id"] {
-            ledger.record(event.message.description, connection: "\(connection)")
+            // A connection's life starts with this event; a late one of a connection already closed is not news.
+            let message = event.message.description
+            ledger.record(message, connection: "\(connection)", ifOpen: message != "Creating new connection")
         }
         if event.level >= base.logLevel { base.log(event: event) }
     }
