@@ -57,7 +57,12 @@ struct MigrationTests {
 
     @Test("several processes migrating at once: one applies, the others find it done")
     func concurrent() async throws {
-        let (server, configuration) = try await makeDatabase()
+        let (server, database) = try await makeDatabase()
+        // The others wait on the lock the applying one holds: their deadline covers its migration, which a busy
+        // fresh-clone run saw take more than the usual 60 s.
+        var settings = database
+        settings.operationTimeout = .seconds(4 * 60)
+        let configuration = settings
         let reports = try await withThrowingTaskGroup(of: MigrationReport.self) { group in
             for _ in 0..<4 {
                 group.addTask { try await withStore(configuration, migrate: false) { try await $0.migrate() } }
