@@ -121,7 +121,7 @@ struct WorkerOutputTests {
             _ = try startWorker()
             // The member consumes and publishes: one body stored, its events out.
             _ = try await rig.producer.send(Pipeline.rawMessage(lines[0].body))
-            #expect(try await rig.waitForRows(notifications: 1, rejected: 0) == "1/0")
+            try await rig.expectRows(notifications: 1, rejected: 0)
             #expect(try await eventually { try await Self.outbox(rig) == "0/0" })
 
             // A member that had partition 0 before finishes a batch of it now: its transaction commits rows that no
@@ -169,7 +169,7 @@ struct WorkerOutputTests {
             #expect(reports.allSatisfy { (try? $0.get()) != nil })
 
             // Well within the delivery timeout: nothing has been published, everything is stored and committed.
-            #expect(try await rig.waitForRows(notifications: unique, rejected: 0) == "\(unique)/0")
+            try await rig.expectRows(notifications: unique, rejected: 0)
             let admin = try KafkaAdminClient(cluster: rig.mock.clusterConfiguration, logger: rig.logger)
             let committed = try await eventually {
                 try await admin.consumerLag(group: Pipeline.group, topic: Pipeline.topic).map(\.lag).reduce(0, +) == 0
@@ -218,7 +218,7 @@ struct WorkerOutputTests {
                 contentsOf: ([oversized] + hostile.map(\.body) + lines.map(\.body)).map { Pipeline.rawMessage($0) }
             )
             let rejected = hostile.count + 1
-            #expect(try await rig.waitForRows(notifications: unique, rejected: rejected) == "\(unique)/\(rejected)")
+            try await rig.expectRows(notifications: unique, rejected: rejected)
             _ = try await eventually { try await Self.outbox(rig) == "0/1" }
             #expect(try await Self.outbox(rig) == "0/1", "the oversized dead letter set aside, nothing else left")
             let refusals = try await rig.server.psql(

@@ -127,13 +127,24 @@ struct WorkerTestRig {
         #expect(outputs.problems.isEmpty, "\(comment) \(outputs.problems)", sourceLocation: sourceLocation)
     }
 
-    /// `notifications` and `rejected_notifications` row counts as `n/r`, once they are as expected (or after 60 s).
-    func waitForRows(notifications: Int, rejected: Int) async throws -> String {
-        try await WorkerPipelineTests.waitForRows(
+    /// Waits until the tables hold `notifications` and `rejected` rows (``WorkerPipelineTests/waitForRows``) and
+    /// expects them, saying what they held last when they do not.
+    func expectRows(
+        notifications: Int,
+        rejected: Int,
+        _ comment: String = "",
+        sourceLocation: SourceLocation = #_sourceLocation
+    ) async throws {
+        let stored = try await WorkerPipelineTests.waitForRows(
             server,
             database.database,
             notifications: notifications,
             rejected: rejected
+        )
+        #expect(
+            stored == "\(notifications)/\(rejected)",
+            "\(comment) notifications/rejected rows: \(stored), no change for the last minute",
+            sourceLocation: sourceLocation
         )
     }
 }
