@@ -26,6 +26,9 @@ struct IngressHarness: Sendable {
     static let acknowledgementTimeout: Duration = .seconds(10)
     /// How long ``with(label:configure:_:)`` waits for the producer to be ready before it gives up.
     static let readinessLimit: Duration = .seconds(60)
+    /// The HTTP client's connect timeout (also its wait for a pooled connection) and read timeout.
+    static let connectLimit: TimeAmount = .seconds(20)
+    static let readLimit: TimeAmount = .seconds(60)
     /// A header only the harness's warm-up messages carry; ``consume(until:timeout:)`` leaves them out.
     static let warmUpHeader = "asnp-test-warm-up"
 
@@ -91,7 +94,7 @@ struct IngressHarness: Sendable {
             // once on purpose, so the pool allows more, and the wait is a cap, not a promise.
             // The read timeout counts from the request's sending, and a connection waits for the server's accept
             // loop, which a loaded run has held up for 20 s: a cap for answers that never come.
-            clientConfiguration.timeout = .init(connect: .seconds(20), read: .seconds(60))
+            clientConfiguration.timeout = .init(connect: Self.connectLimit, read: Self.readLimit)
             clientConfiguration.connectionPool.concurrentHTTP1ConnectionsPerHostSoftLimit = 64
             clientConfiguration.connectionPool.retryConnectionEstablishment = false
             // Tests set the ingress's idle timeout as low as 1 s; a pooled connection reused just as the server
@@ -162,7 +165,8 @@ struct IngressHarness: Sendable {
             request.headers.add(name: "Content-Type", value: "application/json")
             request.body = .bytes(ByteBuffer(bytes: bytes))
         }
-        let response = try await client.execute(request, timeout: .seconds(20))
+        // The client's own timeouts bound each stage; this caps the whole at their sum.
+        let response = try await client.execute(request, timeout: Self.connectLimit + Self.readLimit)
         let body = try await response.body.collect(upTo: 1 << 20)
         return Reply(status: response.status, headers: response.headers, body: String(buffer: body))
     }
