@@ -175,6 +175,7 @@ let package = Package(
                 .product(name: "HTTPTypes", package: "swift-http-types"),
                 .product(name: "Prometheus", package: "swift-prometheus"),
                 .product(name: "NIOCore", package: "swift-nio"),
+                .product(name: "NIOHTTPTypes", package: "swift-nio-extras"),
                 .product(name: "Logging", package: "swift-log"),
                 .product(name: "ServiceLifecycle", package: "swift-service-lifecycle"),
             ],
@@ -387,6 +388,7 @@ let package = Package(
             dependencies: [
                 "Ingress",
                 "PipelineContract",
+                "PipelineStatus",
                 "KafkaClient",
                 "AppStoreModels",
                 "AppStoreSigning",

@@ -4,13 +4,14 @@ import NIOCore
 import NIOHTTP1
 import NIOHTTPTypes
 import NIOHTTPTypesHTTP1
+import PipelineStatus
 
 /// The ingress's HTTP/1.1 connections: Hummingbird's own setup (its `HTTP1Channel`'s handlers, in its order; the
 /// HTTP types codec is ``IngressHTTPCodec``) with a ``NotificationRequestHandler`` after its connection-state
 /// handler, so notification requests are answered on the event loop and everything else reaches the router as usual
 /// (ADR 0014).
 struct IngressChannel: ServerChildChannel, HTTPChannelHandler {
-    typealias Value = IngressConnection
+    typealias Value = AcceptedConnection<HTTPRequestPart, HTTPResponsePart>
 
     let responder: HTTPChannelHandler.Responder
     let receiver: NotificationReceiver
@@ -36,7 +37,7 @@ struct IngressChannel: ServerChildChannel, HTTPChannelHandler {
             try pipeline.addHandler(IngressHTTPCodec())
             try pipeline.addHandler(HTTPConnectionStateHandler(idleTimeout: idleTimeout, logger: logger))
             try pipeline.addHandler(NotificationRequestHandler(receiver: receiver, serverName: serverName))
-            return IngressConnection(
+            return Value(
                 try NIOAsyncChannel(
                     wrappingChannelSynchronously: channel,
                     configuration: .init(isOutboundHalfClosureEnabled: true)

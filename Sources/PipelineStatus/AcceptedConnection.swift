@@ -1,26 +1,26 @@
 import HummingbirdCore
 import NIOCore
-import NIOHTTPTypes
 import Synchronization
 
-/// One accepted connection as the server hands it to ``IngressChannel/handle(value:logger:)``.
+/// One accepted connection as a server hands it to its channel's `handle(value:logger:)`: the ingress's and the
+/// status servers'.
 ///
 /// A connection accepted just as the server stops (its accept stream already ended, swift-nio#3481) is never handed
 /// over; an `NIOAsyncChannel` dropped without `executeThenClose` stops the process ("Deinited NIOAsyncWriter without
 /// calling finish()"), which a full test run under load hit during an ingress shutdown. Such a connection is closed
 /// through `executeThenClose` here instead.
-final class IngressConnection: ServerChildChannelValue {
-    private let asyncChannel: NIOAsyncChannel<HTTPRequestPart, HTTPResponsePart>
+package final class AcceptedConnection<Inbound: Sendable, Outbound: Sendable>: ServerChildChannelValue {
+    private let asyncChannel: NIOAsyncChannel<Inbound, Outbound>
     private let handedOver = Atomic(false)
 
-    init(_ asyncChannel: NIOAsyncChannel<HTTPRequestPart, HTTPResponsePart>) {
+    package init(_ asyncChannel: NIOAsyncChannel<Inbound, Outbound>) {
         self.asyncChannel = asyncChannel
     }
 
-    var channel: any Channel { asyncChannel.channel }
+    package var channel: any Channel { asyncChannel.channel }
 
     /// The connection's async channel, for the server to serve and close.
-    func handOver() -> NIOAsyncChannel<HTTPRequestPart, HTTPResponsePart> {
+    package func handOver() -> NIOAsyncChannel<Inbound, Outbound> {
         handedOver.store(true, ordering: .relaxed)
         return asyncChannel
     }

@@ -1,0 +1,26 @@
+import HummingbirdCore
+import Logging
+import NIOCore
+import NIOHTTPTypes
+
+/// Hummingbird's `HTTP1Channel` with its connections as ``AcceptedConnection``s: a Kubernetes probe accepted just as
+/// a status server stops is closed, where Hummingbird's own channel would stop the process.
+package struct StatusHTTPChannel: ServerChildChannel, HTTPChannelHandler {
+    package typealias Value = AcceptedConnection<HTTPRequestPart, HTTPResponsePart>
+
+    private let http1: HTTP1Channel
+
+    package init(responder: @escaping HTTPChannelHandler.Responder) {
+        http1 = HTTP1Channel(responder: responder)
+    }
+
+    package var responder: HTTPChannelHandler.Responder { http1.responder }
+
+    package func setup(channel: any Channel, logger: Logger) -> EventLoopFuture<Value> {
+        http1.setup(channel: channel, logger: logger).map { Value($0) }
+    }
+
+    package func handle(value connection: Value, logger: Logger) async {
+        await http1.handle(value: connection.handOver(), logger: logger)
+    }
+}
