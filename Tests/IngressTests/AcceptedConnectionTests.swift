@@ -1,5 +1,4 @@
 import AppStoreTestSupport
-import HummingbirdCore
 import Logging
 import NIOCore
 import NIOEmbedded
