@@ -1,10 +1,13 @@
 import AppStoreModels
 import AppStoreSigning
+import AppStoreTestSupport
 import Foundation
 import KafkaClient
+import Logging
 import NotificationStore
 import PostgresNIO
 import StoreTestSupport
+import Synchronization
 import Testing
 
 @Suite("Faults: concurrent writers, a stopped server, rows PostgreSQL refuses")
@@ -364,5 +367,38 @@ struct StoreFaultTests {
             ) == "0"
         )
         #expect(try await server.psql(configuration.database, "SELECT count(*) FROM subscriptions") == "11")
+    }
+
+    @Test(
+        "a COPY on a connection that closed before it began (the server ended it between statements) fails as UNAVAILABLE at once, where postgres-nio would wait for ever"
+    )
+    func copyOnClosedConnection() async throws {
+        let (server, configuration) = try await makeDatabase()
+        let connection = try await PostgresConnection.connect(
+            configuration: PostgresConnection.Configuration(
+                host: "127.0.0.1",
+                port: server.port,
+                username: "postgres",
+                password: nil,
+                database: configuration.database,
+                tls: .disable
+            ),
+            id: 1,
+            logger: Logger(label: "asnp.store.test")
+        )
+        try await connection.close()
+        let outcome = Mutex<NotificationStoreError?>(nil)
+        // Bounded: without the check the COPY never ends, and the test must fail rather than hang.
+        let ended = await finishes(within: .seconds(60)) {
+            do {
+                try await NotificationStore.copy([], into: "staging", on: connection, logger: Logger(label: "test"))
+            } catch {
+                outcome.withLock { $0 = error as? NotificationStoreError }
+            }
+        }
+        #expect(ended, "the COPY ended")
+        let error = outcome.withLock { $0 }
+        #expect(error?.code == .unavailable)
+        #expect(error?.isRetriable == true)
     }
 }
