@@ -428,7 +428,9 @@ let package = Package(
             name: "HistoryTestSupport",
             dependencies: [
                 "AppStoreModels",
+                "PipelineStatus",
                 .product(name: "Hummingbird", package: "hummingbird"),
+                .product(name: "HummingbirdCore", package: "hummingbird"),
                 .product(name: "HTTPTypes", package: "swift-http-types"),
                 .product(name: "Crypto", package: "swift-crypto"),
                 .product(name: "NIOCore", package: "swift-nio"),

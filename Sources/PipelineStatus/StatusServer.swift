@@ -39,7 +39,7 @@ package final class StatusServer: Service, Sendable {
         let port = configuration.port
         application = Application(
             router: router,
-            server: HTTPServerBuilder { StatusHTTPChannel(responder: $0) },
+            server: HTTPServerBuilder { AcceptedHTTP1Channel(responder: $0) },
             configuration: ApplicationConfiguration(address: .hostname(host, port: port), serverName: "asnp"),
             onServerRunning: { channel in
                 let bound = channel.localAddress?.port ?? port

@@ -3,8 +3,10 @@ import Crypto
 import Foundation
 import HTTPTypes
 import Hummingbird
+import HummingbirdCore
 import Logging
 import NIOCore
+import PipelineStatus
 import ServiceLifecycle
 import Synchronization
 
@@ -156,12 +158,13 @@ package final class FakeAppStoreServer: Sendable {
         logger.logLevel = .critical
         let application = Application(
             router: router,
+            server: HTTPServerBuilder { AcceptedHTTP1Channel(responder: $0) },
             configuration: .init(address: .hostname("127.0.0.1", port: 0)),
             onServerRunning: { port.continuation.yield($0.localAddress?.port ?? 0) },
             logger: logger
         )
-        // Shut down gracefully, not cancelled: a cancelled server with a connection just accepted stops the process
-        // (swift-nio#3481, "Deinited NIOAsyncWriter without calling finish()").
+        // Shut down gracefully, not cancelled, as swift-nio's maintainers advise for servers; a connection accepted as
+        // it stops is closed by AcceptedHTTP1Channel (swift-nio#3481).
         let services = ServiceGroup(services: [application], logger: logger)
         return try await withThrowingTaskGroup(of: Void.self) { group in
             group.addTask {

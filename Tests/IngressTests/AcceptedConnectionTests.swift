@@ -36,7 +36,7 @@ struct AcceptedConnectionTests {
     @Test("A status server's connection set up and never handed over (a probe as the server stops) is closed too")
     func droppedStatusConnection() async throws {
         let channel = NIOAsyncTestingChannel()
-        let status = StatusHTTPChannel { _, _, _ in }
+        let status = AcceptedHTTP1Channel { _, _, _ in }
         // The status server's own setup (Hummingbird's HTTP/1.1 handlers), its connection dropped unhandled.
         _ = try await channel.eventLoop.flatSubmit { status.setup(channel: channel, logger: Logger(label: "test")) }
             .get()

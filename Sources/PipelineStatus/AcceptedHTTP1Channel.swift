@@ -3,9 +3,10 @@ import Logging
 import NIOCore
 import NIOHTTPTypes
 
-/// Hummingbird's `HTTP1Channel` with its connections as ``AcceptedConnection``s: a Kubernetes probe accepted just as
-/// a status server stops is closed, where Hummingbird's own channel would stop the process.
-package struct StatusHTTPChannel: ServerChildChannel, HTTPChannelHandler {
+/// Hummingbird's `HTTP1Channel` with its connections as ``AcceptedConnection``s, for our servers that need no more
+/// than it (the status servers, the tests' stand-in for Apple): a connection accepted just as the server stops (a
+/// Kubernetes probe as a pod stops) is closed, where Hummingbird's own channel would stop the process.
+package struct AcceptedHTTP1Channel: ServerChildChannel, HTTPChannelHandler {
     package typealias Value = AcceptedConnection<HTTPRequestPart, HTTPResponsePart>
 
     private let http1: HTTP1Channel
