@@ -417,6 +417,7 @@ let package = Package(
                 "AppStoreModels",
                 "AppStoreVerification",
                 "AppStoreTestSupport",
+                "AppStoreSigning",
                 .product(name: "X509", package: "swift-certificates"),
                 .product(name: "SwiftASN1", package: "swift-asn1"),
                 .product(name: "NIOCore", package: "swift-nio"),

@@ -44,9 +44,9 @@ package struct NotificationSigner: Sendable {
                 bundleId: event.bundleId,
                 bundleVersion: "42",
                 environment: event.environment,
-                signedRenewalInfo: try signer.sign(event.renewalInfo),
+                signedRenewalInfo: event.isAutoRenewable ? try signer.sign(event.renewalInfo) : nil,
                 signedTransactionInfo: try signer.sign(event.transaction),
-                status: event.revocationDate == nil ? .active : .revoked
+                status: event.isAutoRenewable ? (event.status ?? (event.revocationDate == nil ? .active : .revoked)) : nil
             )
         )
     }

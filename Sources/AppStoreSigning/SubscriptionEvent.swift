@@ -32,6 +32,26 @@ package struct SubscriptionEvent: Sendable, Hashable {
     /// Milliseconds since 1970; set for REFUND and REVOKE.
     package var revocationDate: Int64?
 
+    // Set after creating an event, for the sequences of Docs/entitlement.md; the defaults sign what Apple sends for
+    // a plain subscription purchase.
+    /// `data.status`; nil: active, or revoked when ``revocationDate`` is set (absent for one-time purchases).
+    package var status: SubscriptionStatus?
+    /// The transaction's `type`; a one-time purchase carries no expiry, renewal info nor status.
+    package var productType: ProductType = .autoRenewableSubscription
+    package var appAccountToken: String?
+    package var inAppOwnershipType: InAppOwnershipType = .purchased
+    /// The renewal info's `renewalDate`; nil: ``expiresDate``.
+    package var renewalDate: Int64?
+    package var gracePeriodExpiresDate: Int64?
+    package var isInBillingRetryPeriod: Bool?
+    /// The renewal info's `autoRenewProductId`; nil: ``productId``.
+    package var autoRenewProductId: String?
+    /// The transaction's price, in milliunits.
+    package var price: Int64 = 9990
+
+    /// Whether the product is an auto-renewable subscription (Apple sends renewal info and a status for those only).
+    package var isAutoRenewable: Bool { productType == .autoRenewableSubscription }
+
     /// Creates an event; purchase date defaults to the signed date, expiry to 30 days after it.
     package init(
         notificationType: NotificationType,
@@ -73,13 +93,14 @@ package struct SubscriptionEvent: Sendable, Hashable {
             webOrderLineItemId: String(transactionId.reversed()),
             bundleId: bundleId,
             productId: productId,
-            subscriptionGroupIdentifier: "21000001",
+            subscriptionGroupIdentifier: isAutoRenewable ? "21000001" : nil,
             purchaseDate: purchaseDate,
             originalPurchaseDate: purchaseDate,
-            expiresDate: expiresDate,
+            expiresDate: isAutoRenewable ? expiresDate : nil,
             quantity: 1,
-            type: .autoRenewableSubscription,
-            inAppOwnershipType: .purchased,
+            type: productType,
+            appAccountToken: appAccountToken,
+            inAppOwnershipType: inAppOwnershipType,
             signedDate: signedDate,
             revocationReason: revocationDate == nil ? nil : .other,
             revocationDate: revocationDate,
@@ -88,7 +109,7 @@ package struct SubscriptionEvent: Sendable, Hashable {
             storefrontId: "143441",
             transactionReason: notificationType == .didRenew ? .renewal : .purchase,
             currency: "USD",
-            price: 9990
+            price: price
         )
     }
 
@@ -96,13 +117,15 @@ package struct SubscriptionEvent: Sendable, Hashable {
     package var renewalInfo: JWSRenewalInfoDecodedPayload {
         JWSRenewalInfoDecodedPayload(
             originalTransactionId: originalTransactionId,
-            autoRenewProductId: productId,
+            autoRenewProductId: autoRenewProductId ?? productId,
             productId: productId,
             autoRenewStatus: autoRenewStatus,
+            isInBillingRetryPeriod: isInBillingRetryPeriod,
+            gracePeriodExpiresDate: gracePeriodExpiresDate,
             signedDate: signedDate,
             environment: environment,
             recentSubscriptionStartDate: purchaseDate,
-            renewalDate: expiresDate,
+            renewalDate: renewalDate ?? expiresDate,
             currency: "USD",
             renewalPrice: 9990
         )

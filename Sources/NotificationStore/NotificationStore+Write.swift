@@ -380,6 +380,18 @@ extension CopyTextEncoder {
         integer(row.price)
         text(row.currency)
         integer(row.offerType)
+        boolean(row.carriesTransaction)
+        boolean(row.carriesRenewalInfo)
+        integer(row.purchaseDate)
+        text(row.productType)
+        integer(row.revocationReason)
+        text(row.inAppOwnershipType)
+        text(row.subscriptionGroupIdentifier)
+        text(row.appAccountToken)
+        text(row.previousOriginalTransactionId)
+        integer(row.renewalDate)
+        boolean(row.isInBillingRetry)
+        integer(row.expirationIntent)
         text(row.decoded)
         bytea(row.body.bytes)
         integer(row.receivedAt)
@@ -415,7 +427,17 @@ extension SubscriptionState {
             offerType: try cells[start + 18].decode(Int16?.self).map(Int.init),
             entitled: try cells[start + 19].decode(Bool?.self),
             entitledUntil: try cells[start + 20].decode(Date?.self),
-            updatedAt: try cells[start + 21].decode(Date.self)
+            updatedAt: try cells[start + 21].decode(Date.self),
+            productType: try cells[start + 22].decode(String?.self),
+            purchaseDate: try cells[start + 23].decode(Date?.self),
+            revocationReason: try cells[start + 24].decode(Int16?.self).map(Int.init),
+            inAppOwnershipType: try cells[start + 25].decode(String?.self),
+            subscriptionGroupIdentifier: try cells[start + 26].decode(String?.self),
+            appAccountToken: try cells[start + 27].decode(String?.self),
+            previousOriginalTransactionId: try cells[start + 28].decode(String?.self),
+            renewalDate: try cells[start + 29].decode(Date?.self),
+            isInBillingRetry: try cells[start + 30].decode(Bool?.self),
+            expirationIntent: try cells[start + 31].decode(Int16?.self).map(Int.init)
         )
     }
 }

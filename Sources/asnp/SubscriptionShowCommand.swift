@@ -11,9 +11,9 @@ struct SubscriptionShowCommand: AsyncParsableCommand {
         commandName: "show",
         abstract: "Show a subscription's current state and its notifications, oldest first by signedDate.",
         discussion: """
-            Reads PostgreSQL (database.url). The state is the newest notification's by signedDate (last writer \
-            wins); the timeline lists every stored notification of the subscription. Exit 1 if none is stored, \
-            3 if the database cannot be read.
+            Reads PostgreSQL (database.url). The state is merged from the subscription's notifications by the \
+            rules of Docs/entitlement.md; "entitled" says whether the customer has access now. The timeline lists \
+            every stored notification of the subscription. Exit 1 if none is stored, 3 if the database cannot be read.
             """
     )
 
@@ -67,11 +67,18 @@ struct SubscriptionShowCommand: AsyncParsableCommand {
             "entitled     " + Self.entitlement(state),
             "state        \(state.lastNotificationType)" + (state.lastSubtype.map { " / \($0)" } ?? "")
                 + " at \(time(state.lastSignedDate))",
-            "product      \(optional(state.productId)), transaction \(optional(state.transactionId))",
-            "expires      \(state.expiresDate.map(time) ?? "-"), auto-renew "
+            "product      \(optional(state.productId)) (\(optional(state.productType))), transaction "
+                + optional(state.transactionId) + (state.purchaseDate.map { ", bought \(time($0))" } ?? ""),
+            "customer     account token \(optional(state.appAccountToken)), "
+                + "\(optional(state.inAppOwnershipType)), group \(optional(state.subscriptionGroupIdentifier))"
+                + (state.previousOriginalTransactionId.map { ", replaced subscription \($0)" } ?? ""),
+            "expires      \(state.expiresDate.map(time) ?? "-")"
+                + (state.renewalDate.map { ", renewal date \(time($0))" } ?? "") + ", auto-renew "
                 + (state.autoRenewStatus.map { $0 == 1 ? "on" : "off" } ?? "-")
                 + (state.autoRenewProductId.map { " to \($0)" } ?? "")
-                + (state.revocationDate.map { ", revoked \(time($0))" } ?? ""),
+                + (state.revocationDate.map { ", revoked \(time($0))" } ?? "")
+                + (state.isInBillingRetry == true ? ", in billing retry" : "")
+                + (state.gracePeriodExpiresDate.map { ", grace period until \(time($0))" } ?? ""),
             "price        " + Self.price(state),
             "",
             "notifications (\(report.notifications.count)), oldest first:",
@@ -98,14 +105,21 @@ struct SubscriptionShowCommand: AsyncParsableCommand {
     /// Apple's status names, by `status`.
     static let statusNames = [1: "active", 2: "expired", 3: "billing retry", 4: "billing grace period", 5: "revoked"]
 
-    /// `yes until …` / `no` with Apple's status, `-` when the newest notification carries no status.
-    static func entitlement(_ state: SubscriptionState) -> String {
-        guard let status = state.status else { return "- (the newest notification carries no status)" }
-        let name = statusNames[status] ?? "unknown"
-        switch state.entitled {
-        case true?: return "yes until \(state.entitledUntil.map(time) ?? "-") (status \(status) \(name))"
-        case false?: return "no (status \(status) \(name))"
-        case nil: return "- (status \(status) \(name))"
+    /// Whether the customer has access now by Docs/entitlement.md's rule (`entitled` and `entitled_until` against
+    /// `now`), with what it rests on: Apple's status for a subscription, the product type for a one-time purchase.
+    static func entitlement(_ state: SubscriptionState, now: Date = Date()) -> String {
+        let basis: String
+        if let status = state.status {
+            basis = "status \(status) \(statusNames[status] ?? "unknown")"
+        } else {
+            basis = state.productType ?? "no status"
+        }
+        switch (state.entitled, state.entitledUntil) {
+        case (true?, let until?) where until > now: return "yes until \(time(until)) (\(basis))"
+        case (true?, let until?): return "no: access ended \(time(until)) (\(basis))"
+        case (true?, nil): return "yes, with no end (\(basis))"
+        case (false?, _): return "no (\(basis))"
+        case (nil, _): return "- (Apple's fields do not say: \(basis))"
         }
     }
 

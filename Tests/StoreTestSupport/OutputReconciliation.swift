@@ -4,7 +4,7 @@ import LocalPostgres
 /// The output side of a fault test's check, read back with an independent client (kcat) once the outbox is empty:
 ///
 /// - the decoded topic holds exactly one distinct `ce_id` per stored notification (redeliveries may repeat one);
-/// - the state topic's last value per key is that subscription's row (`last_notification_uuid`);
+/// - the state topic's last value per key is that subscription's row, every column of it (`to_jsonb`);
 /// - the dead-letter topic holds one distinct source coordinate (`ce_source*` attributes) per rejected row.
 package struct OutputReconciliation: Sendable {
     /// What does not add up; empty when everything does.
@@ -51,25 +51,36 @@ package struct OutputReconciliation: Sendable {
 
         let states = try await read(stateTopic, bootstrapServers: bootstrapServers)
         result.stateEvents = states.count
-        var last: [String: String] = [:]
+        // Values compared parsed (member order and spacing are not the contract), as the uuid and the whole row.
+        func parsed(_ json: some StringProtocol) -> NSDictionary? {
+            (try? JSONSerialization.jsonObject(with: Data(json.utf8))) as? NSDictionary
+        }
+        func version(_ row: NSDictionary?) -> String { row?["last_notification_uuid"] as? String ?? "unreadable" }
+        var last: [String: NSDictionary?] = [:]
         for event in states {
             guard let key = event.key else { continue }
-            let value = try? JSONSerialization.jsonObject(with: Data(event.payload.utf8)) as? [String: Any]
-            last[key] = value?["last_notification_uuid"] as? String ?? "unreadable"
+            last[key] = parsed(event.payload)
         }
-        var rows: [String: String] = [:]
-        for line in try await query(
-            "SELECT original_transaction_id || ' ' || last_notification_uuid FROM subscriptions"
-        )
-        .split(separator: "\n") {
-            let parts = line.split(separator: " ")
-            if parts.count == 2 { rows[String(parts[0])] = String(parts[1]) }
+        var rows: [String: NSDictionary?] = [:]
+        for line in try await query("SELECT original_transaction_id || ' ' || to_jsonb(s)::text FROM subscriptions s")
+            .split(separator: "\n")
+        {
+            guard let space = line.firstIndex(of: " ") else { continue }
+            rows[String(line[..<space])] = parsed(line[line.index(after: space)...])
         }
-        if last != rows {
-            let wrong = Set(last.keys).union(rows.keys).filter { last[$0] != rows[$0] }
+        let wrong = Set(last.keys).union(rows.keys).filter { key in
+            guard let event = last[key], let row = rows[key], let event, let row else { return true }
+            return event != row
+        }
+        if !wrong.isEmpty {
             result.problems.append(
                 "state topic: the last event of \(wrong.count) subscription(s) is not its row, e.g. "
-                    + wrong.sorted().prefix(3).map { "\($0) has \(last[$0] ?? "none"), row \(rows[$0] ?? "none")" }
+                    + wrong.sorted().prefix(3).map {
+                        "\($0) has \(last[$0].map { version($0) } ?? "none"), row \(rows[$0].map { version($0) } ?? "none")"
+                            + (version(last[$0] ?? nil) == version(rows[$0] ?? nil)
+                                ? " (same notification, other values: \(String(describing: last[$0] ?? nil)) vs "
+                                    + "\(String(describing: rows[$0] ?? nil)))" : "")
+                    }
                     .joined(separator: "; ")
             )
         }

@@ -29,6 +29,8 @@ struct WorkerTestRig {
     ///   - outputDeliveryTimeout, outputProperties: the workers' producer's, which is the rig's own unless one of
     ///     these or `separateOutputCluster` is given.
     ///   - configureWorker: changes the workers' settings.
+    ///   - verifiers: what the workers verify with; the fixtures' test root (``WorkerPipelineTests/directory()``)
+    ///     unless given.
     static func run(
         partitions: Int,
         outputPartitions: Int? = nil,
@@ -38,6 +40,7 @@ struct WorkerTestRig {
         outputDeliveryTimeout: Duration? = nil,
         outputProperties: [String: String] = [:],
         configureWorker: @escaping @Sendable (inout WorkerConfiguration) -> Void = { _ in },
+        verifiers: VerifierDirectory? = nil,
         _ body: (WorkerTestRig, _ startWorker: () throws -> Worker) async throws -> Void
     ) async throws {
         let logger = WorkerPipelineTests.logger()
@@ -80,7 +83,7 @@ struct WorkerTestRig {
             producer: producer,
             store: store
         )
-        let directory = try WorkerPipelineTests.directory()
+        let directory = try verifiers ?? WorkerPipelineTests.directory()
         let services = RunningServices()
         services.start("the producer") { try await producer.run() }
         if separateOutputProducer { services.start("the output producer") { try await outputProducer.run() } }

@@ -53,9 +53,9 @@ struct OutputContractTests {
         return Data(base64Encoded: base64).flatMap { try? JSONSerialization.jsonObject(with: $0) as? [String: Any] }
     }
 
-    /// What Apple's fields of a signed V2 body say about access, computed as Apple documents it: entitled when the
-    /// status is active (1) or billing grace period (4), until the expiry or the grace period's end; not when
-    /// expired (2), in billing retry (3) or revoked (5); unknown without a status.
+    /// What Apple's fields of a signed V2 body say about access, by Docs/entitlement.md's table, computed here: a
+    /// subscription's state after a notification when that notification is the only one of its subscription, or
+    /// the newest of a lifecycle whose renewals were all delivered.
     static func expectedEntitlement(body: String) -> (status: Int?, entitled: Bool?, until: Int64?)? {
         guard let envelope = try? JSONSerialization.jsonObject(with: Data(body.utf8)) as? [String: Any],
             let payload = jwsPayload(envelope["signedPayload"])
@@ -64,10 +64,26 @@ struct OutputContractTests {
         let status = data?["status"] as? Int
         let transaction = jwsPayload(data?["signedTransactionInfo"])
         let renewal = jwsPayload(data?["signedRenewalInfo"])
+        func date(_ object: [String: Any]?, _ name: String) -> Int64? { (object?[name] as? NSNumber)?.int64Value }
+        let revoked = transaction?["revocationDate"] != nil
+        switch transaction?["type"] as? String {
+        case "Consumable": return (status, false, nil)
+        case "Non-Consumable": return (status, !revoked, nil)
+        case "Non-Renewing Subscription": return (status, revoked ? false : nil, nil)
+        default: break
+        }
         switch status {
-        case 1: return (1, true, (transaction?["expiresDate"] as? NSNumber)?.int64Value)
-        case 4: return (4, true, (renewal?["gracePeriodExpiresDate"] as? NSNumber)?.int64Value)
+        case 1:
+            let until = [date(transaction, "expiresDate"), date(renewal, "renewalDate")].compactMap { $0 }.max()
+            return (1, until == nil ? nil : true, until)
+        case 4:
+            let until = date(renewal, "gracePeriodExpiresDate")
+            return (4, until == nil ? nil : true, until)
         case 2, 3, 5: return (status, false, nil)
+        case nil where transaction?["type"] as? String == "Auto-Renewable Subscription":
+            let retrying = renewal?["isInBillingRetryPeriod"] as? Bool == true
+            let until = revoked ? nil : retrying ? date(renewal, "gracePeriodExpiresDate") : date(transaction, "expiresDate")
+            return (nil, until != nil, until)
         default: return (status, nil, nil)
         }
     }

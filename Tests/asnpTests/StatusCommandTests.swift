@@ -96,7 +96,14 @@ struct StatusCommandTests {
         #expect(shownText.standardOutput.hasPrefix("subscription \(key) (\(Fixtures.bundleId), Sandbox)"))
         #expect(shownText.standardOutput.contains("state        \(type)"))
         let entitlement = try #require(state["entitled"] as? Bool, "the scenario's notifications carry a status")
-        #expect(shownText.standardOutput.contains(entitlement ? "entitled     yes until " : "entitled     no (status "))
+        // Access now: a period that ended is no access, whatever the newest notification said then.
+        let until = (state["entitledUntil"] as? Double).map { Date(timeIntervalSinceReferenceDate: $0) }
+        let line =
+            !entitlement
+            ? "entitled     no (status "
+            : until.map { $0 > Date() ? "entitled     yes until " : "entitled     no: access ended " }
+                ?? "entitled     yes, with no end"
+        #expect(shownText.standardOutput.contains(line), "\(shownText.standardOutput)")
 
         let unknown = try await ASNPProcess.run(["subscription", "show", "404", "--config", configFile.path])
         #expect(unknown.status == 1)

@@ -68,6 +68,9 @@ public struct JWSTransactionDecodedPayload: Sendable, Hashable, Codable {
     public var commitmentInfo: TransactionCommitmentInfo?
     /// Advanced Commerce API details, kept verbatim (a deep tree Apple extends often).
     public var advancedCommerceInfo: JSONValue?
+    /// The original transaction id of the subscription this one replaced when the customer switched between a
+    /// standalone subscription and a subscription bundle, either way (App Store Server Notifications 2.16).
+    public var previousOriginalTransactionId: String?
 
     /// Creates a value; fields left out are absent, as when Apple omits them. This package's signer builds
     /// notifications with it; users receive values from the verifier or decode Apple's JSON.
@@ -104,7 +107,8 @@ public struct JWSTransactionDecodedPayload: Sendable, Hashable, Codable {
         revocationPercentage: Int64? = nil,
         billingPlanType: BillingPlanType? = nil,
         commitmentInfo: TransactionCommitmentInfo? = nil,
-        advancedCommerceInfo: JSONValue? = nil
+        advancedCommerceInfo: JSONValue? = nil,
+        previousOriginalTransactionId: String? = nil
     ) {
         self.originalTransactionId = originalTransactionId
         self.transactionId = transactionId
@@ -139,5 +143,6 @@ public struct JWSTransactionDecodedPayload: Sendable, Hashable, Codable {
         self.billingPlanType = billingPlanType
         self.commitmentInfo = commitmentInfo
         self.advancedCommerceInfo = advancedCommerceInfo
+        self.previousOriginalTransactionId = previousOriginalTransactionId
     }
 }

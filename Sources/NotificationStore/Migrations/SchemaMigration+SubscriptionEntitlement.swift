@@ -2,7 +2,7 @@ extension SchemaMigration {
     /// Version 5: what a subscription's newest notification says about the customer's access, from Apple's own
     /// fields: `status` (the notification's `data.status`), the renewal info's `gracePeriodExpiresDate` and
     /// `autoRenewProductId`, the transaction's `price`, `currency` and `offerType`, and `entitled` / `entitled_until`
-    /// derived from them as Apple documents (``BatchStatements/entitled``). Rows already stored get them from their
+    /// derived from them by the newest notification's status alone (superseded by version 8's rules). Rows already stored get them from their
     /// newest notification's `decoded` JSON, in one pass.
     static let subscriptionEntitlement = SchemaMigration(
         version: 5,
@@ -32,9 +32,9 @@ extension SchemaMigration {
             """,
             """
             UPDATE subscriptions SET
-                entitled = \(BatchStatements.entitled(status: "status")),
+                entitled = \(entitled(status: "status")),
                 entitled_until = \(
-                    BatchStatements.entitledUntil(
+                    entitledUntil(
                         status: "status",
                         expiresDate: "expires_date",
                         gracePeriodExpiresDate: "grace_period_expires_date"
@@ -44,4 +44,15 @@ extension SchemaMigration {
             """,
         ]
     )
+
+    /// Version 5's rule, frozen with its migration (a released migration's text never changes): active or in the
+    /// grace period; NULL without a known status.
+    private static func entitled(status: String) -> String {
+        "CASE \(status) WHEN 1 THEN true WHEN 4 THEN true WHEN 2 THEN false WHEN 3 THEN false WHEN 5 THEN false END"
+    }
+
+    /// Version 5's rule: the expiry while active, the grace period's end in a grace period.
+    private static func entitledUntil(status: String, expiresDate: String, gracePeriodExpiresDate: String) -> String {
+        "CASE \(status) WHEN 1 THEN \(expiresDate) WHEN 4 THEN \(gracePeriodExpiresDate) END"
+    }
 }

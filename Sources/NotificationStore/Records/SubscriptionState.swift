@@ -6,9 +6,9 @@ import FoundationEssentials
 import Foundation
 #endif
 
-/// A row of `subscriptions`: a subscription's state as its newest notification (by `signedDate`) left it.
-///
-/// Every field is the newest notification's own value; nil means that notification did not carry it.
+/// A row of `subscriptions`: a subscription's state as its notifications left it, merged by
+/// ``SubscriptionStateRules`` (the newest notification's type and date, the newest status and renewal info, the
+/// latest purchase), with the access they give.
 package struct SubscriptionState: Sendable, Hashable, Codable {
     package var originalTransactionId: String
     package var lastNotificationUUID: UUID
@@ -35,12 +35,27 @@ package struct SubscriptionState: Sendable, Hashable, Codable {
     package var currency: String?
     /// The transaction's `offerType`.
     package var offerType: Int?
-    /// Whether the customer has access by ``status``: active or in a grace period (nil when there is no status).
+    /// Whether the customer has access (``SubscriptionStateRules/entitled``); nil when Apple's fields do not say.
     package var entitled: Bool?
-    /// Until when: ``expiresDate`` while active, ``gracePeriodExpiresDate`` in a grace period.
+    /// Until when (``SubscriptionStateRules/entitledUntil``); nil with ``entitled`` true: no end.
     package var entitledUntil: Date?
     /// When this row last changed.
     package var updatedAt: Date
+    /// The current purchase's `type`: `Auto-Renewable Subscription`, `Non-Consumable`, `Consumable`,
+    /// `Non-Renewing Subscription`.
+    package var productType: String?
+    package var purchaseDate: Date?
+    package var revocationReason: Int?
+    /// `PURCHASED` or `FAMILY_SHARED`.
+    package var inAppOwnershipType: String?
+    package var subscriptionGroupIdentifier: String?
+    /// The app's own customer id given at purchase (the transaction's, else the renewal info's).
+    package var appAccountToken: String?
+    package var previousOriginalTransactionId: String?
+    /// The renewal info's `renewalDate`: when the most recent purchase expires.
+    package var renewalDate: Date?
+    package var isInBillingRetry: Bool?
+    package var expirationIntent: Int?
 
     /// Creates a state.
     package init(
@@ -65,7 +80,17 @@ package struct SubscriptionState: Sendable, Hashable, Codable {
         offerType: Int? = nil,
         entitled: Bool? = nil,
         entitledUntil: Date? = nil,
-        updatedAt: Date
+        updatedAt: Date,
+        productType: String? = nil,
+        purchaseDate: Date? = nil,
+        revocationReason: Int? = nil,
+        inAppOwnershipType: String? = nil,
+        subscriptionGroupIdentifier: String? = nil,
+        appAccountToken: String? = nil,
+        previousOriginalTransactionId: String? = nil,
+        renewalDate: Date? = nil,
+        isInBillingRetry: Bool? = nil,
+        expirationIntent: Int? = nil
     ) {
         self.originalTransactionId = originalTransactionId
         self.lastNotificationUUID = lastNotificationUUID
@@ -89,6 +114,16 @@ package struct SubscriptionState: Sendable, Hashable, Codable {
         self.entitled = entitled
         self.entitledUntil = entitledUntil
         self.updatedAt = updatedAt
+        self.productType = productType
+        self.purchaseDate = purchaseDate
+        self.revocationReason = revocationReason
+        self.inAppOwnershipType = inAppOwnershipType
+        self.subscriptionGroupIdentifier = subscriptionGroupIdentifier
+        self.appAccountToken = appAccountToken
+        self.previousOriginalTransactionId = previousOriginalTransactionId
+        self.renewalDate = renewalDate
+        self.isInBillingRetry = isInBillingRetry
+        self.expirationIntent = expirationIntent
     }
 }
 

@@ -24,6 +24,18 @@ package enum BatchStatements {
         ("price", "bigint"),
         ("currency", "text"),
         ("offer_type", "smallint"),
+        ("carries_transaction", "boolean"),
+        ("carries_renewal_info", "boolean"),
+        ("purchase_date", "bigint"),
+        ("product_type", "text"),
+        ("revocation_reason", "smallint"),
+        ("in_app_ownership_type", "text"),
+        ("subscription_group_identifier", "text"),
+        ("app_account_token", "text"),
+        ("previous_original_transaction_id", "text"),
+        ("renewal_date", "bigint"),
+        ("is_in_billing_retry", "boolean"),
+        ("expiration_intent", "smallint"),
         ("decoded", "jsonb"),
         ("body", "bytea"),
         ("received_at", "bigint"),
@@ -63,19 +75,6 @@ package enum BatchStatements {
         "timestamptz 'epoch' + (\(column) / 1000) * interval '1 second' + (\(column) % 1000) * interval '1 millisecond'"
     }
 
-    /// Whether Apple's `status` says the customer has access: active (1) or in the billing grace period (4); not
-    /// when expired (2), in billing retry without a grace period (3) or revoked (5). NULL when the notification
-    /// carries no status, or one Apple adds later: unknown, not guessed.
-    static func entitled(status: String) -> String {
-        "CASE \(status) WHEN 1 THEN true WHEN 4 THEN true WHEN 2 THEN false WHEN 3 THEN false WHEN 5 THEN false END"
-    }
-
-    /// Until when access lasts by Apple's fields: the expiry while active, the grace period's end in a grace period;
-    /// NULL otherwise.
-    static func entitledUntil(status: String, expiresDate: String, gracePeriodExpiresDate: String) -> String {
-        "CASE \(status) WHEN 1 THEN \(expiresDate) WHEN 4 THEN \(gracePeriodExpiresDate) END"
-    }
-
     /// The subscription columns the statement returns for changed states, in ``SubscriptionState`` order, with
     /// their types (for the rows of other streams, NULL of each type).
     static let subscriptionColumns: [(name: String, type: String)] = [
@@ -85,7 +84,11 @@ package enum BatchStatements {
         ("revocation_date", "timestamptz"), ("environment", "text"), ("bundle_id", "text"), ("app_apple_id", "bigint"),
         ("status", "smallint"), ("grace_period_expires_date", "timestamptz"), ("auto_renew_product_id", "text"),
         ("price", "bigint"), ("currency", "text"), ("offer_type", "smallint"), ("entitled", "boolean"),
-        ("entitled_until", "timestamptz"), ("updated_at", "timestamptz"),
+        ("entitled_until", "timestamptz"), ("updated_at", "timestamptz"), ("product_type", "text"),
+        ("purchase_date", "timestamptz"), ("revocation_reason", "smallint"), ("in_app_ownership_type", "text"),
+        ("subscription_group_identifier", "text"), ("app_account_token", "text"),
+        ("previous_original_transaction_id", "text"), ("renewal_date", "timestamptz"),
+        ("is_in_billing_retry", "boolean"), ("expiration_intent", "smallint"),
     ]
 
     /// Inserts new notifications (dedupe on notification_uuid, also within the batch), applies the newest
@@ -129,49 +132,70 @@ package enum BatchStatements {
             SELECT DISTINCT ON (original_transaction_id) * FROM staged
             WHERE original_transaction_id IS NOT NULL AND signed_date IS NOT NULL
             ORDER BY original_transaction_id, signed_date DESC, notification_uuid DESC
+        ), latest_status AS (
+            SELECT DISTINCT ON (original_transaction_id) original_transaction_id, status, signed_date FROM staged
+            WHERE original_transaction_id IS NOT NULL AND signed_date IS NOT NULL AND status IS NOT NULL
+            ORDER BY original_transaction_id, signed_date DESC, notification_uuid DESC
+        ), latest_renewal AS (
+            SELECT DISTINCT ON (original_transaction_id) original_transaction_id, auto_renew_status,
+                auto_renew_product_id, grace_period_expires_date, renewal_date, is_in_billing_retry, expiration_intent,
+                signed_date
+            FROM staged
+            WHERE original_transaction_id IS NOT NULL AND signed_date IS NOT NULL AND carries_renewal_info
+            ORDER BY original_transaction_id, signed_date DESC, notification_uuid DESC
+        ), latest_purchase AS (
+            SELECT DISTINCT ON (original_transaction_id) original_transaction_id, transaction_id, product_id,
+                product_type, purchase_date, expires_date, revocation_date, revocation_reason, price, currency,
+                offer_type, in_app_ownership_type, signed_date
+            FROM staged
+            WHERE original_transaction_id IS NOT NULL AND signed_date IS NOT NULL AND carries_transaction
+            ORDER BY original_transaction_id, purchase_date DESC NULLS LAST, signed_date DESC, notification_uuid DESC
+        ), kept AS (
+            -- Set once per subscription: the batch's latest value that is there (SubscriptionStateRules.keptWhenAbsent).
+            SELECT original_transaction_id,
+                (array_agg(app_account_token ORDER BY purchase_date DESC NULLS LAST, signed_date DESC)
+                    FILTER (WHERE app_account_token IS NOT NULL))[1] AS app_account_token,
+                (array_agg(subscription_group_identifier ORDER BY purchase_date DESC NULLS LAST, signed_date DESC)
+                    FILTER (WHERE subscription_group_identifier IS NOT NULL))[1] AS subscription_group_identifier,
+                (array_agg(previous_original_transaction_id ORDER BY purchase_date DESC NULLS LAST, signed_date DESC)
+                    FILTER (WHERE previous_original_transaction_id IS NOT NULL))[1]
+                    AS previous_original_transaction_id
+            FROM staged
+            WHERE original_transaction_id IS NOT NULL AND signed_date IS NOT NULL AND carries_transaction
+            GROUP BY original_transaction_id
         ), changed AS (
             INSERT INTO subscriptions AS current (
                 original_transaction_id, last_notification_uuid, last_notification_type, last_subtype,
-                last_signed_date, transaction_id, product_id, expires_date, auto_renew_status, revocation_date,
-                environment, bundle_id, app_apple_id, status, grace_period_expires_date, auto_renew_product_id, price,
-                currency, offer_type, entitled, entitled_until, updated_at
+                last_signed_date, environment, bundle_id, app_apple_id,
+                status, status_signed_date,
+                auto_renew_status, auto_renew_product_id, grace_period_expires_date, renewal_date,
+                is_in_billing_retry, expiration_intent, renewal_signed_date,
+                transaction_id, product_id, product_type, purchase_date, expires_date, revocation_date,
+                revocation_reason, price, currency, offer_type, in_app_ownership_type, subscription_group_identifier,
+                app_account_token, previous_original_transaction_id, purchase_signed_date,
+                updated_at
             )
-            SELECT original_transaction_id, notification_uuid, notification_type, subtype,
-                \(timestamp("signed_date")), transaction_id, product_id, \(timestamp("expires_date")),
-                auto_renew_status, \(timestamp("revocation_date")), environment, bundle_id, app_apple_id, status,
-                \(timestamp("grace_period_expires_date")), auto_renew_product_id, price, currency, offer_type,
-                \(entitled(status: "status")), \(
-                    entitledUntil(
-                        status: "status",
-                        expiresDate: timestamp("expires_date"),
-                        gracePeriodExpiresDate: timestamp("grace_period_expires_date")
-                    )
-                ), now()
-            FROM latest ORDER BY original_transaction_id
+            SELECT latest.original_transaction_id, latest.notification_uuid, latest.notification_type,
+                latest.subtype, \(timestamp("latest.signed_date")), latest.environment, latest.bundle_id,
+                latest.app_apple_id,
+                s.status, \(timestamp("s.signed_date")),
+                r.auto_renew_status, r.auto_renew_product_id, \(timestamp("r.grace_period_expires_date")),
+                \(timestamp("r.renewal_date")), r.is_in_billing_retry, r.expiration_intent,
+                \(timestamp("r.signed_date")),
+                p.transaction_id, p.product_id, p.product_type, \(timestamp("p.purchase_date")),
+                \(timestamp("p.expires_date")), \(timestamp("p.revocation_date")), p.revocation_reason, p.price,
+                p.currency, p.offer_type, p.in_app_ownership_type, kept.subscription_group_identifier,
+                kept.app_account_token, kept.previous_original_transaction_id, \(timestamp("p.signed_date")),
+                now()
+            FROM latest
+            LEFT JOIN latest_status s USING (original_transaction_id)
+            LEFT JOIN latest_renewal r USING (original_transaction_id)
+            LEFT JOIN latest_purchase p USING (original_transaction_id)
+            LEFT JOIN kept USING (original_transaction_id)
+            ORDER BY latest.original_transaction_id
             ON CONFLICT (original_transaction_id) DO UPDATE SET
-                last_notification_uuid = EXCLUDED.last_notification_uuid,
-                last_notification_type = EXCLUDED.last_notification_type,
-                last_subtype = EXCLUDED.last_subtype,
-                last_signed_date = EXCLUDED.last_signed_date,
-                transaction_id = EXCLUDED.transaction_id,
-                product_id = EXCLUDED.product_id,
-                expires_date = EXCLUDED.expires_date,
-                auto_renew_status = EXCLUDED.auto_renew_status,
-                revocation_date = EXCLUDED.revocation_date,
-                environment = EXCLUDED.environment,
-                bundle_id = EXCLUDED.bundle_id,
-                app_apple_id = EXCLUDED.app_apple_id,
-                status = EXCLUDED.status,
-                grace_period_expires_date = EXCLUDED.grace_period_expires_date,
-                auto_renew_product_id = EXCLUDED.auto_renew_product_id,
-                price = EXCLUDED.price,
-                currency = EXCLUDED.currency,
-                offer_type = EXCLUDED.offer_type,
-                entitled = EXCLUDED.entitled,
-                entitled_until = EXCLUDED.entitled_until,
-                updated_at = EXCLUDED.updated_at
-            WHERE (current.last_signed_date, current.last_notification_uuid)
-                < (EXCLUDED.last_signed_date, EXCLUDED.last_notification_uuid)
+                \(SubscriptionStateRules.mergeOnConflict.set)
+            WHERE \(SubscriptionStateRules.mergeOnConflict.where)
             RETURNING current.*
         ), decoded_outbox AS (
             INSERT INTO outbox (stream, message_key, notification_uuid, source_topic, source_partition)

@@ -55,6 +55,12 @@ struct CopyTextEncoder {
         buffer.writeString(String(value))
     }
 
+    mutating func boolean(_ value: Bool?) {
+        separate()
+        guard let value else { return writeNull() }
+        buffer.writeInteger(UInt8(ascii: value ? "t" : "f"))
+    }
+
     mutating func endRow() {
         buffer.writeInteger(UInt8(ascii: "\n"))
         fieldsInRow = 0

@@ -41,6 +41,25 @@ package struct NotificationRow: Sendable {
     var price: Int64?
     var currency: String?
     var offerType: Int16?
+    /// The state fields below feed `subscriptions` only (``SubscriptionStateRules``); dates in milliseconds.
+    /// Whether the notification carried a transaction (V2 `signedTransactionInfo`, V1 a receipt entry of its
+    /// subscription): only then may it move the subscription's current purchase.
+    var carriesTransaction: Bool
+    /// Whether it carried renewal info (V2 `signedRenewalInfo`, V1 a `pending_renewal_info` entry).
+    var carriesRenewalInfo: Bool
+    var purchaseDate: Int64?
+    /// The transaction's `type` (`Auto-Renewable Subscription`, `Non-Consumable`, ...).
+    var productType: String?
+    var revocationReason: Int16?
+    var inAppOwnershipType: String?
+    var subscriptionGroupIdentifier: String?
+    /// The transaction's `appAccountToken`, else the renewal info's.
+    var appAccountToken: String?
+    var previousOriginalTransactionId: String?
+    /// The renewal info's `renewalDate`: when the most recent auto-renewable purchase expires.
+    var renewalDate: Int64?
+    var isInBillingRetry: Bool?
+    var expirationIntent: Int16?
     package var decoded: String
     /// The body as received (V1: its password redacted), packed for `notification_bodies`.
     package var body: PackedBody
@@ -136,6 +155,20 @@ extension NotificationRow {
             self.price = v2.transactionInfo?.price
             self.currency = v2.transactionInfo?.currency
             self.offerType = v2.transactionInfo?.offerType.flatMap { Int16(exactly: $0.rawValue) }
+            let transaction = v2.transactionInfo
+            let renewal = v2.renewalInfo
+            self.carriesTransaction = transaction != nil
+            self.carriesRenewalInfo = renewal != nil
+            self.purchaseDate = try Self.checkedDate(transaction?.purchaseDate, "purchaseDate")
+            self.productType = transaction?.type?.rawValue
+            self.revocationReason = transaction?.revocationReason.flatMap { Int16(exactly: $0.rawValue) }
+            self.inAppOwnershipType = transaction?.inAppOwnershipType?.rawValue
+            self.subscriptionGroupIdentifier = transaction?.subscriptionGroupIdentifier
+            self.appAccountToken = transaction?.appAccountToken ?? renewal?.appAccountToken
+            self.previousOriginalTransactionId = transaction?.previousOriginalTransactionId
+            self.renewalDate = try Self.checkedDate(renewal?.renewalDate, "renewalDate")
+            self.isInBillingRetry = renewal?.isInBillingRetryPeriod
+            self.expirationIntent = renewal?.expirationIntent.flatMap { Int16(exactly: $0.rawValue) }
             var known = DecodedNotificationJSON.KnownPayloads()
             self.body = PackedBody(packing: raw.body, decoded: &known)
             self.decoded = try Self.json(v2, body: raw.body, known: known)
@@ -148,6 +181,13 @@ extension NotificationRow {
             (status, gracePeriodExpiresDate, autoRenewProductId, price, currency, offerType) = (
                 nil, nil, nil, nil, nil, nil
             )
+            (carriesTransaction, carriesRenewalInfo, purchaseDate, productType, revocationReason) = (
+                false, false, nil, nil, nil
+            )
+            (inAppOwnershipType, subscriptionGroupIdentifier, appAccountToken, previousOriginalTransactionId) = (
+                nil, nil, nil, nil
+            )
+            (renewalDate, isInBillingRetry, expirationIntent) = (nil, nil, nil)
             let stored = StatusUpdateNotification.redactingPassword(in: raw.body)
             self.decoded = try Self.json(DecodedNotificationJSON.v1(storedBody: stored))
             self.body = PackedBody(packing: stored)
@@ -171,7 +211,9 @@ extension NotificationRow {
             ("notificationType", notificationType), ("subtype", subtype), ("environment", environment),
             ("bundleId", bundleId), ("originalTransactionId", originalTransactionId),
             ("transactionId", transactionId), ("productId", productId), ("autoRenewProductId", autoRenewProductId),
-            ("currency", currency),
+            ("currency", currency), ("type", productType), ("inAppOwnershipType", inAppOwnershipType),
+            ("subscriptionGroupIdentifier", subscriptionGroupIdentifier), ("appAccountToken", appAccountToken),
+            ("previousOriginalTransactionId", previousOriginalTransactionId),
         ]
         for case (let name, let value?) in texts where Self.containsNUL(value) {
             throw UnstorableNotification(
