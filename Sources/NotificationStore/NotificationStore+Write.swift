@@ -380,6 +380,7 @@ extension CopyTextEncoder {
         integer(row.price)
         text(row.currency)
         integer(row.offerType)
+        integer(row.stateDate)
         boolean(row.carriesTransaction)
         boolean(row.carriesRenewalInfo)
         integer(row.purchaseDate)

@@ -118,7 +118,7 @@ struct BatchWriteTests {
         #expect(row.split(separator: "|", omittingEmptySubsequences: false).map(String.init) == expected)
     }
 
-    @Test("V1: a deterministic id from the body, the shared secret redacted, dedupe of Apple's retries")
+    @Test("V1: a deterministic id from the body, the shared secret redacted, dedupe of Apple's retries, one state")
     func v1() async throws {
         let (server, configuration) = try await makeDatabase()
         let body = try #require(Fixtures.v1Cases.first { $0.kind == "valid" }).body
@@ -147,7 +147,14 @@ struct BatchWriteTests {
         #expect(stored.hasPrefix(uuid + "|"))
         #expect(Array(uuid)[14] == "8")
         #expect(try await server.psql(configuration.database, "SELECT signed_date IS NULL FROM notifications") == "t")
-        #expect(try await server.psql(configuration.database, "SELECT count(*) FROM subscriptions") == "0")
+        // The subscription's state from the receipt (Docs/entitlement.md, V1), once for the retry too.
+        #expect(
+            try await server.psql(
+                configuration.database,
+                "SELECT original_transaction_id || '|' || transaction_id || '|' || product_type FROM subscriptions"
+            ) == "6000000000|172271685121515|Auto-Renewable Subscription"
+        )
+        #expect(result.subscriptionChanges.count == 1)
     }
 
     @Test(

@@ -269,11 +269,143 @@ struct SubscriptionRulesTests {
         return sequences
     }
 
-    /// A verifier directory that trusts `pki`'s root for the fixtures' app.
+    /// A V1 sequence: bodies as Apple posts them (plain JSON, values as strings) and what the row must say.
+    struct V1Sequence: Sendable {
+        var name: String
+        var key: String
+        var bodies: [String]
+        var expected: Expected
+    }
+
+    /// A V1 receipt entry (`latest_receipt_info` element).
+    static func v1Entry(
+        key: String,
+        transaction: String,
+        product: String = "com.example.notes.pro.monthly",
+        purchased: Int64,
+        expires: Int64,
+        cancelled: Int64? = nil
+    ) -> [String: String] {
+        var entry = [
+            "original_transaction_id": key, "transaction_id": transaction, "product_id": product, "quantity": "1",
+            "purchase_date_ms": String(purchased), "original_purchase_date_ms": String(purchased),
+            "expires_date_ms": String(expires), "web_order_line_item_id": "9\(transaction.suffix(8))",
+            "in_app_ownership_type": "PURCHASED", "subscription_group_identifier": "21000001",
+        ]
+        if let cancelled {
+            entry["cancellation_date_ms"] = String(cancelled)
+            entry["cancellation_reason"] = "0"
+        }
+        return entry
+    }
+
+    /// A V1 body: `type` about the subscription `key` (top level, unless `topLevelKey` is false), with the receipt's
+    /// `entries` and `pending` renewal info, and `extra` top-level members.
+    static func v1Body(
+        _ type: String,
+        key: String,
+        topLevelKey: Bool = true,
+        entries: [[String: String]],
+        pending: [[String: Any]],
+        extra: [String: Any] = [:]
+    ) throws -> String {
+        var body: [String: Any] = [
+            "environment": "Sandbox", "notification_type": type, "password": Fixtures.sharedSecret,
+            "auto_renew_product_id": "com.example.notes.pro.monthly", "bid": Fixtures.bundleId, "bvrs": "42",
+            "unified_receipt": [
+                "environment": "Sandbox", "latest_receipt": "MIIT\(key)", "status": 0,
+                "latest_receipt_info": entries, "pending_renewal_info": pending,
+            ] as [String: Any],
+        ]
+        if topLevelKey { body["original_transaction_id"] = key }
+        body.merge(extra) { $1 }
+        return String(decoding: try JSONSerialization.data(withJSONObject: body, options: [.sortedKeys]), as: UTF8.self)
+    }
+
+    /// The V1 sequences, relative to `now`: bought then renewed; cancelled; billing retry (an integer
+    /// `expiration_intent`, as Apple's reference declares it); keyed without a top-level id, the receipt listing
+    /// another subscription first.
+    static func v1Sequences(now: Int64) throws -> [V1Sequence] {
+        let day = Self.day
+        let (aStart, aEnd) = (now - 40 * day, now - 10 * day)
+        let (bStart, bEnd) = (aEnd, aEnd + 30 * day)
+        let renews: [String: Any] = ["auto_renew_status": "1", "auto_renew_product_id": "com.example.notes.pro.monthly"]
+        func pending(_ key: String, _ members: [String: Any] = [:]) -> [[String: Any]] {
+            [renews.merging(["original_transaction_id": key, "product_id": "com.example.notes.pro.monthly"]) { $1 }
+                .merging(members) { $1 }]
+        }
+        var sequences: [V1Sequence] = []
+        do {
+            let key = "7200000001"
+            let a = v1Entry(key: key, transaction: "\(key)-a", purchased: aStart, expires: aEnd)
+            let b = v1Entry(key: key, transaction: "\(key)-b", purchased: bStart, expires: bEnd)
+            sequences.append(V1Sequence(name: "V1: bought, then renewed", key: key,
+                bodies: [
+                    try v1Body("INITIAL_BUY", key: key, entries: [a], pending: pending(key)),
+                    try v1Body("DID_RENEW", key: key, entries: [b, a], pending: pending(key)),
+                ],
+                expected: Expected(entitled: true, entitledUntil: bEnd, transactionId: "\(key)-b",
+                    productId: "com.example.notes.pro.monthly", lastNotificationType: "DID_RENEW")))
+        }
+        do {
+            let key = "7200000002"
+            let bought = v1Entry(key: key, transaction: "\(key)-a", purchased: bStart, expires: bEnd)
+            let cancelled = v1Entry(key: key, transaction: "\(key)-a", purchased: bStart, expires: bEnd,
+                cancelled: now - day)
+            sequences.append(V1Sequence(name: "V1: cancelled (refunded by Apple support)", key: key,
+                bodies: [
+                    try v1Body("INITIAL_BUY", key: key, entries: [bought], pending: pending(key)),
+                    try v1Body("CANCEL", key: key, entries: [cancelled],
+                        pending: pending(key, ["auto_renew_status": "0"]),
+                        extra: ["cancellation_date_ms": String(now - day), "auto_renew_status": "false"]),
+                ],
+                expected: Expected(entitled: false, entitledUntil: nil, transactionId: "\(key)-a",
+                    productId: "com.example.notes.pro.monthly", lastNotificationType: "CANCEL", revoked: true)))
+        }
+        do {
+            let key = "7200000003"
+            let a = v1Entry(key: key, transaction: "\(key)-a", purchased: aStart, expires: aEnd)
+            sequences.append(V1Sequence(name: "V1: billing retry, expiration_intent a number", key: key,
+                bodies: [
+                    try v1Body("INITIAL_BUY", key: key, entries: [a], pending: pending(key)),
+                    try v1Body("DID_FAIL_TO_RENEW", key: key, entries: [a],
+                        pending: pending(key, ["is_in_billing_retry_period": "1", "expiration_intent": 2])),
+                ],
+                expected: Expected(entitled: false, entitledUntil: nil, transactionId: "\(key)-a",
+                    productId: "com.example.notes.pro.monthly", lastNotificationType: "DID_FAIL_TO_RENEW")))
+        }
+        do {
+            // No top-level original_transaction_id: the receipt lists the app's latest transactions, another
+            // subscription's first; the notification's product picks this one.
+            let key = "7200000004"
+            let other = v1Entry(key: "7299999999", transaction: "7299999999-a", product: "com.example.notes.coins.sub",
+                purchased: now - day, expires: now + 29 * day)
+            let a = v1Entry(key: key, transaction: "\(key)-a", purchased: bStart, expires: bEnd)
+            let otherPending: [String: Any] = [
+                "original_transaction_id": "7299999999", "product_id": "com.example.notes.coins.sub",
+                "auto_renew_product_id": "com.example.notes.coins.sub", "auto_renew_status": "1",
+            ]
+            sequences.append(V1Sequence(name: "V1: keyed by its product, not the receipt's first entry", key: key,
+                bodies: [
+                    try v1Body("INITIAL_BUY", key: key, topLevelKey: false, entries: [other, a],
+                        pending: [otherPending] + pending(key)),
+                ],
+                expected: Expected(entitled: true, entitledUntil: bEnd, transactionId: "\(key)-a",
+                    productId: "com.example.notes.pro.monthly", lastNotificationType: "INITIAL_BUY")))
+        }
+        return sequences
+    }
+
+    /// A verifier directory that trusts `pki`'s root for the fixtures' app (and its V1 shared secret).
     static func verifiers(trusting pki: TestPKI) throws -> VerifierDirectory {
         VerifierDirectory(
             apps: [
-                PipelineApp(name: "notes", bundleID: Fixtures.bundleId, appAppleID: Fixtures.appAppleId)
+                PipelineApp(
+                    name: "notes",
+                    bundleID: Fixtures.bundleId,
+                    appAppleID: Fixtures.appAppleId,
+                    sharedSecrets: [Fixtures.sharedSecret]
+                )
             ],
             chainVerifier: ChainVerifier(configuration: .init(trustedRoots: [pki.root]))
         )
@@ -286,18 +418,23 @@ struct SubscriptionRulesTests {
     ) async throws {
         let pki = try TestPKI()
         let signer = NotificationSigner(signer: try JWSSigner(pki: pki))
-        let sequences = Self.sequences(now: Int64(Date().timeIntervalSince1970 * 1000))
+        let now = Int64(Date().timeIntervalSince1970 * 1000)
+        let v1 = try Self.v1Sequences(now: now)
+        let sequences =
+            Self.sequences(now: now)
+            + v1.map { Sequence(name: $0.name, key: $0.key, events: [], expected: $0.expected) }
         var generator = SystemRandomNumberGenerator()
-        var bodies = try sequences.flatMap { try $0.events.map { try signer.body(for: $0) } }
-        bodies += bodies.shuffled(using: &generator).prefix(bodies.count / 3)
-        bodies.shuffle(using: &generator)
-        let notifications = sequences.map(\.events.count).reduce(0, +)
-        let input = bodies
+        var messages = try sequences.flatMap { try $0.events.map { WorkerPipelineTests.rawMessage(try signer.body(for: $0)) } }
+        messages += v1.flatMap { $0.bodies.map { WorkerPipelineTests.rawMessage($0, version: 1) } }
+        let notifications = messages.count
+        messages += messages.shuffled(using: &generator).prefix(messages.count / 3)
+        messages.shuffle(using: &generator)
+        let input = messages
         try await WorkerTestRig.run(partitions: 4, outputPartitions: 2, verifiers: try Self.verifiers(trusting: pki)) {
             rig, startWorker in
             _ = try startWorker()
             _ = try startWorker()
-            let reports = await rig.producer.send(contentsOf: input.map { WorkerPipelineTests.rawMessage($0) })
+            let reports = await rig.producer.send(contentsOf: input)
             #expect(reports.allSatisfy { (try? $0.get()) != nil })
             try await rig.expectRows(notifications: notifications, rejected: 0)
             try await rig.expectOutputsReconciled("every state event is its row")
@@ -371,13 +508,24 @@ struct SubscriptionRulesTests {
                 """
                 \(SchemaRollback.subscriptionStateRules)
                 \(SchemaRollback.subscriptionsAsBeforeStateRules)
+                DELETE FROM subscriptions s USING notifications n
+                WHERE n.notification_uuid = s.last_notification_uuid AND n.version = 1;
                 INSERT INTO outbox (stream, message_key, notification_uuid, source_topic, source_partition)
                 SELECT 'subscription_state', s.original_transaction_id, s.last_notification_uuid, n.kafka_topic,
                     n.kafka_partition
                 FROM subscriptions s JOIN notifications n ON n.notification_uuid = s.last_notification_uuid;
                 """
             )
-            try await rig.expectOutputsReconciled("the earlier writer's states published")
+            // Published: the topic ends on the earlier writer's rows; it had none for V1 subscriptions, whose
+            // states (from this writer) are the only ones left without a row.
+            let published = try await OutputReconciliation.check(
+                bootstrapServers: rig.outputMock.clusterConfiguration.bootstrapServers.joined(separator: ",")
+            ) { try await server.psql(database, $0) }
+            let v1Keys = try Self.v1Sequences(now: 0).count
+            #expect(
+                published.problems.count == 1 && published.problems[0].contains("of \(v1Keys) subscription(s)"),
+                "\(published.problems)"
+            )
             let before = try await server.psql(
                 database,
                 """
@@ -386,6 +534,7 @@ struct SubscriptionRulesTests {
                 """
             )
             #expect(before == "7100000001|true", "the earlier writer rewound the purchase: \(before)")
+            #expect(try await server.psql(database, "SELECT count(*) FROM subscriptions WHERE original_transaction_id LIKE '72%'") == "0")
 
             let report = try await rig.store.migrate()
             #expect(report.applied.map(\.version) == [8])

@@ -33,8 +33,10 @@ public struct StatusUpdateNotification: Sendable, Hashable, Codable {
     public var autoRenewAdamId: String?
     /// The product identifier the subscription renews to (`auto_renew_product_id`)
     public var autoRenewProductId: String?
-    /// Why the subscription expired (`expiration_intent`)
-    public var expirationIntent: String?
+    /// Why the subscription expired (`expiration_intent`): a number in Apple's reference, a string in its samples
+    public var expirationIntent: V1Number?
+    /// When the auto-renew status last changed, in milliseconds since 1970 (`auto_renew_status_change_date_ms`)
+    public var autoRenewStatusChangeDateMs: String?
     /// The bundle identifier of the app (`bid`)
     public var bid: String?
     /// The bundle version of the app (`bvrs`)
@@ -60,7 +62,8 @@ public struct StatusUpdateNotification: Sendable, Hashable, Codable {
         autoRenewStatus: String? = nil,
         autoRenewAdamId: String? = nil,
         autoRenewProductId: String? = nil,
-        expirationIntent: String? = nil,
+        expirationIntent: V1Number? = nil,
+        autoRenewStatusChangeDateMs: String? = nil,
         bid: String? = nil,
         bvrs: String? = nil,
         unifiedReceipt: V1UnifiedReceipt? = nil
@@ -81,6 +84,7 @@ public struct StatusUpdateNotification: Sendable, Hashable, Codable {
         self.autoRenewAdamId = autoRenewAdamId
         self.autoRenewProductId = autoRenewProductId
         self.expirationIntent = expirationIntent
+        self.autoRenewStatusChangeDateMs = autoRenewStatusChangeDateMs
         self.bid = bid
         self.bvrs = bvrs
         self.unifiedReceipt = unifiedReceipt
@@ -103,6 +107,7 @@ public struct StatusUpdateNotification: Sendable, Hashable, Codable {
         case autoRenewAdamId = "auto_renew_adam_id"
         case autoRenewProductId = "auto_renew_product_id"
         case expirationIntent = "expiration_intent"
+        case autoRenewStatusChangeDateMs = "auto_renew_status_change_date_ms"
         case bid
         case bvrs
         case unifiedReceipt = "unified_receipt"

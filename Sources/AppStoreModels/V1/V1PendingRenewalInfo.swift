@@ -7,7 +7,7 @@ public struct V1PendingRenewalInfo: Sendable, Hashable, Codable {
     /// "1" when the subscription renews automatically, "0" when not (`auto_renew_status`)
     public var autoRenewStatus: String?
     /// Why the subscription expired (`expiration_intent`)
-    public var expirationIntent: String?
+    public var expirationIntent: V1Number?
     /// When the billing grace period ends, as GMT text (`grace_period_expires_date`)
     public var gracePeriodExpiresDate: String?
     /// When the billing grace period ends, in milliseconds since 1970 (`grace_period_expires_date_ms`)
@@ -33,7 +33,7 @@ public struct V1PendingRenewalInfo: Sendable, Hashable, Codable {
     package init(
         autoRenewProductId: String? = nil,
         autoRenewStatus: String? = nil,
-        expirationIntent: String? = nil,
+        expirationIntent: V1Number? = nil,
         gracePeriodExpiresDate: String? = nil,
         gracePeriodExpiresDateMs: String? = nil,
         gracePeriodExpiresDatePst: String? = nil,

@@ -4,7 +4,9 @@ extension SchemaMigration {
     /// `in_app_ownership_type`, `subscription_group_identifier`, `previous_original_transaction_id`), and
     /// `entitled` / `entitled_until` as generated columns, so every row answers by the same rule.
     ///
-    /// Rows already stored are rebuilt from their stored notifications' decoded JSON (where retention kept it), and
+    /// Rows already stored are rebuilt from their stored notifications' decoded JSON (where retention kept it), V1
+    /// subscriptions get rows (V1 has no signed date: ordered as the writer orders them, by the latest moment each
+    /// notification reports), and
     /// every subscription gets a state event in the outbox: the compacted state topic then carries the corrected
     /// states. Two views answer "does this customer have access now": `subscription_access` per subscription,
     /// `customer_access` per app account token and subscription group.
@@ -125,6 +127,116 @@ extension SchemaMigration {
                 ADD COLUMN entitled boolean GENERATED ALWAYS AS (\(SubscriptionStateRules.entitled)) STORED,
                 ADD COLUMN entitled_until timestamptz GENERATED ALWAYS AS (\(SubscriptionStateRules.entitledUntil)) STORED
             """,
+            // V1 subscriptions, which no earlier version gave a row: the writer's V1 rules
+            // (StatusUpdateNotification+Subscription) in SQL, merged as the writer merges.
+            """
+            WITH v1 AS (
+                SELECT notification_uuid, original_transaction_id AS otid, decoded AS body, notification_type, subtype,
+                    environment, bundle_id, app_apple_id, kafka_topic, kafka_partition
+                FROM notifications_decoded
+                WHERE version = 1 AND original_transaction_id IS NOT NULL AND jsonb_typeof(decoded) = 'object'
+            ), entries AS (
+                SELECT v1.notification_uuid, e AS entry
+                FROM v1, jsonb_array_elements(CASE
+                    WHEN jsonb_typeof(v1.body #> '{unified_receipt,latest_receipt_info}') = 'array'
+                    THEN v1.body #> '{unified_receipt,latest_receipt_info}' ELSE '[]' END) e
+                WHERE e ->> 'original_transaction_id' = v1.otid
+                UNION ALL
+                SELECT v1.notification_uuid, v1.body -> member
+                FROM v1, unnest(ARRAY['latest_receipt_info', 'latest_expired_receipt_info']) member
+                WHERE jsonb_typeof(v1.body -> member) = 'object'
+                    AND v1.body -> member ->> 'original_transaction_id' = v1.otid
+            ), current_entry AS (
+                SELECT DISTINCT ON (notification_uuid) notification_uuid, entry FROM entries
+                ORDER BY notification_uuid, \(v1Milliseconds("entry ->> 'purchase_date_ms'")) DESC NULLS LAST,
+                    \(v1Milliseconds("entry ->> 'expires_date_ms'")) DESC NULLS LAST
+            ), renewal AS (
+                SELECT DISTINCT ON (v1.notification_uuid) v1.notification_uuid, r AS info
+                FROM v1, jsonb_array_elements(CASE
+                    WHEN jsonb_typeof(v1.body #> '{unified_receipt,pending_renewal_info}') = 'array'
+                    THEN v1.body #> '{unified_receipt,pending_renewal_info}' ELSE '[]' END) WITH ORDINALITY AS p(r, i)
+                WHERE r ->> 'original_transaction_id' = v1.otid
+                ORDER BY v1.notification_uuid, i
+            ), facts AS (
+                SELECT v1.*, c.entry, r.info, GREATEST(
+                    (SELECT max(GREATEST(\(v1Milliseconds("e.entry ->> 'purchase_date_ms'")),
+                        \(v1Milliseconds("e.entry ->> 'cancellation_date_ms'"))))
+                        FROM entries e WHERE e.notification_uuid = v1.notification_uuid),
+                    \(v1Milliseconds("v1.body ->> 'auto_renew_status_change_date_ms'")),
+                    \(v1Milliseconds("v1.body ->> 'cancellation_date_ms'")),
+                    CASE WHEN r.info ->> 'is_in_billing_retry_period' = '1'
+                        OR jsonb_typeof(r.info -> 'expiration_intent') IN ('string', 'number')
+                        OR jsonb_typeof(v1.body -> 'expiration_intent') IN ('string', 'number')
+                        THEN \(v1Milliseconds("c.entry ->> 'expires_date_ms'")) END
+                ) AS state_date
+                FROM v1 LEFT JOIN current_entry c USING (notification_uuid) LEFT JOIN renewal r USING (notification_uuid)
+            ), latest AS (
+                SELECT DISTINCT ON (otid) * FROM facts WHERE state_date IS NOT NULL
+                ORDER BY otid, state_date DESC, notification_uuid DESC
+            ), latest_renewal AS (
+                SELECT DISTINCT ON (otid) otid, body, info, state_date FROM facts
+                WHERE state_date IS NOT NULL AND info IS NOT NULL
+                ORDER BY otid, state_date DESC, notification_uuid DESC
+            ), latest_purchase AS (
+                SELECT DISTINCT ON (otid) otid, entry, state_date FROM facts
+                WHERE state_date IS NOT NULL AND entry IS NOT NULL
+                ORDER BY otid, \(v1Milliseconds("entry ->> 'purchase_date_ms'")) DESC NULLS LAST, state_date DESC,
+                    notification_uuid DESC
+            ), kept AS (
+                SELECT otid, (array_agg(entry ->> 'app_account_token'
+                        ORDER BY \(v1Milliseconds("entry ->> 'purchase_date_ms'")) DESC NULLS LAST, state_date DESC)
+                        FILTER (WHERE entry ->> 'app_account_token' IS NOT NULL))[1] AS app_account_token,
+                    (array_agg(entry ->> 'subscription_group_identifier'
+                        ORDER BY \(v1Milliseconds("entry ->> 'purchase_date_ms'")) DESC NULLS LAST, state_date DESC)
+                        FILTER (WHERE entry ->> 'subscription_group_identifier' IS NOT NULL))[1]
+                        AS subscription_group_identifier
+                FROM facts WHERE state_date IS NOT NULL AND entry IS NOT NULL
+                GROUP BY otid
+            )
+            INSERT INTO subscriptions AS current (
+                original_transaction_id, last_notification_uuid, last_notification_type, last_subtype,
+                last_signed_date, environment, bundle_id, app_apple_id,
+                status, status_signed_date,
+                auto_renew_status, auto_renew_product_id, grace_period_expires_date, renewal_date,
+                is_in_billing_retry, expiration_intent, renewal_signed_date,
+                transaction_id, product_id, product_type, purchase_date, expires_date, revocation_date,
+                revocation_reason, price, currency, offer_type, in_app_ownership_type, subscription_group_identifier,
+                app_account_token, previous_original_transaction_id, purchase_signed_date,
+                updated_at
+            )
+            SELECT latest.otid, latest.notification_uuid, latest.notification_type, latest.subtype,
+                \(BatchStatements.timestamp("latest.state_date")), latest.environment, latest.bundle_id,
+                latest.app_apple_id,
+                NULL, NULL,
+                COALESCE(CASE r.info ->> 'auto_renew_status' WHEN '0' THEN 0 WHEN '1' THEN 1 END,
+                    CASE r.body ->> 'auto_renew_status' WHEN 'false' THEN 0 WHEN 'true' THEN 1 END),
+                COALESCE(r.info ->> 'auto_renew_product_id', r.body ->> 'auto_renew_product_id'),
+                \(BatchStatements.timestamp(v1Milliseconds("r.info ->> 'grace_period_expires_date_ms'"))), NULL,
+                CASE WHEN r.info ->> 'is_in_billing_retry_period' IS NOT NULL
+                    THEN r.info ->> 'is_in_billing_retry_period' = '1' END,
+                CASE WHEN COALESCE(r.info ->> 'expiration_intent', r.body ->> 'expiration_intent') ~ '^-?[0-9]{1,4}$'
+                    THEN COALESCE(r.info ->> 'expiration_intent', r.body ->> 'expiration_intent')::smallint END,
+                \(BatchStatements.timestamp("r.state_date")),
+                p.entry ->> 'transaction_id', p.entry ->> 'product_id',
+                CASE WHEN \(v1Milliseconds("p.entry ->> 'expires_date_ms'")) IS NOT NULL
+                    THEN 'Auto-Renewable Subscription' END,
+                \(BatchStatements.timestamp(v1Milliseconds("p.entry ->> 'purchase_date_ms'"))),
+                \(BatchStatements.timestamp(v1Milliseconds("p.entry ->> 'expires_date_ms'"))),
+                \(BatchStatements.timestamp(v1Milliseconds("p.entry ->> 'cancellation_date_ms'"))),
+                CASE WHEN p.entry ->> 'cancellation_reason' ~ '^-?[0-9]{1,4}$'
+                    THEN (p.entry ->> 'cancellation_reason')::smallint END,
+                NULL, NULL, NULL, p.entry ->> 'in_app_ownership_type', kept.subscription_group_identifier,
+                kept.app_account_token, NULL, \(BatchStatements.timestamp("p.state_date")),
+                now()
+            FROM latest
+            LEFT JOIN latest_renewal r USING (otid)
+            LEFT JOIN latest_purchase p USING (otid)
+            LEFT JOIN kept USING (otid)
+            ORDER BY latest.otid
+            ON CONFLICT (original_transaction_id) DO UPDATE SET
+                \(SubscriptionStateRules.mergeOnConflict.set)
+            WHERE \(SubscriptionStateRules.mergeOnConflict.where)
+            """,
             """
             CREATE INDEX subscriptions_app_account_token_idx ON subscriptions (app_account_token)
                 WHERE app_account_token IS NOT NULL
@@ -157,4 +269,9 @@ extension SchemaMigration {
             """,
         ]
     )
+
+    /// A V1 `_ms` text as a bigint, NULL when it is not an integer (as the writer's `Int64(text)` reads it).
+    private static func v1Milliseconds(_ text: String) -> String {
+        "(CASE WHEN \(text) ~ '^[-+]?[0-9]{1,18}$' THEN (\(text))::bigint END)"
+    }
 }

@@ -24,6 +24,7 @@ package enum BatchStatements {
         ("price", "bigint"),
         ("currency", "text"),
         ("offer_type", "smallint"),
+        ("state_date", "bigint"),
         ("carries_transaction", "boolean"),
         ("carries_renewal_info", "boolean"),
         ("purchase_date", "bigint"),
@@ -130,38 +131,38 @@ package enum BatchStatements {
             ORDER BY inserted.notification_uuid
         ), latest AS (
             SELECT DISTINCT ON (original_transaction_id) * FROM staged
-            WHERE original_transaction_id IS NOT NULL AND signed_date IS NOT NULL
-            ORDER BY original_transaction_id, signed_date DESC, notification_uuid DESC
+            WHERE original_transaction_id IS NOT NULL AND state_date IS NOT NULL
+            ORDER BY original_transaction_id, state_date DESC, notification_uuid DESC
         ), latest_status AS (
-            SELECT DISTINCT ON (original_transaction_id) original_transaction_id, status, signed_date FROM staged
-            WHERE original_transaction_id IS NOT NULL AND signed_date IS NOT NULL AND status IS NOT NULL
-            ORDER BY original_transaction_id, signed_date DESC, notification_uuid DESC
+            SELECT DISTINCT ON (original_transaction_id) original_transaction_id, status, state_date FROM staged
+            WHERE original_transaction_id IS NOT NULL AND state_date IS NOT NULL AND status IS NOT NULL
+            ORDER BY original_transaction_id, state_date DESC, notification_uuid DESC
         ), latest_renewal AS (
             SELECT DISTINCT ON (original_transaction_id) original_transaction_id, auto_renew_status,
                 auto_renew_product_id, grace_period_expires_date, renewal_date, is_in_billing_retry, expiration_intent,
-                signed_date
+                state_date
             FROM staged
-            WHERE original_transaction_id IS NOT NULL AND signed_date IS NOT NULL AND carries_renewal_info
-            ORDER BY original_transaction_id, signed_date DESC, notification_uuid DESC
+            WHERE original_transaction_id IS NOT NULL AND state_date IS NOT NULL AND carries_renewal_info
+            ORDER BY original_transaction_id, state_date DESC, notification_uuid DESC
         ), latest_purchase AS (
             SELECT DISTINCT ON (original_transaction_id) original_transaction_id, transaction_id, product_id,
                 product_type, purchase_date, expires_date, revocation_date, revocation_reason, price, currency,
-                offer_type, in_app_ownership_type, signed_date
+                offer_type, in_app_ownership_type, state_date
             FROM staged
-            WHERE original_transaction_id IS NOT NULL AND signed_date IS NOT NULL AND carries_transaction
-            ORDER BY original_transaction_id, purchase_date DESC NULLS LAST, signed_date DESC, notification_uuid DESC
+            WHERE original_transaction_id IS NOT NULL AND state_date IS NOT NULL AND carries_transaction
+            ORDER BY original_transaction_id, purchase_date DESC NULLS LAST, state_date DESC, notification_uuid DESC
         ), kept AS (
             -- Set once per subscription: the batch's latest value that is there (SubscriptionStateRules.keptWhenAbsent).
             SELECT original_transaction_id,
-                (array_agg(app_account_token ORDER BY purchase_date DESC NULLS LAST, signed_date DESC)
+                (array_agg(app_account_token ORDER BY purchase_date DESC NULLS LAST, state_date DESC)
                     FILTER (WHERE app_account_token IS NOT NULL))[1] AS app_account_token,
-                (array_agg(subscription_group_identifier ORDER BY purchase_date DESC NULLS LAST, signed_date DESC)
+                (array_agg(subscription_group_identifier ORDER BY purchase_date DESC NULLS LAST, state_date DESC)
                     FILTER (WHERE subscription_group_identifier IS NOT NULL))[1] AS subscription_group_identifier,
-                (array_agg(previous_original_transaction_id ORDER BY purchase_date DESC NULLS LAST, signed_date DESC)
+                (array_agg(previous_original_transaction_id ORDER BY purchase_date DESC NULLS LAST, state_date DESC)
                     FILTER (WHERE previous_original_transaction_id IS NOT NULL))[1]
                     AS previous_original_transaction_id
             FROM staged
-            WHERE original_transaction_id IS NOT NULL AND signed_date IS NOT NULL AND carries_transaction
+            WHERE original_transaction_id IS NOT NULL AND state_date IS NOT NULL AND carries_transaction
             GROUP BY original_transaction_id
         ), changed AS (
             INSERT INTO subscriptions AS current (
@@ -176,16 +177,16 @@ package enum BatchStatements {
                 updated_at
             )
             SELECT latest.original_transaction_id, latest.notification_uuid, latest.notification_type,
-                latest.subtype, \(timestamp("latest.signed_date")), latest.environment, latest.bundle_id,
+                latest.subtype, \(timestamp("latest.state_date")), latest.environment, latest.bundle_id,
                 latest.app_apple_id,
-                s.status, \(timestamp("s.signed_date")),
+                s.status, \(timestamp("s.state_date")),
                 r.auto_renew_status, r.auto_renew_product_id, \(timestamp("r.grace_period_expires_date")),
                 \(timestamp("r.renewal_date")), r.is_in_billing_retry, r.expiration_intent,
-                \(timestamp("r.signed_date")),
+                \(timestamp("r.state_date")),
                 p.transaction_id, p.product_id, p.product_type, \(timestamp("p.purchase_date")),
                 \(timestamp("p.expires_date")), \(timestamp("p.revocation_date")), p.revocation_reason, p.price,
                 p.currency, p.offer_type, p.in_app_ownership_type, kept.subscription_group_identifier,
-                kept.app_account_token, kept.previous_original_transaction_id, \(timestamp("p.signed_date")),
+                kept.app_account_token, kept.previous_original_transaction_id, \(timestamp("p.state_date")),
                 now()
             FROM latest
             LEFT JOIN latest_status s USING (original_transaction_id)

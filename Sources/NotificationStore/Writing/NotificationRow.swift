@@ -60,6 +60,9 @@ package struct NotificationRow: Sendable {
     var renewalDate: Int64?
     var isInBillingRetry: Bool?
     var expirationIntent: Int16?
+    /// Where the notification stands in its subscription's order: V2's `signedDate`; V1's latest reported moment
+    /// (``StatusUpdateNotification/stateOrderMilliseconds``), as V1 has no signed date.
+    var stateDate: Int64?
     package var decoded: String
     /// The body as received (V1: its password redacted), packed for `notification_bodies`.
     package var body: PackedBody
@@ -169,6 +172,7 @@ extension NotificationRow {
             self.renewalDate = try Self.checkedDate(renewal?.renewalDate, "renewalDate")
             self.isInBillingRetry = renewal?.isInBillingRetryPeriod
             self.expirationIntent = renewal?.expirationIntent.flatMap { Int16(exactly: $0.rawValue) }
+            self.stateDate = try Self.checkedDate(v2.payload.signedDate, "signedDate")
             var known = DecodedNotificationJSON.KnownPayloads()
             self.body = PackedBody(packing: raw.body, decoded: &known)
             self.decoded = try Self.json(v2, body: raw.body, known: known)
@@ -178,16 +182,29 @@ extension NotificationRow {
             self.environment = facts.environment
             self.bundleId = v1.bid
             self.appAppleId = nil
-            (status, gracePeriodExpiresDate, autoRenewProductId, price, currency, offerType) = (
+            // The subscription's current receipt entry and pending renewal (SubscriptionStateRules; no status in V1).
+            let entry = v1.currentReceiptEntry
+            let renewal = v1.subscriptionPendingRenewal
+            (status, price, currency, offerType, renewalDate, previousOriginalTransactionId) = (
                 nil, nil, nil, nil, nil, nil
             )
-            (carriesTransaction, carriesRenewalInfo, purchaseDate, productType, revocationReason) = (
-                false, false, nil, nil, nil
+            self.carriesTransaction = entry != nil
+            self.carriesRenewalInfo = renewal != nil
+            self.purchaseDate = try Self.checkedDate(entry?.purchaseDateMilliseconds, "purchase_date_ms")
+            // V1 notifications are about auto-renewable subscriptions; an entry with an expiry is one.
+            self.productType = entry?.expiresDateMilliseconds != nil ? ProductType.autoRenewableSubscription.rawValue : nil
+            self.revocationReason = entry?.cancellationReason.flatMap { Int16($0) }
+            self.inAppOwnershipType = entry?.inAppOwnershipType
+            self.subscriptionGroupIdentifier = entry?.subscriptionGroupIdentifier
+            self.appAccountToken = entry?.appAccountToken
+            self.autoRenewProductId = renewal?.autoRenewProductId ?? v1.autoRenewProductId
+            self.gracePeriodExpiresDate = try Self.checkedDate(
+                renewal?.gracePeriodExpiresDateMs.flatMap { Int64($0) },
+                "grace_period_expires_date_ms"
             )
-            (inAppOwnershipType, subscriptionGroupIdentifier, appAccountToken, previousOriginalTransactionId) = (
-                nil, nil, nil, nil
-            )
-            (renewalDate, isInBillingRetry, expirationIntent) = (nil, nil, nil)
+            self.isInBillingRetry = renewal?.isInBillingRetryPeriod.map { $0 == "1" }
+            self.expirationIntent = (renewal?.expirationIntent ?? v1.expirationIntent)?.intValue.flatMap { Int16(exactly: $0) }
+            self.stateDate = try Self.checkedDate(v1.stateOrderMilliseconds, "the V1 ordering time")
             let stored = StatusUpdateNotification.redactingPassword(in: raw.body)
             self.decoded = try Self.json(DecodedNotificationJSON.v1(storedBody: stored))
             self.body = PackedBody(packing: stored)
@@ -198,14 +215,24 @@ extension NotificationRow {
         self.notificationType = notificationType
         self.subtype = facts.subtype
         self.originalTransactionId = facts.originalTransactionId
-        self.transactionId = facts.transactionId
-        self.productId = facts.productId
         self.signedDate = try Self.checkedDate(facts.signedDate, "signedDate")
-        self.expiresDate = try Self.checkedDate(facts.expiresDate, "expiresDate")
-        self.revocationDate = try Self.checkedDate(facts.revocationDate, "revocationDate")
         switch notification {
-        case .v2: self.autoRenewStatus = facts.autoRenewStatus.flatMap { Int16(exactly: $0) }
-        case .v1(let v1): self.autoRenewStatus = v1.autoRenewStatus.flatMap { ["false": 0, "true": 1][$0] }
+        case .v2:
+            self.transactionId = facts.transactionId
+            self.productId = facts.productId
+            self.expiresDate = try Self.checkedDate(facts.expiresDate, "expiresDate")
+            self.revocationDate = try Self.checkedDate(facts.revocationDate, "revocationDate")
+            self.autoRenewStatus = facts.autoRenewStatus.flatMap { Int16(exactly: $0) }
+        case .v1(let v1):
+            // The subscription's current receipt entry: V1 carries no transaction of its own.
+            let entry = v1.currentReceiptEntry
+            self.transactionId = entry?.transactionId
+            self.productId = entry?.productId
+            self.expiresDate = try Self.checkedDate(entry?.expiresDateMilliseconds, "expires_date_ms")
+            self.revocationDate = try Self.checkedDate(entry?.cancellationDateMilliseconds, "cancellation_date_ms")
+            self.autoRenewStatus =
+                v1.subscriptionPendingRenewal?.autoRenewStatus.flatMap { ["0": 0, "1": 1][$0] }
+                ?? v1.autoRenewStatus.flatMap { ["false": 0, "true": 1][$0] }
         }
         let texts: [(String, String?)] = [
             ("notificationType", notificationType), ("subtype", subtype), ("environment", environment),

@@ -41,6 +41,7 @@ struct WriteNotificationsStatement: PostgresPreparedStatement {
         bindings.append(NullableArray(rows.map(\.price)))
         bindings.append(NullableArray(rows.map(\.currency)))
         bindings.append(NullableArray(rows.map(\.offerType)))
+        bindings.append(NullableArray(rows.map(\.stateDate)))
         bindings.append(rows.map(\.carriesTransaction))
         bindings.append(rows.map(\.carriesRenewalInfo))
         bindings.append(NullableArray(rows.map(\.purchaseDate)))
