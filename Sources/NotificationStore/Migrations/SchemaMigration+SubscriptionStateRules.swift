@@ -194,15 +194,7 @@ extension SchemaMigration {
                 GROUP BY otid
             )
             INSERT INTO subscriptions AS current (
-                original_transaction_id, last_notification_uuid, last_notification_type, last_subtype,
-                last_signed_date, environment, bundle_id, app_apple_id,
-                status, status_signed_date,
-                auto_renew_status, auto_renew_product_id, grace_period_expires_date, renewal_date,
-                is_in_billing_retry, expiration_intent, renewal_signed_date,
-                transaction_id, product_id, product_type, purchase_date, expires_date, revocation_date,
-                revocation_reason, price, currency, offer_type, in_app_ownership_type, subscription_group_identifier,
-                app_account_token, previous_original_transaction_id, purchase_signed_date,
-                updated_at
+                \(SubscriptionStateRules.insertColumns)
             )
             SELECT latest.otid, latest.notification_uuid, latest.notification_type, latest.subtype,
                 \(BatchStatements.timestamp("latest.state_date")), latest.environment, latest.bundle_id,

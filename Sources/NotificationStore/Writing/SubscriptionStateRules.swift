@@ -62,6 +62,14 @@ package enum SubscriptionStateRules {
         "bundle_id", "app_apple_id",
     ]
 
+    /// The columns an upsert writes, part by part, each part's signed date after it: every column but the
+    /// generated ones.
+    static var insertColumns: String {
+        var columns = ["original_transaction_id"] + notification
+        for part in [status, renewal, purchase] { columns += part.columns + [part.signedDateColumn] }
+        return (columns + ["updated_at"]).joined(separator: ", ")
+    }
+
     // MARK: Merging, in the upsert's ON CONFLICT (`current` is the stored row, EXCLUDED the batch's)
 
     /// The batch's newest notification is newer than the stored row's.
