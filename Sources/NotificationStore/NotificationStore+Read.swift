@@ -27,6 +27,25 @@ extension NotificationStore {
         }
     }
 
+    /// The subscriptions of the customer your app knows by `appAccountToken` (the token it gave at purchase), by
+    /// original transaction id.
+    package func subscriptions(appAccountToken: String) async throws(NotificationStoreError) -> [SubscriptionState] {
+        let logger = self.logger
+        return try await withConnection("reading a customer's subscriptions") { connection in
+            let rows = try await connection.query(
+                """
+                SELECT \(unescaped: BatchStatements.subscriptionColumns.map(\.name).joined(separator: ", "))
+                FROM subscriptions WHERE app_account_token = \(appAccountToken)
+                ORDER BY original_transaction_id
+                """,
+                logger: logger
+            )
+            var states: [SubscriptionState] = []
+            for try await row in rows { states.append(try SubscriptionState(row.makeRandomAccess(), from: 0)) }
+            return states
+        }
+    }
+
     /// A subscription's notifications, oldest first by `signedDate` (ties by `notification_uuid`, as the
     /// last-writer-wins guard orders them); at most `limit`.
     package func notifications(

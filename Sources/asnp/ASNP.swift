@@ -15,7 +15,7 @@ struct ASNP: AsyncParsableCommand {
     private static var subcommands: [any ParsableCommand.Type] {
         var commands: [any ParsableCommand.Type] = [
             VerifyCommand.self, IngressCommand.self, WorkerCommand.self, MigrateCommand.self, ReplayCommand.self,
-            StatusCommand.self, SubscriptionCommand.self, TailCommand.self, HistoryCommand.self,
+            StatusCommand.self, SubscriptionCommand.self, StateCommand.self, TailCommand.self, HistoryCommand.self,
             RetentionCommand.self,
         ]
         #if DevelopmentTools

@@ -18,7 +18,15 @@ struct SubscriptionShowCommand: AsyncParsableCommand {
     )
 
     @Argument(help: "The subscription's originalTransactionId.")
-    var originalTransactionId: String
+    var originalTransactionId: String?
+
+    @Option(
+        help: """
+            Instead of one subscription: every subscription of this customer, the appAccountToken your app gave at \
+            purchase.
+            """
+    )
+    var accountToken: String?
 
     @Option(help: "A JSON configuration file (see Config/).")
     var config: String?
@@ -34,12 +42,35 @@ struct SubscriptionShowCommand: AsyncParsableCommand {
         var notifications: [StoredNotificationSummary]
     }
 
+    struct CustomerReport: Encodable {
+        var appAccountToken: String
+        var subscriptions: [SubscriptionState]
+    }
+
+    func validate() throws {
+        guard (originalTransactionId == nil) != (accountToken == nil) else {
+            throw ValidationError("give either an originalTransactionId or --account-token")
+        }
+    }
+
     func run() async throws {
         var logger = Logger(label: "asnp.subscription")
         logger.logLevel = .error
         let settings = try await PipelineSettings.load(file: config)
         let database = try settings.database()
-        let id = originalTransactionId
+        if let accountToken {
+            let states = try await NotificationStore.withRunning(configuration: database, logger: logger) { store in
+                try await store.subscriptions(appAccountToken: accountToken)
+            }
+            guard !states.isEmpty else {
+                FileHandle.standardError.write(Data("no subscription of account token \(accountToken) is stored\n".utf8))
+                throw CLIExit.rejected
+            }
+            let report = CustomerReport(appAccountToken: accountToken, subscriptions: states)
+            if json { TextColumns.printJSON(report) } else { print(Self.text(report)) }
+            return
+        }
+        guard let id = originalTransactionId else { return }
         let limit = limit
         let found = try await NotificationStore.withRunning(configuration: database, logger: logger) { store in
             (
@@ -59,30 +90,22 @@ struct SubscriptionShowCommand: AsyncParsableCommand {
         }
     }
 
-    static func text(_ report: Report) -> String {
-        let state = report.state
-        func optional(_ value: String?) -> String { value ?? "-" }
+    /// A customer's subscriptions: access now in any of them, then each one's state.
+    static func text(_ report: CustomerReport, now: Date = Date()) -> String {
+        let access = report.subscriptions.contains { entitlement($0, now: now).hasPrefix("yes") }
         var lines = [
-            "subscription \(state.originalTransactionId) (\(optional(state.bundleId)), \(optional(state.environment)))",
-            "entitled     " + Self.entitlement(state),
-            "state        \(state.lastNotificationType)" + (state.lastSubtype.map { " / \($0)" } ?? "")
-                + " at \(time(state.lastSignedDate))",
-            "product      \(optional(state.productId)) (\(optional(state.productType))), transaction "
-                + optional(state.transactionId) + (state.purchaseDate.map { ", bought \(time($0))" } ?? ""),
-            "customer     account token \(optional(state.appAccountToken)), "
-                + "\(optional(state.inAppOwnershipType)), group \(optional(state.subscriptionGroupIdentifier))"
-                + (state.previousOriginalTransactionId.map { ", replaced subscription \($0)" } ?? ""),
-            "expires      \(state.expiresDate.map(time) ?? "-")"
-                + (state.renewalDate.map { ", renewal date \(time($0))" } ?? "") + ", auto-renew "
-                + (state.autoRenewStatus.map { $0 == 1 ? "on" : "off" } ?? "-")
-                + (state.autoRenewProductId.map { " to \($0)" } ?? "")
-                + (state.revocationDate.map { ", revoked \(time($0))" } ?? "")
-                + (state.isInBillingRetry == true ? ", in billing retry" : "")
-                + (state.gracePeriodExpiresDate.map { ", grace period until \(time($0))" } ?? ""),
-            "price        " + Self.price(state),
-            "",
-            "notifications (\(report.notifications.count)), oldest first:",
+            "customer \(report.appAccountToken): \(access ? "has access" : "no access") now, "
+                + "\(report.subscriptions.count) subscription(s)"
         ]
+        for state in report.subscriptions { lines += [""] + stateLines(state, now: now) }
+        return lines.joined(separator: "\n")
+    }
+
+    /// A subscription's state, then its notifications.
+    static func text(_ report: Report, now: Date = Date()) -> String {
+        func optional(_ value: String?) -> String { value ?? "-" }
+        var lines = stateLines(report.state, now: now)
+        lines += ["", "notifications (\(report.notifications.count)), oldest first:"]
         let widths = [26, 28, 22, 20, 0]
         lines.append(
             TextColumns.line(["signedDate", "type", "subtype", "transaction", "notificationUUID"], widths: widths)
@@ -100,6 +123,30 @@ struct SubscriptionShowCommand: AsyncParsableCommand {
             )
         }
         return lines.joined(separator: "\n")
+    }
+
+    /// A state's lines: access now, the newest notification, the current purchase, the customer, the renewal.
+    static func stateLines(_ state: SubscriptionState, now: Date) -> [String] {
+        func optional(_ value: String?) -> String { value ?? "-" }
+        return [
+            "subscription \(state.originalTransactionId) (\(optional(state.bundleId)), \(optional(state.environment)))",
+            "entitled     " + entitlement(state, now: now),
+            "state        \(state.lastNotificationType)" + (state.lastSubtype.map { " / \($0)" } ?? "")
+                + " at \(time(state.lastSignedDate))",
+            "product      \(optional(state.productId)) (\(optional(state.productType))), transaction "
+                + optional(state.transactionId) + (state.purchaseDate.map { ", bought \(time($0))" } ?? ""),
+            "customer     account token \(optional(state.appAccountToken)), "
+                + "\(optional(state.inAppOwnershipType)), group \(optional(state.subscriptionGroupIdentifier))"
+                + (state.previousOriginalTransactionId.map { ", replaced subscription \($0)" } ?? ""),
+            "expires      \(state.expiresDate.map(time) ?? "-")"
+                + (state.renewalDate.map { ", renewal date \(time($0))" } ?? "") + ", auto-renew "
+                + (state.autoRenewStatus.map { $0 == 1 ? "on" : "off" } ?? "-")
+                + (state.autoRenewProductId.map { " to \($0)" } ?? "")
+                + (state.revocationDate.map { ", revoked \(time($0))" } ?? "")
+                + (state.isInBillingRetry == true ? ", in billing retry" : "")
+                + (state.gracePeriodExpiresDate.map { ", grace period until \(time($0))" } ?? ""),
+            "price        " + price(state),
+        ]
     }
 
     /// Apple's status names, by `status`.

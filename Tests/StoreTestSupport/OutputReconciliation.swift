@@ -20,9 +20,12 @@ package struct OutputReconciliation: Sendable {
 
     /// Waits (up to `timeout`) for the outbox to be empty, then reads the three output topics of the cluster at
     /// `bootstrapServers` to their ends and compares them with the tables `query` reads.
+    /// - Parameter stateSince: per partition of the state topic, the first offset to read: the topic as if it had
+    ///   been emptied up to there (to check that what was published since re-seeds it alone).
     package static func check(
         bootstrapServers: String,
         timeout: Duration = .seconds(120),
+        stateSince: [Int: Int64] = [:],
         query: @Sendable (String) async throws -> String
     ) async throws -> OutputReconciliation {
         var result = OutputReconciliation()
@@ -49,7 +52,9 @@ package struct OutputReconciliation: Sendable {
             )
         }
 
-        let states = try await read(stateTopic, bootstrapServers: bootstrapServers)
+        let states = try await read(stateTopic, bootstrapServers: bootstrapServers).filter {
+            $0.offset >= stateSince[$0.partition, default: 0]
+        }
         result.stateEvents = states.count
         // Values compared parsed (member order and spacing are not the contract), as the uuid and the whole row.
         func parsed(_ json: some StringProtocol) -> NSDictionary? {
@@ -126,6 +131,17 @@ package struct OutputReconciliation: Sendable {
         var key: String?
         var payload: String
         var headers: [String: String]
+        var partition: Int
+        var offset: Int64
+    }
+
+    /// Per partition of `topic`, the offset its next message will have (partitions without messages left out).
+    package static func endOffsets(_ topic: String, bootstrapServers: String) async throws -> [Int: Int64] {
+        var ends: [Int: Int64] = [:]
+        for event in try await read(topic, bootstrapServers: bootstrapServers) {
+            ends[event.partition] = max(ends[event.partition] ?? 0, event.offset + 1)
+        }
+        return ends
     }
 
     /// Every message of `topic` from the start to its end, as kcat prints it (`-J`).
@@ -144,7 +160,13 @@ package struct OutputReconciliation: Sendable {
             var headers: [String: String] = [:]
             let list = object["headers"] as? [String] ?? []
             for index in stride(from: 0, to: list.count - 1, by: 2) { headers[list[index]] = list[index + 1] }
-            return Event(key: object["key"] as? String, payload: object["payload"] as? String ?? "", headers: headers)
+            return Event(
+                key: object["key"] as? String,
+                payload: object["payload"] as? String ?? "",
+                headers: headers,
+                partition: object["partition"] as? Int ?? -1,
+                offset: (object["offset"] as? NSNumber)?.int64Value ?? -1
+            )
         }
     }
 }

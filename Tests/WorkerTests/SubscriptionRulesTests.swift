@@ -543,4 +543,33 @@ struct SubscriptionRulesTests {
             try await Self.expectDocumentedStates(rig, sequences)
         }
     }
+
+    @Test("state republish re-seeds the state topic: what is published after it alone equals subscriptions")
+    func republishReseeds() async throws {
+        try await Self.withSequencesStored { rig, sequences in
+            let (server, database) = (rig.server, rig.database.database)
+            let bootstrap = rig.outputMock.clusterConfiguration.bootstrapServers.joined(separator: ",")
+            // The topic as if lost here: nothing before these offsets is read.
+            let lostUpTo = try await OutputReconciliation.endOffsets(
+                OutputReconciliation.stateTopic,
+                bootstrapServers: bootstrap
+            )
+            let nothingSince = try await OutputReconciliation.check(bootstrapServers: bootstrap, stateSince: lostUpTo) {
+                try await server.psql(database, $0)
+            }
+            #expect(nothingSince.stateEvents == 0)
+            #expect(!nothingSince.problems.isEmpty, "an emptied state topic is not the table")
+
+            let some = try await rig.store.republishStates(keys: [sequences[0].key])
+            #expect(some.count == 1)
+            let queued = try await rig.store.republishStates()
+            #expect(queued.count == sequences.count)
+            let reseeded = try await OutputReconciliation.check(bootstrapServers: bootstrap, stateSince: lostUpTo) {
+                try await server.psql(database, $0)
+            }
+            #expect(reseeded.problems.isEmpty, "\(reseeded.problems)")
+            #expect(reseeded.stateEvents >= sequences.count, "one state a subscription at least")
+            #expect(try await rig.store.unpublishedStates(of: queued) == 0)
+        }
+    }
 }

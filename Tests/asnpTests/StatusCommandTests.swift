@@ -105,6 +105,49 @@ struct StatusCommandTests {
                 ?? "entitled     yes, with no end"
         #expect(shownText.standardOutput.contains(line), "\(shownText.standardOutput)")
 
+        // A customer: every subscription of an app account token, access now in any of them.
+        let keys = final.keys.sorted()
+        try await server.psql(
+            database.database,
+            "UPDATE subscriptions SET app_account_token = 'customer-1' "
+                + "WHERE original_transaction_id IN ('\(keys[0])', '\(keys[1])')"
+        )
+        let customer = try await ASNPProcess.run([
+            "subscription", "show", "--account-token", "customer-1", "--config", configFile.path, "--json",
+        ])
+        #expect(customer.status == 0, "\(customer.standardError)")
+        let customerStates = try #require(customer.jsonLines.first?["subscriptions"] as? [[String: Any]])
+        #expect(customerStates.compactMap { $0["originalTransactionId"] as? String } == [keys[0], keys[1]])
+        let customerText = try await ASNPProcess.run([
+            "subscription", "show", "--account-token", "customer-1", "--config", configFile.path,
+        ])
+        #expect(customerText.standardOutput.hasPrefix("customer customer-1: "))
+        #expect(customerText.standardOutput.contains("2 subscription(s)"))
+        let stranger = try await ASNPProcess.run([
+            "subscription", "show", "--account-token", "nobody", "--config", configFile.path,
+        ])
+        #expect(stranger.status == 1)
+        let both = try await ASNPProcess.run([
+            "subscription", "show", keys[0], "--account-token", "customer-1", "--config", configFile.path,
+        ])
+        #expect(both.status == 64 || both.status == 2, "a usage error: \(both.status)")
+
+        // state republish: one state event per subscription (or per key) queued in the outbox; no worker runs
+        // here, so a wait for their publication runs out.
+        let outboxStates = "SELECT count(*) FROM outbox WHERE stream = 'subscription_state'"
+        let statesBefore = Int(try await server.psql(database.database, outboxStates)) ?? -1
+        let one = try await ASNPProcess.run(["state", "republish", "--key", keys[0], "--config", configFile.path])
+        #expect(one.status == 0, "\(one.standardError)")
+        #expect(one.standardOutput.hasPrefix("queued 1 subscription state(s)"))
+        let all = try await ASNPProcess.run(["state", "republish", "--config", configFile.path])
+        #expect(all.standardOutput.hasPrefix("queued \(final.count) subscription state(s)"))
+        #expect(Int(try await server.psql(database.database, outboxStates)) == statesBefore + 1 + final.count)
+        let waited = try await ASNPProcess.run([
+            "state", "republish", "--key", keys[0], "--wait", "--timeout", "1", "--config", configFile.path,
+        ])
+        #expect(waited.status == 1)
+        #expect(waited.standardError.contains("1 state(s) still unpublished after 1 s"))
+
         let unknown = try await ASNPProcess.run(["subscription", "show", "404", "--config", configFile.path])
         #expect(unknown.status == 1)
         #expect(unknown.standardError.contains("no notification of subscription 404 is stored"))
