@@ -17,7 +17,7 @@ package struct BatchWriteResult: Sendable, Hashable {
     /// Verified notifications that could not be stored as such (a value PostgreSQL cannot hold, a constraint)
     /// and were stored as rejected with status `UNSTORABLE` instead.
     package var unstorableNotifications = 0
-    /// Subscriptions whose state this batch changed (the last-writer-wins guard accepted the change).
+    /// Subscriptions whose state this batch changed (``SubscriptionStateRules``: some part of it was newer).
     package var subscriptionChanges: [SubscriptionState] = []
     /// The outbox rows written, in id order: what the worker publishes after the commit.
     package var outbox: [OutboxEntry] = []

@@ -61,7 +61,7 @@ package struct OutboxStream: RawRepresentable, Sendable, Hashable, CustomStringC
 
     /// A new (non-duplicate) verified notification.
     package static let decoded = OutboxStream(rawValue: "decoded")
-    /// A subscription's state after a change the last-writer-wins guard accepted.
+    /// A subscription's state after a change of its row (``SubscriptionStateRules``).
     package static let subscriptionState = OutboxStream(rawValue: "subscription_state")
     /// A newly rejected body.
     package static let deadLetter = OutboxStream(rawValue: "dead_letter")

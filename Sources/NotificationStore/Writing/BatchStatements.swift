@@ -93,7 +93,7 @@ package enum BatchStatements {
     ]
 
     /// Inserts new notifications (dedupe on notification_uuid, also within the batch), applies the newest
-    /// notification of each subscription under the last-writer-wins guard, and writes outbox rows for what is new.
+    /// notifications of each subscription by ``SubscriptionStateRules`` (each part newest wins), and writes outbox rows for what is new.
     /// A decoded event is keyed by its subscription (`original_transaction_id`), or, for a notification without a
     /// transaction, by its own `notification_uuid`: never a null key.
     ///
