@@ -30,7 +30,7 @@ extension NotificationStore {
                     n.original_transaction_id, n.legacy_raw_body,
                     r.status, r.reason, r.legacy_raw_body, r.headers::text, r.kafka_topic, r.kafka_partition, r.kafka_offset,
                     s.last_notification_uuid, n.version, s.original_transaction_id, s.last_signed_date, s.environment,
-                    s.bundle_id, r.received_at, b.body, r.body
+                    s.bundle_id, r.received_at, b.body, r.body, \(unescaped: BatchStatements.stateVersion("s"))
                 FROM outbox o
                 LEFT JOIN notifications n ON o.stream = 'decoded' AND n.notification_uuid = o.notification_uuid
                 LEFT JOIN notification_bodies b
@@ -78,15 +78,19 @@ extension NotificationStore {
                         )
                     }
                 case .subscriptionState:
-                    if let json = try cells[3].decode(String?.self), let version = try cells[19].decode(UUID?.self) {
+                    if let json = try cells[3].decode(String?.self), let uuid = try cells[19].decode(UUID?.self),
+                        let version = try cells[28].decode(Int64?.self)
+                    {
                         let attributes = OutputEvent.StateAttributes(
                             originalTransactionID: try cells[21].decode(String.self),
-                            lastNotificationUUID: version,
+                            lastNotificationUUID: uuid,
                             lastSignedDate: try cells[22].decode(Date.self),
                             environment: try cells[23].decode(String?.self),
                             bundleID: try cells[24].decode(String?.self)
                         )
-                        payload = .subscriptionState(OutboxMessage.StateEvent(json: json, attributes: attributes))
+                        payload = .subscriptionState(
+                            OutboxMessage.StateEvent(json: json, attributes: attributes, version: version)
+                        )
                     }
                 case .deadLetter:
                     if let status = try cells[12].decode(String?.self) {
@@ -208,23 +212,23 @@ extension NotificationStore {
             let rows = try await connection.query(
                 """
                 SELECT s.original_transaction_id, to_jsonb(s)::text, s.last_notification_uuid, s.last_signed_date,
-                    s.environment, s.bundle_id
+                    s.environment, s.bundle_id, \(unescaped: BatchStatements.stateVersion("s"))
                 FROM subscriptions s WHERE s.original_transaction_id = ANY(\(keys))
                 """,
                 logger: logger
             )
             var states: [String: OutboxMessage.StateEvent] = [:]
-            for try await (key, json, version, signedDate, environment, bundleID) in rows.decode(
-                (String, String, UUID, Date, String?, String?).self
+            for try await (key, json, uuid, signedDate, environment, bundleID, version) in rows.decode(
+                (String, String, UUID, Date, String?, String?, Int64).self
             ) {
                 let attributes = OutputEvent.StateAttributes(
                     originalTransactionID: key,
-                    lastNotificationUUID: version,
+                    lastNotificationUUID: uuid,
                     lastSignedDate: signedDate,
                     environment: environment,
                     bundleID: bundleID
                 )
-                states[key] = OutboxMessage.StateEvent(json: json, attributes: attributes)
+                states[key] = OutboxMessage.StateEvent(json: json, attributes: attributes, version: version)
             }
             return states
         }
@@ -295,12 +299,12 @@ extension NotificationStore {
             let rows = try await connection.query(
                 """
                 WITH published AS (
-                    SELECT * FROM unnest(\(stateIDs)::bigint[], \(keys)::text[], \(versions)::uuid[])
+                    SELECT * FROM unnest(\(stateIDs)::bigint[], \(keys)::text[], \(versions)::bigint[])
                         AS published(id, key, version)
                 ), changed AS (
                     SELECT published.* FROM published
                     JOIN subscriptions s ON s.original_transaction_id = published.key
-                    WHERE s.last_notification_uuid <> published.version
+                    WHERE \(unescaped: BatchStatements.stateVersion("s")) <> published.version
                 ), deleted AS (
                     -- One array, so that the delete is index lookups by id like a plain one.
                     DELETE FROM outbox
@@ -311,7 +315,7 @@ extension NotificationStore {
                 logger: logger
             )
             var changed: [OutboxMessage.PublishedState] = []
-            for try await (id, key, version) in rows.decode((Int64, String, UUID).self) {
+            for try await (id, key, version) in rows.decode((Int64, String, Int64).self) {
                 changed.append(OutboxMessage.PublishedState(id: id, key: key, version: version))
             }
             return changed

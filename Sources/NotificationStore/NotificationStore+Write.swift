@@ -349,6 +349,9 @@ extension NotificationStore {
                 entry.subscriptionStateJSON = try cells[6 + BatchStatements.subscriptionColumns.count].decode(
                     String?.self
                 )
+                entry.subscriptionStateVersion = try cells[7 + BatchStatements.subscriptionColumns.count].decode(
+                    Int64?.self
+                )
                 result.subscriptionChanges.append(state)
             }
             result.outbox.append(entry)

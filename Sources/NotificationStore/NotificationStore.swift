@@ -133,6 +133,7 @@ package final class NotificationStore: Service, Sendable {
     ) async throws(NotificationStoreError) -> Result {
         let timeout = configuration.operationTimeout
         let endpoint = configuration.endpoint
+        let started = ContinuousClock.now
         do {
             return try await OperationDeadline.run(
                 timeout: timeout,
@@ -153,7 +154,15 @@ package final class NotificationStore: Service, Sendable {
                 }
             }
         } catch {
-            let failure = NotificationStoreError(classifying: error, operation: operation, endpoint: endpoint)
+            var failure = NotificationStoreError(classifying: error, operation: operation, endpoint: endpoint)
+            // The server holds a transaction to the same deadline (idle_in_transaction_session_timeout) and ends the
+            // connection when it passes, which can reach the work just before the deadline answers the caller.
+            if failure.code == .unavailable, ContinuousClock.now - started >= timeout {
+                failure = NotificationStoreError(
+                    code: .timedOut,
+                    reason: "\(operation) did not finish within \(timeout): the connection closed past it (\(failure.reason))"
+                )
+            }
             // Timed out: perhaps no connection can be made at all; if so, say why rather than "timed out".
             if failure.code == .timedOut, let reason = await connectionFailure(operation: operation) {
                 throw reason

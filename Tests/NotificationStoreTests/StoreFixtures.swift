@@ -104,7 +104,8 @@ enum StoreFixtures {
         body: String,
         offset: Int64,
         partition: Int32 = 0,
-        receivedAt: Date? = nil
+        receivedAt: Date? = nil,
+        verifier: NotificationVerifier = Self.verifier
     ) async -> NotificationBatch.Entry {
         let raw = RawNotification(
             body: Array(body.utf8),

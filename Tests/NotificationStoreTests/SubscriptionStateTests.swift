@@ -1,8 +1,11 @@
 import AppStoreModels
 import AppStoreSigning
+import AppStoreTestSupport
+import AppStoreVerification
 import Foundation
 import KafkaClient
 import NotificationStore
+import PipelineContract
 import StoreTestSupport
 import Testing
 
@@ -82,6 +85,79 @@ struct SubscriptionStateTests {
                 }
             }
             #expect(try await StoreFixtures.finalTypes(server, configuration.database) == [line.key: "EXPIRED"])
+        }
+    }
+
+    @Test(
+        """
+        a late notification about a later purchase changes the row, not its newest notification: a state published \
+        before it is not current, and its outbox row is kept to publish again
+        """
+    )
+    func staleStateAfterPurchaseOnlyChange() async throws {
+        let (server, configuration) = try await makeDatabase()
+        let pki = try TestPKI()
+        let signer = NotificationSigner(signer: try JWSSigner(pki: pki))
+        let verifier = NotificationVerifier(
+            configuration: .init(
+                policy: try VerificationPolicy(
+                    bundleId: Fixtures.bundleId,
+                    appAppleId: Fixtures.appAppleId,
+                    environment: .sandbox
+                )
+            ),
+            chainVerifier: ChainVerifier(configuration: .init(trustedRoots: [pki.root]))
+        )
+        let key = "7300000001"
+        let day: Int64 = 86_400_000
+        let start: Int64 = 1_790_000_000_000
+        func event(_ type: NotificationType, transaction: String, at: Int64, purchased: Int64) -> SubscriptionEvent {
+            SubscriptionEvent(
+                notificationType: type,
+                notificationUUID: UUID().uuidString.lowercased(),
+                signedDate: at,
+                bundleId: Fixtures.bundleId,
+                appAppleId: Fixtures.appAppleId,
+                originalTransactionId: key,
+                transactionId: transaction,
+                productId: "com.example.notes.pro.monthly",
+                purchaseDate: purchased,
+                expiresDate: purchased + 30 * day
+            )
+        }
+        let bought = event(.subscribed, transaction: "a", at: start, purchased: start)
+        let renewed = event(.didRenew, transaction: "b", at: start + 30 * day, purchased: start + 30 * day)
+        var request = bought
+        request.notificationType = .consumptionRequest
+        request.notificationUUID = UUID().uuidString.lowercased()
+        request.signedDate = start + 31 * day
+        var entries: [NotificationBatch.Entry] = []
+        for (offset, event) in [bought, request, renewed].enumerated() {
+            entries.append(await StoreFixtures.entry(body: try signer.body(for: event), offset: Int64(offset), verifier: verifier))
+        }
+        let batches = [Array(entries.prefix(2)), [entries[2]]]
+        let newest = "SELECT last_notification_uuid || '|' || transaction_id FROM subscriptions"
+        let requestUUID = request.notificationUUID
+        try await withStore(configuration) { store in
+            let first = try await store.write(NotificationBatch(entries: batches[0]))
+            let stateRow = try #require(first.outbox.first { $0.stream == .subscriptionState })
+            let published = try #require(try await store.subscriptionStates([key])[key])
+            #expect(try await server.psql(configuration.database, newest) == "\(requestUUID)|a")
+
+            let second = try await store.write(NotificationBatch(entries: batches[1]))
+            #expect(second.subscriptionChanges.map(\.transactionId) == ["b"], "the renewal is a later purchase")
+            #expect(try await server.psql(configuration.database, newest) == "\(requestUUID)|b")
+            let current = try #require(try await store.subscriptionStates([key])[key])
+            #expect(current.version != published.version)
+
+            let stale = OutboxMessage.PublishedState(id: stateRow.id, key: key, version: published.version)
+            #expect(try await store.deleteOutbox([], states: [stale]) == [stale], "published again, not deleted")
+            let fresh = OutboxMessage.PublishedState(id: stateRow.id, key: key, version: current.version)
+            #expect(try await store.deleteOutbox([], states: [fresh]).isEmpty)
+            #expect(
+                try await server.psql(configuration.database, "SELECT count(*) FROM outbox WHERE id = \(stateRow.id)")
+                    == "0"
+            )
         }
     }
 }

@@ -4,7 +4,7 @@ import Foundation
 import LocalPostgres
 
 /// The check a fault test ends with: every body the ingress answered 200 for is accounted for in the database, and
-/// `subscriptions` is what last-writer-wins over the stored notifications gives, recomputed here from the bodies.
+/// each subscription's newest notification is the one the bodies say, recomputed here from them.
 ///
 /// - A V2 body is either stored (its `notificationUUID` in `notifications` once, with the body byte for byte) or
 ///   rejected (one `rejected_notifications` row per delivery: each is its own Kafka message); never both, never
@@ -13,8 +13,9 @@ import LocalPostgres
 ///   the shared secret redacted, so not comparable byte for byte: those are expected valid, as many version-1 rows
 ///   as distinct V1 bodies.
 /// - No other rows: nothing stored or rejected that was not posted.
-/// - Each subscription's last notification is the stored V2 notification with the newest (`signedDate`, UUID),
-///   decoded here without verification from the posted bodies.
+/// - Each subscription's last notification is the stored notification with the newest (`signedDate`, UUID),
+///   decoded here without verification from the posted bodies; a V1 one stands at the latest moment it reports
+///   (Docs/entitlement.md, V1), its UUID derived from its body as the store derives it.
 package struct PipelineReconciliation: Sendable {
     /// What does not add up; empty when everything does.
     package private(set) var problems: [String] = []
@@ -85,6 +86,14 @@ package struct PipelineReconciliation: Sendable {
                     matchedRejections += rejected
                 } else {
                     distinctV1 += 1
+                    if let v1 = try? JSONDecoder().decode(StatusUpdateNotification.self, from: Data(body.utf8)),
+                        let original = v1.resolvedOriginalTransactionId, let moment = v1.stateOrderMilliseconds
+                    {
+                        let uuid = Self.v1UUID(body)
+                        if newest[original].map({ ($0.signedDate, $0.uuid) < (moment, uuid) }) ?? true {
+                            newest[original] = (moment, uuid)
+                        }
+                    }
                 }
                 continue
             }
@@ -162,6 +171,18 @@ package struct PipelineReconciliation: Sendable {
         output.split(separator: "\n").map {
             $0.split(separator: "|", omittingEmptySubsequences: false).map(String.init)
         }
+    }
+
+    /// A V1 notification's UUID as the store derives it: the body's SHA-256, its first 16 bytes marked version 8.
+    static func v1UUID(_ body: String) -> String {
+        var digest = Array(SHA256.hash(data: Data(body.utf8)).prefix(16))
+        digest[6] = (digest[6] & 0x0F) | 0x80
+        digest[8] = (digest[8] & 0x3F) | 0x80
+        let hex = digest.map { String(format: "%02x", $0) }.joined()
+        let parts = [0..<8, 8..<12, 12..<16, 16..<20, 20..<32].map { range in
+            String(hex[hex.index(hex.startIndex, offsetBy: range.lowerBound)..<hex.index(hex.startIndex, offsetBy: range.upperBound)])
+        }
+        return parts.joined(separator: "-")
     }
 }
 

@@ -33,9 +33,11 @@ extension SchemaMigration {
                 ADD COLUMN renewal_signed_date timestamptz,
                 ADD COLUMN purchase_signed_date timestamptz
             """,
-            // Rows whose notifications' JSON retention dropped keep what their newest notification said.
+            // Rows whose notifications' JSON retention dropped keep what their newest notification said. Every row
+            // gets a new version (updated_at), so a state published before the migration is not taken as current.
             """
             UPDATE subscriptions SET
+                updated_at = clock_timestamp(),
                 status_signed_date = CASE WHEN status IS NOT NULL THEN last_signed_date END,
                 renewal_signed_date = CASE
                     WHEN auto_renew_status IS NOT NULL OR auto_renew_product_id IS NOT NULL THEN last_signed_date END,
@@ -219,7 +221,7 @@ extension SchemaMigration {
                     THEN (p.entry ->> 'cancellation_reason')::smallint END,
                 NULL, NULL, NULL, p.entry ->> 'in_app_ownership_type', kept.subscription_group_identifier,
                 kept.app_account_token, NULL, \(BatchStatements.timestamp("p.state_date")),
-                now()
+                clock_timestamp()
             FROM latest
             LEFT JOIN latest_renewal r USING (otid)
             LEFT JOIN latest_purchase p USING (otid)

@@ -27,6 +27,8 @@ package struct OutboxEntry: Sendable, Hashable {
     /// The row's `subscription_state` as PostgreSQL writes it out (``OutboxStream/subscriptionState``): the value
     /// published, byte for byte the one a read of the outbox gives.
     var subscriptionStateJSON: String?
+    /// The state's version (``OutboxMessage/StateEvent/version``).
+    var subscriptionStateVersion: Int64?
 
     /// Creates an entry.
     package init(

@@ -36,13 +36,16 @@ package struct OutboxMessage: Sendable, Hashable {
         /// What the event's headers say (the row's columns).
         package var attributes: OutputEvent.StateAttributes
 
-        package init(json: String, attributes: OutputEvent.StateAttributes) {
+        /// Which version of the row the state is: its `updated_at` in microseconds since 1970, which every change
+        /// of the row moves (its `last_notification_uuid` does not: a late notification about a later purchase
+        /// changes the row and leaves the newest notification as it was).
+        package var version: Int64
+
+        package init(json: String, attributes: OutputEvent.StateAttributes, version: Int64) {
             self.json = json
             self.attributes = attributes
+            self.version = version
         }
-
-        /// The row's `last_notification_uuid`: which change the state shows (each accepted change has its own).
-        package var version: UUID { attributes.lastNotificationUUID }
     }
 
     /// A `subscription_state` row whose event went out, with the state it carried (see
@@ -50,9 +53,10 @@ package struct OutboxMessage: Sendable, Hashable {
     package struct PublishedState: Sendable, Hashable {
         package var id: Int64
         package var key: String
-        package var version: UUID
+        /// ``StateEvent/version`` of the state published.
+        package var version: Int64
 
-        package init(id: Int64, key: String, version: UUID) {
+        package init(id: Int64, key: String, version: Int64) {
             self.id = id
             self.key = key
             self.version = version

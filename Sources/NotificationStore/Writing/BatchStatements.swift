@@ -179,7 +179,7 @@ package enum BatchStatements {
                 \(timestamp("p.expires_date")), \(timestamp("p.revocation_date")), p.revocation_reason, p.price,
                 p.currency, p.offer_type, p.in_app_ownership_type, kept.subscription_group_identifier,
                 kept.app_account_token, kept.previous_original_transaction_id, \(timestamp("p.state_date")),
-                now()
+                clock_timestamp()
             FROM latest
             LEFT JOIN latest_status s USING (original_transaction_id)
             LEFT JOIN latest_renewal r USING (original_transaction_id)
@@ -208,16 +208,22 @@ package enum BatchStatements {
             RETURNING id, notification_uuid, message_key, source_topic, source_partition, subscription_state
         )
         SELECT 'decoded' AS stream, id, notification_uuid, message_key, source_topic, source_partition,
-            \(subscriptionColumns.map { "NULL::\($0.type)" }.joined(separator: ", ")), NULL::text
+            \(subscriptionColumns.map { "NULL::\($0.type)" }.joined(separator: ", ")), NULL::text, NULL::bigint
         FROM decoded_outbox
         UNION ALL
         SELECT 'subscription_state', state_outbox.id, state_outbox.notification_uuid, state_outbox.message_key,
             state_outbox.source_topic, state_outbox.source_partition, \(
                 subscriptionColumns.map { "changed.\($0.name)" }.joined(separator: ", ")
-            ), state_outbox.subscription_state::text
+            ), state_outbox.subscription_state::text, \(stateVersion("changed"))
         FROM state_outbox JOIN changed ON changed.original_transaction_id = state_outbox.message_key
         ORDER BY 2
         """
+    }
+
+    /// A state's version (``OutboxMessage/StateEvent/version``) from the row `row` of `subscriptions`: its
+    /// `updated_at` in microseconds since 1970, computed by PostgreSQL so that it compares exactly.
+    static func stateVersion(_ row: String) -> String {
+        "(extract(epoch FROM \(row).updated_at) * 1000000)::bigint"
     }
 
     /// The JWS headers to store, from two array parameters starting at `$first`: digests (`bytea[]`) and texts.

@@ -37,8 +37,12 @@ extension PreparedBatch {
                     )
                 )
             case .subscriptionState:
-                guard let json = entry.subscriptionStateJSON, let state = entry.subscriptionState else { return nil }
-                payload = .subscriptionState(OutboxMessage.StateEvent(json: json, attributes: state.eventAttributes))
+                guard let json = entry.subscriptionStateJSON, let state = entry.subscriptionState,
+                    let version = entry.subscriptionStateVersion
+                else { return nil }
+                payload = .subscriptionState(
+                    OutboxMessage.StateEvent(json: json, attributes: state.eventAttributes, version: version)
+                )
             default:
                 return nil
             }
