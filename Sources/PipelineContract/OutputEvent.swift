@@ -11,7 +11,7 @@ import Foundation
 /// The messages of the output topics: the contract downstream teams build on (Docs/output-topics.md). Workers
 /// publish exactly these; tests and tools read them back with the same names.
 package enum OutputEvent {
-    /// CloudEvents 1.0 attributes of a decoded event (Kafka protocol binding, binary content mode: `ce_` headers).
+    /// CloudEvents 1.0 attributes of the output events (Kafka protocol binding, binary content mode: `ce_` headers).
     package enum CloudEventsHeader {
         package static let specVersion = "ce_specversion"
         package static let id = "ce_id"
@@ -108,7 +108,8 @@ package enum OutputEvent {
     /// What a state event's headers say about its subscription.
     package struct StateAttributes: Sendable, Hashable {
         package var originalTransactionID: String
-        /// The notification whose change the state shows: the event's id.
+        /// The newest notification merged into the state (`last_notification_uuid`): the event's id. It names the
+        /// notification, not the state: another state may carry the same one (Docs/contract/README.md).
         package var lastNotificationUUID: UUID
         package var lastSignedDate: Date
         package var environment: String?

@@ -24,6 +24,9 @@ package struct RawNotificationHeaders: Sendable, Hashable {
         package static let history = Source(rawValue: "history")
         /// `asnp replay` put it back: a rejected notification or a raw-topic message, to be verified again.
         package static let replay = Source(rawValue: "replay")
+
+        /// Every source the pipeline writes; Docs/ingress.md and Docs/contract/asyncapi.yaml list the same.
+        package static let all: [Source] = [.ingress, .history, .replay]
     }
 
     /// Header names, all prefixed `asnp-`.

@@ -22,8 +22,12 @@ public struct ExternalPurchaseToken: Sendable, Hashable, Codable {
         self.bundleId = bundleId
     }
 
-    /// The environment Apple's libraries infer for a token: sandbox tokens' identifiers start with `SANDBOX`.
+    /// How a sandbox token's identifier starts, as Apple's libraries test it (`SANDBOX`, no separator after it).
+    package static let sandboxIdentifierPrefix = "SANDBOX"
+
+    /// The environment Apple's libraries infer for a token: sandbox tokens' identifiers start with
+    /// ``sandboxIdentifierPrefix``.
     package var inferredEnvironment: AppStoreEnvironment {
-        (externalPurchaseId?.hasPrefix("SANDBOX") ?? false) ? .sandbox : .production
+        (externalPurchaseId?.hasPrefix(Self.sandboxIdentifierPrefix) ?? false) ? .sandbox : .production
     }
 }
