@@ -20,7 +20,8 @@ import Foundation
 /// ranges in progress at their saved page, fetches the parts of the window no range holds, oldest first and at most
 /// ``rangeLimit`` at a time, and records what Apple no longer keeps as lost. After each page's notifications are
 /// acknowledged by Kafka, the page is recorded in the ledger: a sync stopped at any point, however it stopped,
-/// resumes at the page it had not finished.
+/// resumes at the page it had not finished. A periodic turn also takes a second look at the last ``secondLook`` it
+/// covered, since Apple may list a notification hours after it was sent.
 package struct HistorySync: Sendable {
     package let client: AppStoreServerAPIClient
     package let environment: AppStoreEnvironment
@@ -44,6 +45,14 @@ package struct HistorySync: Sendable {
     package var settleTime: Duration = .seconds(300)
     /// The longest range one request sequence covers: an expired pagination token restarts at most this much.
     package var rangeLimit: Duration = .seconds(86_400)
+    /// How much of what earlier syncs covered, back from the window's end, a sync asked to look again asks Apple for
+    /// once more (`history.secondLookSeconds`): Apple's history may list a notification hours after it was sent,
+    /// after a turn covered its send time. With turns every `interval`, a notification listed up to
+    /// `secondLook - interval + settleTime` late is found. Zero: no second look. Six hours by default: with hourly
+    /// turns it finds a lag of up to five hours (the three hours that showed the gap, with room), for six times the
+    /// first looks' requests (Docs/history.md weighs a longer one).
+    package var secondLook: Duration = Self.defaultSecondLook
+    package static let defaultSecondLook: Duration = .seconds(21_600)
 
     package init(
         client: AppStoreServerAPIClient,
@@ -81,6 +90,8 @@ package struct HistorySync: Sendable {
     /// not fetched again (unless `restart`, which forgets the window's ranges first), what is in progress resumes,
     /// what is older than Apple keeps is recorded as lost. With `continuingLedger`, the window starts no later than
     /// the ledger's last unbroken run of ranges, so that nothing between an earlier sync and this one is left out.
+    /// With `lookingAgain`, once the window is complete, the parts of the last ``secondLook`` before the window's end
+    /// that were covered before this sync began are asked again (``lookAgain(at:key:filter:progress:logger:)``).
     ///
     /// Stops after the current page when the task is cancelled or the service group shuts down gracefully (the ledger
     /// keeps what was done). A failure is noted on its range in the ledger before it is thrown.
@@ -90,6 +101,7 @@ package struct HistorySync: Sendable {
         filter: NotificationHistoryFilter = .none,
         restart: Bool = false,
         continuingLedger: Bool = false,
+        lookingAgain: Bool = false,
         progress report: @Sendable (HistorySyncProgress) -> Void = { _ in }
     ) async throws(HistorySyncError) -> HistorySyncProgress {
         let key = ledgerKey(filter)
@@ -107,6 +119,14 @@ package struct HistorySync: Sendable {
 
         if restart {
             try await record(key) { $0.forget(window) }
+        }
+        // Read before this sync covers more: what it covers itself it has just asked.
+        let secondLookStart = window.upperBound.addingTimeInterval(-Self.seconds(secondLook))
+        var lookAgainAt: [Range<Date>] = []
+        if lookingAgain {
+            // Never older than Apple keeps (a second look longer than the sandbox's 30 days).
+            let oldest = max(secondLookStart, oldestFetchable(now: now, margin: startDateMargin) ?? secondLookStart)
+            lookAgainAt = try await ledger(key).covered(in: min(oldest, window.upperBound)..<window.upperBound)
         }
         try await recordLostBeforeLimit(window, key: key, now: now, progress: &progress, logger: logger)
 
@@ -131,12 +151,30 @@ package struct HistorySync: Sendable {
             }
             guard finished else { break }
         }
+        if progress.isComplete, !lookAgainAt.isEmpty {
+            progress.isComplete = try await lookAgain(
+                at: lookAgainAt,
+                key: key,
+                filter: filter,
+                progress: &progress,
+                logger: logger
+            )
+        }
         if progress.isComplete {
+            // A notification is listed after it is sent, so what was listed before the second look's reach (less
+            // the margin for Apple's clock) was sent before it too: no second look needs it.
+            let cutoff = secondLookStart.addingTimeInterval(-Self.seconds(startDateMargin))
+            do {
+                try await store.deleteHistoryListed(key: key, listedBefore: cutoff)
+            } catch {
+                throw HistorySyncError(.store, "forgetting old listed notifications: \(error)")
+            }
             logger.info(
                 "History window synced",
                 metadata: [
                     "history.pages": "\(progress.pages)", "history.notifications": "\(progress.notifications)",
                     "history.lostRanges": "\(progress.lostRanges.count)",
+                    "history.secondLookNotifications": "\(progress.secondLookNotifications)",
                 ]
             )
         }
@@ -235,6 +273,11 @@ package struct HistorySync: Sendable {
         let request = NotificationHistoryRequest(range.range, filter: filter)
         var entry = range
         var restarts = 0
+        // A range a later second look may reach: what its pages list is recorded, so that the second look can tell
+        // what Apple listed late.
+        let mayLookAgain =
+            secondLook > .zero
+            && entry.end > clock.now().addingTimeInterval(-Self.seconds(settleTime) - Self.seconds(secondLook))
         if entry.paginationToken != nil {
             logger.info("Resuming a history range", metadata: ["history.range": "\(Self.text(entry.range))"])
         }
@@ -313,7 +356,8 @@ package struct HistorySync: Sendable {
                 entry.state = .covered
             }
             let saved = entry
-            let ledger = try await record(key, deliveries: deliveries) { $0.record(saved) }
+            let listed = mayLookAgain ? payloads.compactMap(Self.notificationUUID(inSignedPayload:)) : []
+            let ledger = try await record(key, deliveries: deliveries, listed: listed) { $0.record(saved) }
 
             progress.pages += 1
             progress.notifications += payloads.count
@@ -332,6 +376,100 @@ package struct HistorySync: Sendable {
             if entry.state == .covered { return true }
         }
         return false
+    }
+
+    /// Asks Apple again for `ranges`, which earlier syncs covered, at most ``rangeLimit`` at a time. What Apple lists
+    /// now that no earlier request of this ledger listed (`history_listed` does not hold it) goes to the raw topic and
+    /// is counted, with its failed deliveries; the rest was put there before and is skipped. The ledger is not
+    /// changed: the ranges stay covered, and a second look stopped or failed is simply taken again by the next turn.
+    /// Returns false when it stopped early for a shutdown.
+    private func lookAgain(
+        at ranges: [Range<Date>],
+        key: HistoryLedger.Key,
+        filter: NotificationHistoryFilter,
+        progress: inout HistorySyncProgress,
+        logger: Logger
+    ) async throws(HistorySyncError) -> Bool {
+        let limit = Self.seconds(rangeLimit)
+        let pieces = ranges.flatMap { range in
+            stride(from: 0, to: range.upperBound.timeIntervalSince(range.lowerBound), by: limit).map { offset in
+                let start = range.lowerBound.addingTimeInterval(offset).wholeMilliseconds
+                return start..<min(range.upperBound, start.addingTimeInterval(limit).wholeMilliseconds)
+            }
+        }
+        for piece in pieces {
+            let request = NotificationHistoryRequest(piece, filter: filter)
+            var paginationToken: String?
+            var restarts = 0
+            while true {
+                guard !Task.isCancelled, !Task.isShuttingDownGracefully else { return false }
+                let page: NotificationHistoryResponse
+                do {
+                    page = try await client.notificationHistory(
+                        request,
+                        paginationToken: paginationToken,
+                        environment: environment
+                    )
+                } catch  where error.code == .cancelled {
+                    return false
+                } catch
+                    where paginationToken != nil
+                    && (error.appleErrorCode == AppStoreServerAPIClient.paginationTokenExpired
+                        || error.appleErrorCode == AppStoreServerAPIClient.invalidPaginationToken)
+                {
+                    restarts += 1
+                    progress.restarts += 1
+                    guard restarts <= maximumRestarts else { throw error }
+                    paginationToken = nil
+                    continue
+                }
+                let items = page.notificationHistory ?? []
+                // A payload without a notificationUUID cannot be told apart from one fed before: the first look fed it.
+                let named = items.compactMap { item -> (item: NotificationHistoryResponseItem, uuid: UUID)? in
+                    item.signedPayload.flatMap(Self.notificationUUID(inSignedPayload:)).map { (item, $0) }
+                }
+                let unlisted: Set<UUID>
+                do {
+                    unlisted = try await store.historyNotListed(named.map(\.uuid), key: key)
+                } catch {
+                    throw HistorySyncError(.store, "reading the notifications the history listed: \(error)")
+                }
+                let late = named.filter { unlisted.contains($0.uuid) }
+                try await feed(late.compactMap(\.item.signedPayload))
+                let deliveries = failedDeliveries(in: late.map(\.item))
+                let found: Int
+                do {
+                    found = try await store.recordHistoryListed(
+                        late.map(\.uuid),
+                        key: key,
+                        at: clock.now(),
+                        deliveries: deliveries
+                    )
+                } catch {
+                    throw HistorySyncError(.store, "recording the notifications the history listed: \(error)")
+                }
+                var failedByResult: [String: Int] = [:]
+                for delivery in deliveries { failedByResult[delivery.lastResult, default: 0] += 1 }
+                progress.secondLookPages += 1
+                progress.secondLookNotifications += found
+                progress.notifications += late.count
+                progress.failedDeliveries.merge(failedByResult, uniquingKeysWith: +)
+                metrics.countSecondLookPage(fed: late.count, found: found)
+                metrics.countFailedDeliveries(failedByResult)
+                if found > 0 {
+                    logger.notice(
+                        "A second look at a covered range found notifications Apple had not listed before",
+                        metadata: ["history.range": "\(Self.text(piece))", "history.found": "\(found)"]
+                    )
+                }
+                guard page.hasMore == true else { break }
+                guard let next = page.paginationToken, !next.isEmpty else {
+                    throw HistorySyncError(.malformedResponse, "Apple said there is more history but sent no token")
+                }
+                paginationToken = next
+            }
+        }
+        return true
     }
 
     /// Notes `error` on `entry` in the ledger (so `asnp history status` shows why a range is stuck) and returns it;
@@ -455,10 +593,17 @@ package struct HistorySync: Sendable {
     private func record(
         _ key: HistoryLedger.Key,
         deliveries: [HistoryDelivery] = [],
+        listed: [UUID] = [],
         _ change: @escaping @Sendable (inout HistoryLedger) -> Void
     ) async throws(HistorySyncError) -> HistoryLedger {
         do {
-            return try await store.updateHistoryLedger(key, deliveries: deliveries, change)
+            return try await store.updateHistoryLedger(
+                key,
+                deliveries: deliveries,
+                listed: listed,
+                listedAt: clock.now(),
+                change
+            )
         } catch {
             throw HistorySyncError(.store, "recording in the history ledger: \(error)")
         }

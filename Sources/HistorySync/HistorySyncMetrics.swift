@@ -33,6 +33,9 @@ package final class HistorySyncMetrics: Sendable {
     let settledUntil: Gauge
     let coveredSeconds: Gauge
     let lostSeconds: Gauge
+    /// Pages of a second look at covered ranges, and the notifications it found that Apple had not listed before.
+    let secondLookPages: Counter
+    let secondLookNotifications: Counter
     private let labels: [(String, String)]
 
     /// Metrics for `app`'s history in `environment`, in `registry` (a new one by default). Every series exists from
@@ -87,6 +90,22 @@ package final class HistorySyncMetrics: Sendable {
             descriptor: Self.name("lost", "seconds", "Time the ledger holds as lost: older than Apple keeps."),
             labels: labels
         )
+        secondLookPages = registry.makeCounter(
+            descriptor: Self.name(
+                "second_look_pages",
+                "total",
+                "Pages of Apple's notification history fetched again by a second look at covered ranges."
+            ),
+            labels: labels
+        )
+        secondLookNotifications = registry.makeCounter(
+            descriptor: Self.name(
+                "second_look_notifications",
+                "total",
+                "Notifications a second look at covered ranges found that Apple had not listed before (Apple's lag)."
+            ),
+            labels: labels
+        )
         for result in Self.knownResults { _ = failedDeliveryCounter(result) }
     }
 
@@ -128,6 +147,14 @@ package final class HistorySyncMetrics: Sendable {
     func countPage(notifications count: Int) {
         pages.increment()
         notifications.increment(by: Int64(count))
+    }
+
+    /// Counts a page of a second look: `fed` notifications put on the raw topic, `found` of them first recorded as
+    /// listed by this look (a reconciler beside this one may have found the others).
+    func countSecondLookPage(fed: Int, found: Int) {
+        secondLookPages.increment()
+        notifications.increment(by: Int64(fed))
+        secondLookNotifications.increment(by: Int64(found))
     }
 
     /// Records a finished turn: succeeded (its window complete) or failed, and how long it took.

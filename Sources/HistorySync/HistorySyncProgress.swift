@@ -27,7 +27,12 @@ package struct HistorySyncProgress: Sendable, Hashable {
     package var resumedRanges = 0
     /// Times a range started over because Apple's pagination token expired.
     package var restarts = 0
-    /// Every part of the window is covered or lost.
+    /// Pages a second look at covered ranges fetched (``HistorySync/secondLook``).
+    package var secondLookPages = 0
+    /// Notifications a second look found that no earlier request of the ledger had listed: Apple listed them late.
+    /// They are among ``notifications``.
+    package var secondLookNotifications = 0
+    /// Every part of the window is covered or lost, and its second look, if any, done.
     package var isComplete = false
     /// The API client's requests, 429s and retries.
     package var requests = AppStoreServerAPIClient.Counts()

@@ -11,10 +11,11 @@ import Foundation
 
 /// The reconciler as a service beside the workers: for every app and environment it syncs, a turn every `interval`
 /// from the ledger's last unbroken run (the first turn: the last `lookback`) up to now, with the same filter every
-/// turn. A failed turn's range stays in the ledger, in progress or not yet fetched, and the next turn takes it up
-/// first, however many turns failed or however long the service was down (within Apple's limits: older parts are
-/// recorded as lost). No failure stops the service: an error that needs a person (a refused key) is noted on its
-/// range, logged and counted as a failed turn, for the alerts. Stops at graceful shutdown after the page in hand.
+/// turn, then a second look at what earlier turns covered of the last ``HistorySync/secondLook``. A failed turn's
+/// range stays in the ledger, in progress or not yet fetched, and the next turn takes it up first, however many turns
+/// failed or however long the service was down (within Apple's limits: older parts are recorded as lost). No failure
+/// stops the service: an error that needs a person (a refused key) is noted on its range, logged and counted as a
+/// failed turn, for the alerts. Stops at graceful shutdown after the page in hand.
 package struct PeriodicHistorySync: Service {
     /// One sync per app and environment; their turns run side by side (Apple's rate limits are per app).
     package let syncs: [HistorySync]
@@ -107,7 +108,7 @@ package struct PeriodicHistorySync: Service {
         turnsStarted.value.withLock { $0[name] = started }
         defer { _ = turnsStarted.value.withLock { $0.removeValue(forKey: name) } }
         do {
-            let progress = try await sync.sync(from: start, filter: filter, continuingLedger: true)
+            let progress = try await sync.sync(from: start, filter: filter, continuingLedger: true, lookingAgain: true)
             // A turn stopped by a graceful shutdown is neither a success nor a failure: the process is going away.
             if progress.isComplete { sync.metrics.recordTurn(succeeded: true, duration: started.duration(to: .now)) }
             return progress

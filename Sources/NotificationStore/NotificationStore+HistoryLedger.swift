@@ -52,12 +52,14 @@ extension NotificationStore {
     }
 
     /// Changes `key`'s ledger with `change` in one transaction, holding the ledger's lock, and records `deliveries`
-    /// in the same transaction (the page they came from and its place in the ledger are saved together); returns
-    /// the ledger as saved.
+    /// and the notifications `listed` (at `listedAt`, for a second look) in the same transaction (the page they came
+    /// from and its place in the ledger are saved together); returns the ledger as saved.
     @discardableResult
     package func updateHistoryLedger(
         _ key: HistoryLedger.Key,
         deliveries: [HistoryDelivery] = [],
+        listed: [UUID] = [],
+        listedAt: Date = Date(),
         _ change: @escaping @Sendable (inout HistoryLedger) -> Void
     ) async throws(NotificationStoreError) -> HistoryLedger {
         let logger = self.logger
@@ -94,6 +96,7 @@ extension NotificationStore {
             if !deliveries.isEmpty {
                 try await Self.recordDeliveries(deliveries, on: connection, logger: logger)
             }
+            _ = try await Self.recordListed(listed, key: key, at: listedAt, on: connection, logger: logger)
             return ledger
         }
     }
@@ -181,7 +184,7 @@ extension NotificationStore {
     }
 
     /// Upserts failed deliveries: the latest attempt wins, `ever_succeeded` only turns true.
-    private static func recordDeliveries(
+    static func recordDeliveries(
         _ deliveries: [HistoryDelivery],
         on connection: PostgresConnection,
         logger: Logger

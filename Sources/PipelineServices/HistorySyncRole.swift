@@ -86,6 +86,7 @@ package func buildHistorySync(
                 logger: logger
             )
             sync.clock = clock
+            sync.secondLook = settings.secondLook
             return sync
         }
     }

@@ -22,9 +22,11 @@ struct HistorySyncCommand: AsyncParsableCommand {
             progress resumes at its page, so running the same command again (with or without --until) resumes. \
             Apple keeps 180 days of production history and 30 days of sandbox history: older parts of the window \
             are recorded as lost. With --every, runs as a service: each turn syncs from the ledger's last unbroken \
-            run (the first turn: the last --lookback) up to now, with the same filters, and /health/live, \
-            /health/ready and /metrics answer on history.statusHost:history.statusPort (0.0.0.0:9090). SIGTERM or \
-            SIGINT: stop after the page in hand.
+            run (the first turn: the last --lookback) up to now, with the same filters, then takes a second look at \
+            what earlier turns covered of the last history.secondLookSeconds (6 hours; Apple may list a \
+            notification hours after it sent it) and feeds what Apple listed late; /health/live, /health/ready and \
+            /metrics answer on history.statusHost:history.statusPort (0.0.0.0:9090). SIGTERM or SIGINT: stop after \
+            the page in hand.
             """
     )
 
@@ -167,6 +169,9 @@ private final class ProgressLine: Sendable {
         var details = ["\(progress.notifications) notifications in \(progress.pages) pages"]
         if progress.resumedRanges > 0 { details.append("\(progress.resumedRanges) ranges resumed") }
         if progress.restarts > 0 { details.append("\(progress.restarts) restarts") }
+        if progress.secondLookNotifications > 0 {
+            details.append("\(progress.secondLookNotifications) found by a second look (Apple listed them late)")
+        }
         if !progress.failedDeliveries.isEmpty {
             let failed = progress.failedDeliveries.sorted { $0.key < $1.key }.map { "\($0.key) \($0.value)" }
             details.append("failed deliveries: " + failed.joined(separator: ", "))

@@ -405,6 +405,98 @@ struct PeriodicHistorySyncTests {
 
     @Test(
         """
+        a notification Apple lists three hours after it was sent, in a range an earlier turn covered, is fetched by \
+        the next turn's second look (Apple's clock) and counted, in the plain ledger and the onlyFailures one alike; \
+        what earlier looks fed is not fed again, and each ledger stays one covered range
+        """
+    )
+    func secondLookFindsWhatAppleListedLate() async throws {
+        let start = Date(timeIntervalSince1970: (Date().timeIntervalSince1970 / 60).rounded(.down) * 60)
+        let clock = ManualHistoryClock(now: start)
+        let hour: TimeInterval = 3_600
+        let payloads = try HistorySyncRig.signedHistory(count: 3)
+        let timedOut = { (sent: Date) in
+            [SendAttemptItem(attemptDate: Int64(sent.timeIntervalSince1970 * 1000), sendAttemptResult: .timedOut)]
+        }
+        // Two listed as soon as sent (one delivered, one not), within the first turn's lookback; the third, never
+        // delivered, sent ten minutes after the first turn and listed three hours later.
+        let sentLate = start.addingTimeInterval(600)
+        let items = [
+            FakeAppStoreServer.Item(signedPayload: payloads[0], sentAt: start.addingTimeInterval(-1_800)),
+            FakeAppStoreServer.Item(
+                signedPayload: payloads[1],
+                sentAt: start.addingTimeInterval(-1_200),
+                sendAttempts: timedOut(start.addingTimeInterval(-1_200))
+            ),
+            FakeAppStoreServer.Item(
+                signedPayload: payloads[2],
+                sentAt: sentLate,
+                listedAt: sentLate.addingTimeInterval(3 * hour),
+                sendAttempts: timedOut(sentLate)
+            ),
+        ]
+        let apple = FakeAppStoreServer(sandbox: [HistorySyncRig.bundleID: items], now: { clock.now() })
+        try await HistorySyncRig.run(apple: apple) { rig in
+            let filters = [NotificationHistoryFilter.none, NotificationHistoryFilter(onlyFailures: true)]
+            // A sync each: each has metrics of its own.
+            let syncs = try filters.map { _ in try rig.sync(rangeLimit: .seconds(86_400), clock: clock) }
+            let turns = Mutex<[String: [HistorySyncProgress]]>([:])
+            let failures = Mutex<[HistorySyncError]>([])
+            let services = zip(filters, syncs).map { filter, sync in
+                var service = PeriodicHistorySync(
+                    syncs: [sync],
+                    filter: filter,
+                    interval: .seconds(3_600),
+                    lookback: .seconds(3_600),
+                    logger: rig.logger
+                )
+                service.onTurn = { outcome in
+                    switch outcome {
+                    case .success(let progress): turns.withLock { $0["\(filter)", default: []].append(progress) }
+                    case .failure(let error): failures.withLock { $0.append(error) }
+                    }
+                }
+                return service
+            }
+            let tasks = services.map { service in Task { try await service.run() } }
+            try await clock.waitForSleepers(services.count)
+            // Turns at start + 1 h to 5 h; the one at 4 h is the first after Apple lists the late notification.
+            for _ in 1...5 {
+                clock.advance(by: hour)
+                try await clock.waitForSleepers(services.count)
+            }
+            for task in tasks { task.cancel() }
+            for task in tasks { _ = await task.result }
+
+            #expect(failures.withLock { $0 }.isEmpty, "\(failures.withLock { $0 })")
+            let byFilter = turns.withLock { $0 }
+            for (filter, sync) in zip(filters, syncs) {
+                let progress = byFilter["\(filter)"] ?? []
+                #expect(progress.count == 6 && progress.allSatisfy(\.isComplete), "[\(filter)] \(progress)")
+                let firstLook = filter.onlyFailures ? 1 : 2
+                #expect(progress.map(\.notifications) == [firstLook, 0, 0, 0, 1, 0], "[\(filter)] what each turn fed")
+                #expect(progress.map(\.secondLookNotifications) == [0, 0, 0, 0, 1, 0], "[\(filter)]")
+                #expect(progress.dropFirst().allSatisfy { $0.secondLookPages > 0 }, "every later turn looks again")
+                #expect(progress[4].failedDeliveries == ["TIMED_OUT": 1], "[\(filter)] the late one's failed delivery")
+                let ledger = try await rig.store.historyLedger(for: sync.ledgerKey(filter))
+                #expect(ledger.entries.map(\.state) == [.covered], "[\(filter)] \(ledger.entries)")
+                #expect(ledger.entries.first?.range.contains(sentLate) == true)
+
+                var scrape: [UInt8] = []
+                sync.metrics.registry.emit(into: &scrape)
+                let metrics = String(decoding: scrape, as: UTF8.self)
+                let labels = #"{app="notes",environment="Sandbox"}"#
+                #expect(metrics.contains("asnp_history_second_look_notifications_total\(labels) 1\n"), "\(metrics)")
+                #expect(metrics.contains("asnp_history_notifications_total\(labels) \(firstLook + 1)\n"))
+            }
+            // Each ledger fed each notification it lists once: the late one once per ledger, nothing again.
+            let fed = try await rig.rawMessages().compactMap(\.signedPayload)
+            #expect(payloads.map { payload in fed.filter { $0 == payload }.count } == [1, 2, 2])
+        }
+    }
+
+    @Test(
+        """
         three simulated hours of turns every 10 minutes, in production and the sandbox, with Apple failing for 40 \
         minutes and the service killed twice and restarted after pauses longer than two intervals: the ledger \
         covers the whole span without a gap, and every notification Apple sent in it is on the raw topic

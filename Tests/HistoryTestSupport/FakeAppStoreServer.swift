@@ -12,21 +12,30 @@ import Synchronization
 
 /// A stand-in for Apple's Get Notification History endpoint on 127.0.0.1, for one or more apps (bundle ids) in the
 /// sandbox (`/inApps/...` or `/sandbox/inApps/...`) and production (`/production/inApps/...`): serves the items
-/// Apple had sent by its `now` within the request's window (by `sentAt`), oldest first, 20 a page, with opaque
-/// pagination tokens; `onlyFailures` narrows to items no attempt delivered. It verifies every bearer token (ES256
+/// Apple had sent by its `now` within the request's window (by `sentAt`) and lists by then (`listedAt`: Apple's
+/// history lags its deliveries), oldest first, 20 a page, with opaque pagination tokens; `onlyFailures` narrows to items no attempt delivered. It verifies every bearer token (ES256
 /// with the API key's public key; `kid`, `iss`, `aud`, `bid`, `iat`, `exp`) as Apple does, refuses a `startDate`
 /// older than it keeps history (4000012: 30 days in the sandbox, 180 in production), answers 500 during an outage
 /// of its clock's time, and answers with the faults a test queues.
 package final class FakeAppStoreServer: Sendable {
-    /// One notification in the history: what Apple sent, when, and its delivery attempts.
+    /// One notification in the history: what Apple sent, when, when its history lists it, and its delivery attempts.
     package struct Item: Sendable {
         package var signedPayload: String
         package var sentAt: Date
+        /// From when a request lists it (in the window of its `sentAt`).
+        package var listedAt: Date
         package var sendAttempts: [SendAttemptItem]
 
-        package init(signedPayload: String, sentAt: Date, sendAttempts: [SendAttemptItem]? = nil) {
+        /// An item listed from `listedAt` on (default: as soon as it is sent).
+        package init(
+            signedPayload: String,
+            sentAt: Date,
+            listedAt: Date? = nil,
+            sendAttempts: [SendAttemptItem]? = nil
+        ) {
             self.signedPayload = signedPayload
             self.sentAt = sentAt
+            self.listedAt = listedAt ?? sentAt
             self.sendAttempts =
                 sendAttempts ?? [
                     SendAttemptItem(
@@ -240,7 +249,8 @@ package final class FakeAppStoreServer: Sendable {
             Date(timeIntervalSince1970: Double(startDate) / 1000)..<Date(timeIntervalSince1970: Double(endDate) / 1000)
         let onlyFailures = body["onlyFailures"] as? Bool == true
         let history = (histories[environment]?[bundle] ?? []).filter { item in
-            window.contains(item.sentAt) && item.sentAt <= now && !(onlyFailures && item.wasDelivered)
+            window.contains(item.sentAt) && item.sentAt <= now && item.listedAt <= now
+                && !(onlyFailures && item.wasDelivered)
         }
         // Tokens read "g<generation>-p<page>".
         var page = 0

@@ -72,6 +72,49 @@ struct HistoryLedgerTests {
         #expect(ledger.lostSeconds == 4 * 3_600)
     }
 
+    @Test("what a second look asks again: the covered parts of a window, cut to it; never in progress or lost")
+    func coveredInWindow() {
+        let ledger = HistoryLedger(
+            key: Self.key,
+            entries: [
+                Self.entry(0, 2, .lost), Self.entry(2, 5, .covered), Self.entry(5, 6, .inProgress, token: "t"),
+                Self.entry(6, 9, .covered),
+            ]
+        )
+        #expect(ledger.covered(in: Self.at(1)..<Self.at(8)) == [Self.at(2)..<Self.at(5), Self.at(6)..<Self.at(8)])
+        #expect(ledger.covered(in: Self.at(5)..<Self.at(6)).isEmpty)
+        #expect(ledger.covered(in: Self.at(8)..<Self.at(8)).isEmpty, "an empty window (no second look)")
+    }
+
+    @Test(
+        """
+        history_listed, per ledger: what is not listed yet, each notification recorded and counted once, the \
+        ledger's page and its listed notifications in one transaction, old rows forgotten
+        """
+    )
+    func listedNotifications() async throws {
+        let (_, configuration) = try await makeDatabase()
+        try await withStore(configuration) { store in
+            let filtered = HistoryLedger.Key(
+                bundleID: Self.key.bundleID,
+                environment: "Sandbox",
+                filter: "onlyFailures"
+            )
+            let (first, second, third) = (UUID(), UUID(), UUID())
+            try await store.updateHistoryLedger(Self.key, listed: [first, second], listedAt: Self.at(0)) {
+                $0.record(Self.entry(0, 1, .covered))
+            }
+            #expect(Self.shape(try await store.historyLedger(for: Self.key)) == ["covered 0-1"])
+            #expect(try await store.historyNotListed([first, second, third], key: Self.key) == [third])
+            #expect(try await store.historyNotListed([first], key: filtered) == [first], "each ledger its own")
+            #expect(try await store.recordHistoryListed([third, third], key: Self.key, at: Self.at(5)) == 1)
+            #expect(try await store.recordHistoryListed([first, third], key: Self.key, at: Self.at(5)) == 0)
+            #expect(try await store.historyNotListed([first, second, third], key: Self.key).isEmpty)
+            #expect(try await store.deleteHistoryListed(key: Self.key, listedBefore: Self.at(1)) == 2)
+            #expect(try await store.historyNotListed([first, second, third], key: Self.key) == [first, second])
+        }
+    }
+
     @Test(
         """
         the store keeps each ledger apart (by app, environment and filter) and rewrites it in one transaction under \

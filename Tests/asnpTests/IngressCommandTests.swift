@@ -186,6 +186,26 @@ struct ConfigFileTests {
         #expect(throws: SettingsError.self) { try settings.historyRole(appName: "games") }
     }
 
+    @Test("history.secondLookSeconds: six hours unless set, 0 turns the second look off, a negative value is refused")
+    func secondLookSetting() async throws {
+        let file = Fixtures.packageRoot.appendingPathComponent("Config/production.json").path
+        let settings = { (secondLook: String?) in
+            var environment = [
+                "APPS_NOTES_API_PRIVATE_KEY": FakeAppStoreServer(bundleID: "x", history: []).privateKeyPEM,
+                "KAFKA_SASL_PASSWORD": "secret",
+                "APPS_NOTES_SHARED_SECRETS": "v1-secret",
+                "DATABASE_URL": "postgres://asnp@db:5432/asnp",
+            ]
+            environment["HISTORY_SECOND_LOOK_SECONDS"] = secondLook
+            return try await PipelineSettings.load(file: file, environment: environment)
+        }
+        #expect(try await settings(nil).historyRole(appName: "notes").secondLook == .seconds(21_600))
+        #expect(try await settings("0").historyRole(appName: "notes").secondLook == .zero)
+        #expect(try await settings("43200").historyRole(appName: "notes").secondLook == .seconds(43_200))
+        let negative = try await settings("-1")
+        #expect(throws: SettingsError.self) { try negative.historyRole(appName: "notes") }
+    }
+
     @Test("database.preparedStatements: on by default, off for a pooler that cannot keep them")
     func preparedStatementsSetting() async throws {
         let file = Fixtures.packageRoot.appendingPathComponent("Config/production.json").path

@@ -38,7 +38,7 @@ extension SchemaMigration {
     /// Every migration this program knows, in version order.
     package static let all: [SchemaMigration] = [
         .initialSchema, .replayMarks, .outboxRefusals, .notificationOrigin, .subscriptionEntitlement, .bodyStore,
-        .historyLedger, .subscriptionStateRules,
+        .historyLedger, .subscriptionStateRules, .historyListed,
     ]
 
     /// The schema version this program needs.

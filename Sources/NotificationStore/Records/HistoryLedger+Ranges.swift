@@ -23,6 +23,15 @@ extension HistoryLedger {
         HistoryLedger(key: key, entries: entries.filter { $0.state != .inProgress }).gaps(in: window)
     }
 
+    /// The parts of `window` covered entries hold, in order (adjacent covered entries are merged already): what a
+    /// second look may ask Apple again.
+    package func covered(in window: Range<Date>) -> [Range<Date>] {
+        entries.compactMap { entry in
+            guard entry.state == .covered, entry.range.overlaps(window) else { return nil }
+            return max(entry.start, window.lowerBound)..<min(entry.end, window.upperBound)
+        }
+    }
+
     /// The in-progress entries that overlap `window`, in order: what to resume.
     package func inProgress(overlapping window: Range<Date>) -> [Entry] {
         entries.filter { $0.state == .inProgress && $0.range.overlaps(window) }

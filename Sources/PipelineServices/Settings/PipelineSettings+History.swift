@@ -19,6 +19,9 @@ package struct HistoryRoleSettings {
     package var environments: [AppStoreEnvironment]
     /// Requests a second to Apple for one app in one environment (`history.requestsPerSecond`).
     package var requestsPerSecond: Double
+    /// How much of what earlier turns covered each periodic turn asks Apple for again (`history.secondLookSeconds`,
+    /// ``HistorySync/secondLook``; zero: none).
+    package var secondLook: Duration
     package var cluster: KafkaClusterConfiguration
     package var rawTopic: String
     package var database: NotificationStoreConfiguration
@@ -77,6 +80,8 @@ extension PipelineSettings {
             apps: apps,
             environments: Array(Set(environments)).sorted { $0.rawValue < $1.rawValue },
             requestsPerSecond: rate,
+            secondLook: try duration("history.secondLookSeconds", allowsZero: true)
+                ?? HistorySync.defaultSecondLook,
             cluster: try kafkaCluster(clientID: "asnp-history"),
             rawTopic: try rawTopic(),
             database: try database(),
