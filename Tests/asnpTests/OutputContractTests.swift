@@ -256,13 +256,19 @@ struct OutputContractTests {
         for event in states.events {
             let value = try #require(event["value"] as? [String: Any])
             let id = try #require((event["headers"] as? [String: Any])?["ce_id"] as? String)
+            lastState[try #require(event["key"] as? String)] = value
+            // A V1 notification's state (its UUID derived from the body, version 8) has no status to compare:
+            // SubscriptionRulesTests holds V1 states to Docs/entitlement.md.
+            if bodies[id] == nil, Array(id)[14] == "8", value["status"] is NSNull {
+                #expect(value["product_type"] as? String == "Auto-Renewable Subscription", "\(id)")
+                continue
+            }
             let body = try #require(bodies[id], "the notification \(id) a state shows was posted here")
             let expected = try #require(Self.expectedEntitlement(body: body))
             #expect(value["status"] as? Int == expected.status, "\(id)")
             #expect(value["entitled"] as? Bool == expected.entitled, "\(id)")
             #expect(Self.milliseconds(value["entitled_until"]) == expected.until, "\(id)")
             if let status = expected.status { statuses.insert(status) }
-            lastState[try #require(event["key"] as? String)] = value
         }
         #expect(statuses == [1, 2, 3, 4, 5])
         let grace = try #require(lastState["9000000014"])
