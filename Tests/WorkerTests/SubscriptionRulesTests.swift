@@ -75,51 +75,36 @@ struct SubscriptionRulesTests {
         let (bStart, bEnd) = (aEnd, aEnd + 30 * day)
         var sequences: [Sequence] = []
 
-        func renewedThen(
-            _ name: String,
-            key: String,
-            last: (SubscriptionEvent) -> SubscriptionEvent
-        ) -> Sequence {
+        // Bought (A), renewed (B, running now), then `type` about the earlier period A while B runs: Apple's status
+        // is active and its renewal info's renewalDate is the current period's end.
+        func aboutEarlierPeriod(_ name: String, key: String, _ type: NotificationType, refunded: Bool) -> Sequence {
             let bought = event(.subscribed, .initialBuy, key: key, transaction: key, at: aStart, purchased: aStart,
                 expires: aEnd) { $0.appAccountToken = "6f1b2d3c-0000-4000-8000-0000000000\(key.suffix(2))" }
             var renewed = event(.didRenew, key: key, transaction: "\(key)-b", at: bStart, purchased: bStart,
                 expires: bEnd)
             renewed.appAccountToken = bought.appAccountToken
+            var later = bought
+            later.notificationType = type
+            later.subtype = nil
+            later.notificationUUID = UUID().uuidString.lowercased()
+            later.signedDate = now - day
+            later.status = .active
+            later.renewalDate = bEnd
+            later.revocationDate = refunded ? now - day : nil
             return Sequence(
                 name: name,
                 key: key,
-                events: [bought, renewed, last(bought)],
+                events: [bought, renewed, later],
                 expected: Expected(entitled: true, entitledUntil: bEnd, transactionId: "\(key)-b",
-                    productId: "com.example.notes.pro.monthly", lastNotificationType: "",
+                    productId: "com.example.notes.pro.monthly", lastNotificationType: type.rawValue,
                     appAccountToken: bought.appAccountToken)
             )
         }
-        // A consumption request about the earlier period, while the renewal runs: Apple's status is active and its
-        // renewal info's renewalDate is the current period's end.
-        var consumption = renewedThen("a consumption request about an earlier renewal", key: "7100000001") { bought in
-            var request = bought
-            request.notificationType = .consumptionRequest
-            request.subtype = nil
-            request.notificationUUID = UUID().uuidString.lowercased()
-            request.signedDate = now - day
-            request.renewalDate = bEnd
-            return request
-        }
-        consumption.expected.lastNotificationType = "CONSUMPTION_REQUEST"
-        sequences.append(consumption)
-        var refund = renewedThen("a refund of an earlier renewal", key: "7100000002") { bought in
-            var refunded = bought
-            refunded.notificationType = .refund
-            refunded.subtype = nil
-            refunded.notificationUUID = UUID().uuidString.lowercased()
-            refunded.signedDate = now - day
-            refunded.revocationDate = now - day
-            refunded.status = .active
-            refunded.renewalDate = bEnd
-            return refunded
-        }
-        refund.expected.lastNotificationType = "REFUND"
-        sequences.append(refund)
+        sequences.append(
+            aboutEarlierPeriod("a consumption request about an earlier renewal", key: "7100000001",
+                .consumptionRequest, refunded: false))
+        sequences.append(
+            aboutEarlierPeriod("a refund of an earlier renewal", key: "7100000002", .refund, refunded: true))
 
         // An upgrade to the yearly plan, then the old monthly purchase refunded.
         do {
@@ -398,17 +383,7 @@ struct SubscriptionRulesTests {
 
     /// A verifier directory that trusts `pki`'s root for the fixtures' app (and its V1 shared secret).
     static func verifiers(trusting pki: TestPKI) throws -> VerifierDirectory {
-        VerifierDirectory(
-            apps: [
-                PipelineApp(
-                    name: "notes",
-                    bundleID: Fixtures.bundleId,
-                    appAppleID: Fixtures.appAppleId,
-                    sharedSecrets: [Fixtures.sharedSecret]
-                )
-            ],
-            chainVerifier: ChainVerifier(configuration: .init(trustedRoots: [pki.root]))
-        )
+        WorkerPipelineTests.directory(trusting: pki.root)
     }
 
     /// Signs every sequence's notifications, then runs `body` on a rig whose two workers were given them all,

@@ -50,9 +50,14 @@ struct WorkerPipelineTests {
         return headers.message(body: ByteBuffer(string: body), key: key, topic: topic)
     }
 
+    /// The fixtures' app, its notifications verified against the fixtures' test root.
     static func directory() throws -> VerifierDirectory {
-        let root = try Certificate(derEncoded: Array(Fixtures.data("test-root.der")))
-        return VerifierDirectory(
+        directory(trusting: try Certificate(derEncoded: Array(Fixtures.data("test-root.der"))))
+    }
+
+    /// The fixtures' app (bundle id, app Apple id, V1 shared secret), its notifications verified against `root`.
+    static func directory(trusting root: Certificate) -> VerifierDirectory {
+        VerifierDirectory(
             apps: [
                 PipelineApp(
                     name: "notes",
