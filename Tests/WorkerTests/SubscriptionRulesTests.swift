@@ -485,6 +485,9 @@ struct SubscriptionRulesTests {
                 \(SchemaRollback.subscriptionsAsBeforeStateRules)
                 DELETE FROM subscriptions s USING notifications n
                 WHERE n.notification_uuid = s.last_notification_uuid AND n.version = 1;
+                -- It keyed a V1 body without a top-level id by the receipt's first entry: another subscription.
+                UPDATE notifications SET original_transaction_id = '7299999999'
+                WHERE version = 1 AND original_transaction_id = '7200000004';
                 INSERT INTO outbox (stream, message_key, notification_uuid, source_topic, source_partition)
                 SELECT 'subscription_state', s.original_transaction_id, s.last_notification_uuid, n.kafka_topic,
                     n.kafka_partition

@@ -129,6 +129,18 @@ extension SchemaMigration {
                 ADD COLUMN entitled boolean GENERATED ALWAYS AS (\(SubscriptionStateRules.entitled)) STORED,
                 ADD COLUMN entitled_until timestamptz GENERATED ALWAYS AS (\(SubscriptionStateRules.entitledUntil)) STORED
             """,
+            // V1 notifications stored without a top-level original_transaction_id were keyed by the receipt's first
+            // entry, possibly another subscription's: keyed again as the writer now keys them.
+            """
+            UPDATE notifications n SET original_transaction_id = resolved.id
+            FROM (
+                SELECT notification_uuid, \(v1OriginalTransactionId("decoded")) AS id
+                FROM notifications_decoded
+                WHERE version = 1 AND jsonb_typeof(decoded) = 'object'
+            ) resolved
+            WHERE n.notification_uuid = resolved.notification_uuid AND n.version = 1
+                AND n.original_transaction_id IS DISTINCT FROM resolved.id
+            """,
             // V1 subscriptions, which no earlier version gave a row: the writer's V1 rules
             // (StatusUpdateNotification+Subscription) in SQL, merged as the writer merges.
             """
@@ -267,5 +279,41 @@ extension SchemaMigration {
     /// A V1 `_ms` text as a bigint, NULL when it is not an integer (as the writer's `Int64(text)` reads it).
     private static func v1Milliseconds(_ text: String) -> String {
         "(CASE WHEN \(text) ~ '^[-+]?[0-9]{1,18}$' THEN (\(text))::bigint END)"
+    }
+
+    /// The writer's V1 key (``StatusUpdateNotification/resolvedOriginalTransactionId``) of a V1 body `body`
+    /// (jsonb), in SQL: the top-level id; else the deprecated receipt object's; else the latest receipt entry of
+    /// the notification's product; else the pending renewal of that product; else the receipt's only subscription.
+    private static func v1OriginalTransactionId(_ body: String) -> String {
+        let products = """
+            (\(body) ->> 'auto_renew_product_id', \(body) #>> '{latest_receipt_info,product_id}',
+                \(body) #>> '{latest_expired_receipt_info,product_id}')
+            """
+        let entries = """
+            jsonb_array_elements(CASE WHEN jsonb_typeof(\(body) #> '{unified_receipt,latest_receipt_info}') = 'array'
+                THEN \(body) #> '{unified_receipt,latest_receipt_info}' ELSE '[]' END) WITH ORDINALITY AS entry(e, i)
+            """
+        let renewals = """
+            jsonb_array_elements(CASE WHEN jsonb_typeof(\(body) #> '{unified_receipt,pending_renewal_info}') = 'array'
+                THEN \(body) #> '{unified_receipt,pending_renewal_info}' ELSE '[]' END) WITH ORDINALITY AS renewal(r, i)
+            """
+        return """
+            COALESCE(
+                NULLIF(\(body) ->> 'original_transaction_id', ''),
+                NULLIF(COALESCE(\(body) #>> '{latest_receipt_info,original_transaction_id}',
+                    \(body) #>> '{latest_expired_receipt_info,original_transaction_id}'), ''),
+                (SELECT e ->> 'original_transaction_id' FROM \(entries)
+                    WHERE e ->> 'product_id' IN \(products) AND NULLIF(e ->> 'original_transaction_id', '') IS NOT NULL
+                    ORDER BY \(v1Milliseconds("e ->> 'purchase_date_ms'")) DESC NULLS LAST, i LIMIT 1),
+                (SELECT r ->> 'original_transaction_id' FROM \(renewals)
+                    WHERE (r ->> 'auto_renew_product_id' IN \(products) OR r ->> 'product_id' IN \(products))
+                        AND NULLIF(r ->> 'original_transaction_id', '') IS NOT NULL
+                    ORDER BY i LIMIT 1),
+                (SELECT min(id) FROM (
+                    SELECT NULLIF(e ->> 'original_transaction_id', '') AS id FROM \(entries)
+                    UNION SELECT NULLIF(r ->> 'original_transaction_id', '') FROM \(renewals)
+                ) named HAVING count(DISTINCT id) = 1)
+            )
+            """
     }
 }
