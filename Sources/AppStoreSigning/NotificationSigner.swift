@@ -46,7 +46,8 @@ package struct NotificationSigner: Sendable {
                 environment: event.environment,
                 signedRenewalInfo: event.isAutoRenewable ? try signer.sign(event.renewalInfo) : nil,
                 signedTransactionInfo: try signer.sign(event.transaction),
-                status: event.isAutoRenewable ? (event.status ?? (event.revocationDate == nil ? .active : .revoked)) : nil
+                status: event.isAutoRenewable
+                    ? (event.status ?? (event.revocationDate == nil ? .active : .revoked)) : nil
             )
         )
     }

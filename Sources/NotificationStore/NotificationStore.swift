@@ -160,7 +160,8 @@ package final class NotificationStore: Service, Sendable {
             if failure.code == .unavailable, ContinuousClock.now - started >= timeout {
                 failure = NotificationStoreError(
                     code: .timedOut,
-                    reason: "\(operation) did not finish within \(timeout): the connection closed past it (\(failure.reason))"
+                    reason:
+                        "\(operation) did not finish within \(timeout): the connection closed past it (\(failure.reason))"
                 )
             }
             // Timed out: perhaps no connection can be made at all; if so, say why rather than "timed out".

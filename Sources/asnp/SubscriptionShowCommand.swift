@@ -63,7 +63,9 @@ struct SubscriptionShowCommand: AsyncParsableCommand {
                 try await store.subscriptions(appAccountToken: accountToken)
             }
             guard !states.isEmpty else {
-                FileHandle.standardError.write(Data("no subscription of account token \(accountToken) is stored\n".utf8))
+                FileHandle.standardError.write(
+                    Data("no subscription of account token \(accountToken) is stored\n".utf8)
+                )
                 throw CLIExit.rejected
             }
             let report = CustomerReport(appAccountToken: accountToken, subscriptions: states)

@@ -133,7 +133,9 @@ struct SubscriptionStateTests {
         request.signedDate = start + 31 * day
         var entries: [NotificationBatch.Entry] = []
         for (offset, event) in [bought, request, renewed].enumerated() {
-            entries.append(await StoreFixtures.entry(body: try signer.body(for: event), offset: Int64(offset), verifier: verifier))
+            entries.append(
+                await StoreFixtures.entry(body: try signer.body(for: event), offset: Int64(offset), verifier: verifier)
+            )
         }
         let batches = [Array(entries.prefix(2)), [entries[2]]]
         let newest = "SELECT last_notification_uuid || '|' || transaction_id FROM subscriptions"

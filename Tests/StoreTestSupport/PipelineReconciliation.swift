@@ -180,7 +180,14 @@ package struct PipelineReconciliation: Sendable {
         digest[8] = (digest[8] & 0x3F) | 0x80
         let hex = digest.map { String(format: "%02x", $0) }.joined()
         let parts = [0..<8, 8..<12, 12..<16, 16..<20, 20..<32].map { range in
-            String(hex[hex.index(hex.startIndex, offsetBy: range.lowerBound)..<hex.index(hex.startIndex, offsetBy: range.upperBound)])
+            String(
+                hex[
+                    hex.index(
+                        hex.startIndex,
+                        offsetBy: range.lowerBound
+                    )..<hex.index(hex.startIndex, offsetBy: range.upperBound)
+                ]
+            )
         }
         return parts.joined(separator: "-")
     }

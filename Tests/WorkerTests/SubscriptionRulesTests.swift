@@ -78,10 +78,23 @@ struct SubscriptionRulesTests {
         // Bought (A), renewed (B, running now), then `type` about the earlier period A while B runs: Apple's status
         // is active and its renewal info's renewalDate is the current period's end.
         func aboutEarlierPeriod(_ name: String, key: String, _ type: NotificationType, refunded: Bool) -> Sequence {
-            let bought = event(.subscribed, .initialBuy, key: key, transaction: key, at: aStart, purchased: aStart,
-                expires: aEnd) { $0.appAccountToken = "6f1b2d3c-0000-4000-8000-0000000000\(key.suffix(2))" }
-            var renewed = event(.didRenew, key: key, transaction: "\(key)-b", at: bStart, purchased: bStart,
-                expires: bEnd)
+            let bought = event(
+                .subscribed,
+                .initialBuy,
+                key: key,
+                transaction: key,
+                at: aStart,
+                purchased: aStart,
+                expires: aEnd
+            ) { $0.appAccountToken = "6f1b2d3c-0000-4000-8000-0000000000\(key.suffix(2))" }
+            var renewed = event(
+                .didRenew,
+                key: key,
+                transaction: "\(key)-b",
+                at: bStart,
+                purchased: bStart,
+                expires: bEnd
+            )
             renewed.appAccountToken = bought.appAccountToken
             var later = bought
             later.notificationType = type
@@ -95,130 +108,307 @@ struct SubscriptionRulesTests {
                 name: name,
                 key: key,
                 events: [bought, renewed, later],
-                expected: Expected(entitled: true, entitledUntil: bEnd, transactionId: "\(key)-b",
-                    productId: "com.example.notes.pro.monthly", lastNotificationType: type.rawValue,
-                    appAccountToken: bought.appAccountToken)
+                expected: Expected(
+                    entitled: true,
+                    entitledUntil: bEnd,
+                    transactionId: "\(key)-b",
+                    productId: "com.example.notes.pro.monthly",
+                    lastNotificationType: type.rawValue,
+                    appAccountToken: bought.appAccountToken
+                )
             )
         }
         sequences.append(
-            aboutEarlierPeriod("a consumption request about an earlier renewal", key: "7100000001",
-                .consumptionRequest, refunded: false))
+            aboutEarlierPeriod(
+                "a consumption request about an earlier renewal",
+                key: "7100000001",
+                .consumptionRequest,
+                refunded: false
+            )
+        )
         sequences.append(
-            aboutEarlierPeriod("a refund of an earlier renewal", key: "7100000002", .refund, refunded: true))
+            aboutEarlierPeriod("a refund of an earlier renewal", key: "7100000002", .refund, refunded: true)
+        )
 
         // An upgrade to the yearly plan, then the old monthly purchase refunded.
         do {
             let key = "7100000003"
             let upgradeAt = aStart + 5 * day
             let yearlyEnd = upgradeAt + 365 * day
-            let monthly = event(.subscribed, .initialBuy, key: key, transaction: key, at: aStart, purchased: aStart,
-                expires: aStart + 30 * day)
-            let upgraded = event(.didChangeRenewalPref, .upgrade, key: key, transaction: "\(key)-y",
-                product: "com.example.notes.pro.yearly", at: upgradeAt, purchased: upgradeAt, expires: yearlyEnd) {
-                    $0.price = 49990
-                }
-            let refunded = event(.refund, key: key, transaction: key, at: now - day, purchased: aStart,
-                expires: aStart + 30 * day) {
-                    $0.revocationDate = now - day
-                    $0.status = .active
-                    $0.renewalDate = yearlyEnd
-                    $0.autoRenewProductId = "com.example.notes.pro.yearly"
-                }
-            sequences.append(Sequence(name: "an upgrade, then the old plan refunded", key: key,
-                events: [monthly, upgraded, refunded],
-                expected: Expected(entitled: true, entitledUntil: yearlyEnd, transactionId: "\(key)-y",
-                    productId: "com.example.notes.pro.yearly", lastNotificationType: "REFUND")))
+            let monthly = event(
+                .subscribed,
+                .initialBuy,
+                key: key,
+                transaction: key,
+                at: aStart,
+                purchased: aStart,
+                expires: aStart + 30 * day
+            )
+            let upgraded = event(
+                .didChangeRenewalPref,
+                .upgrade,
+                key: key,
+                transaction: "\(key)-y",
+                product: "com.example.notes.pro.yearly",
+                at: upgradeAt,
+                purchased: upgradeAt,
+                expires: yearlyEnd
+            ) {
+                $0.price = 49990
+            }
+            let refunded = event(
+                .refund,
+                key: key,
+                transaction: key,
+                at: now - day,
+                purchased: aStart,
+                expires: aStart + 30 * day
+            ) {
+                $0.revocationDate = now - day
+                $0.status = .active
+                $0.renewalDate = yearlyEnd
+                $0.autoRenewProductId = "com.example.notes.pro.yearly"
+            }
+            sequences.append(
+                Sequence(
+                    name: "an upgrade, then the old plan refunded",
+                    key: key,
+                    events: [monthly, upgraded, refunded],
+                    expected: Expected(
+                        entitled: true,
+                        entitledUntil: yearlyEnd,
+                        transactionId: "\(key)-y",
+                        productId: "com.example.notes.pro.yearly",
+                        lastNotificationType: "REFUND"
+                    )
+                )
+            )
         }
 
         // Billing trouble: a grace period (entitled until its end), then recovered; retry without grace.
         do {
             let graceEnd = now + 6 * day
             for (key, recovers) in [("7100000004", false), ("7100000005", true)] {
-                let bought = event(.subscribed, .initialBuy, key: key, transaction: key, at: aStart,
-                    purchased: aStart, expires: aEnd)
-                let failed = event(.didFailToRenew, .gracePeriod, key: key, transaction: key, at: aEnd,
-                    purchased: aStart, expires: aEnd) {
-                        $0.status = .billingGracePeriod
-                        $0.isInBillingRetryPeriod = true
-                        $0.gracePeriodExpiresDate = graceEnd
-                    }
-                var events = [bought, failed]
-                var expected = Expected(entitled: true, entitledUntil: graceEnd, transactionId: key,
-                    productId: "com.example.notes.pro.monthly", lastNotificationType: "DID_FAIL_TO_RENEW")
-                if recovers {
-                    events.append(event(.didRenew, .billingRecovery, key: key, transaction: "\(key)-b",
-                        at: now - day, purchased: now - day, expires: now + 29 * day))
-                    expected = Expected(entitled: true, entitledUntil: now + 29 * day, transactionId: "\(key)-b",
-                        productId: "com.example.notes.pro.monthly", lastNotificationType: "DID_RENEW")
+                let bought = event(
+                    .subscribed,
+                    .initialBuy,
+                    key: key,
+                    transaction: key,
+                    at: aStart,
+                    purchased: aStart,
+                    expires: aEnd
+                )
+                let failed = event(
+                    .didFailToRenew,
+                    .gracePeriod,
+                    key: key,
+                    transaction: key,
+                    at: aEnd,
+                    purchased: aStart,
+                    expires: aEnd
+                ) {
+                    $0.status = .billingGracePeriod
+                    $0.isInBillingRetryPeriod = true
+                    $0.gracePeriodExpiresDate = graceEnd
                 }
-                sequences.append(Sequence(
-                    name: recovers ? "a grace period, then billing recovery" : "a billing grace period",
-                    key: key, events: events, expected: expected))
+                var events = [bought, failed]
+                var expected = Expected(
+                    entitled: true,
+                    entitledUntil: graceEnd,
+                    transactionId: key,
+                    productId: "com.example.notes.pro.monthly",
+                    lastNotificationType: "DID_FAIL_TO_RENEW"
+                )
+                if recovers {
+                    events.append(
+                        event(
+                            .didRenew,
+                            .billingRecovery,
+                            key: key,
+                            transaction: "\(key)-b",
+                            at: now - day,
+                            purchased: now - day,
+                            expires: now + 29 * day
+                        )
+                    )
+                    expected = Expected(
+                        entitled: true,
+                        entitledUntil: now + 29 * day,
+                        transactionId: "\(key)-b",
+                        productId: "com.example.notes.pro.monthly",
+                        lastNotificationType: "DID_RENEW"
+                    )
+                }
+                sequences.append(
+                    Sequence(
+                        name: recovers ? "a grace period, then billing recovery" : "a billing grace period",
+                        key: key,
+                        events: events,
+                        expected: expected
+                    )
+                )
             }
             let key = "7100000006"
-            sequences.append(Sequence(name: "billing retry without a grace period", key: key,
-                events: [
-                    event(.subscribed, .initialBuy, key: key, transaction: key, at: aStart, purchased: aStart,
-                        expires: aEnd),
-                    event(.didFailToRenew, key: key, transaction: key, at: aEnd, purchased: aStart, expires: aEnd) {
-                        $0.status = .billingRetry
-                        $0.isInBillingRetryPeriod = true
-                    },
-                ],
-                expected: Expected(entitled: false, entitledUntil: nil, transactionId: key,
-                    productId: "com.example.notes.pro.monthly", lastNotificationType: "DID_FAIL_TO_RENEW")))
+            sequences.append(
+                Sequence(
+                    name: "billing retry without a grace period",
+                    key: key,
+                    events: [
+                        event(
+                            .subscribed,
+                            .initialBuy,
+                            key: key,
+                            transaction: key,
+                            at: aStart,
+                            purchased: aStart,
+                            expires: aEnd
+                        ),
+                        event(.didFailToRenew, key: key, transaction: key, at: aEnd, purchased: aStart, expires: aEnd) {
+                            $0.status = .billingRetry
+                            $0.isInBillingRetryPeriod = true
+                        },
+                    ],
+                    expected: Expected(
+                        entitled: false,
+                        entitledUntil: nil,
+                        transactionId: key,
+                        productId: "com.example.notes.pro.monthly",
+                        lastNotificationType: "DID_FAIL_TO_RENEW"
+                    )
+                )
+            )
         }
 
         // Family sharing revoked; expired; the only period refunded, then the refund reversed (and not reversed).
         do {
             let key = "7100000007"
             let shared = { (event: inout SubscriptionEvent) in event.inAppOwnershipType = .familyShared }
-            sequences.append(Sequence(name: "family sharing revoked", key: key,
-                events: [
-                    event(.subscribed, .initialBuy, key: key, transaction: key, at: bStart, purchased: bStart,
-                        expires: bEnd, configure: shared),
-                    event(.revoke, key: key, transaction: key, at: now - day, purchased: bStart, expires: bEnd) {
-                        shared(&$0)
-                        $0.revocationDate = now - day
-                    },
-                ],
-                expected: Expected(entitled: false, entitledUntil: nil, transactionId: key,
-                    productId: "com.example.notes.pro.monthly", lastNotificationType: "REVOKE", revoked: true,
-                    ownership: "FAMILY_SHARED")))
+            sequences.append(
+                Sequence(
+                    name: "family sharing revoked",
+                    key: key,
+                    events: [
+                        event(
+                            .subscribed,
+                            .initialBuy,
+                            key: key,
+                            transaction: key,
+                            at: bStart,
+                            purchased: bStart,
+                            expires: bEnd,
+                            configure: shared
+                        ),
+                        event(.revoke, key: key, transaction: key, at: now - day, purchased: bStart, expires: bEnd) {
+                            shared(&$0)
+                            $0.revocationDate = now - day
+                        },
+                    ],
+                    expected: Expected(
+                        entitled: false,
+                        entitledUntil: nil,
+                        transactionId: key,
+                        productId: "com.example.notes.pro.monthly",
+                        lastNotificationType: "REVOKE",
+                        revoked: true,
+                        ownership: "FAMILY_SHARED"
+                    )
+                )
+            )
         }
         do {
             let key = "7100000008"
-            sequences.append(Sequence(name: "expired", key: key,
-                events: [
-                    event(.subscribed, .initialBuy, key: key, transaction: key, at: aStart, purchased: aStart,
-                        expires: aEnd),
-                    event(.didChangeRenewalStatus, .autoRenewDisabled, key: key, transaction: key, at: aStart + day,
-                        purchased: aStart, expires: aEnd) { $0.autoRenewStatus = .off },
-                    event(.expired, .voluntary, key: key, transaction: key, at: aEnd, purchased: aStart,
-                        expires: aEnd) {
+            sequences.append(
+                Sequence(
+                    name: "expired",
+                    key: key,
+                    events: [
+                        event(
+                            .subscribed,
+                            .initialBuy,
+                            key: key,
+                            transaction: key,
+                            at: aStart,
+                            purchased: aStart,
+                            expires: aEnd
+                        ),
+                        event(
+                            .didChangeRenewalStatus,
+                            .autoRenewDisabled,
+                            key: key,
+                            transaction: key,
+                            at: aStart + day,
+                            purchased: aStart,
+                            expires: aEnd
+                        ) { $0.autoRenewStatus = .off },
+                        event(
+                            .expired,
+                            .voluntary,
+                            key: key,
+                            transaction: key,
+                            at: aEnd,
+                            purchased: aStart,
+                            expires: aEnd
+                        ) {
                             $0.autoRenewStatus = .off
                             $0.status = .expired
                         },
-                ],
-                expected: Expected(entitled: false, entitledUntil: nil, transactionId: key,
-                    productId: "com.example.notes.pro.monthly", lastNotificationType: "EXPIRED")))
+                    ],
+                    expected: Expected(
+                        entitled: false,
+                        entitledUntil: nil,
+                        transactionId: key,
+                        productId: "com.example.notes.pro.monthly",
+                        lastNotificationType: "EXPIRED"
+                    )
+                )
+            )
         }
         for (key, reversed) in [("7100000009", true), ("7100000010", false)] {
-            let bought = event(.subscribed, .initialBuy, key: key, transaction: key, at: bStart, purchased: bStart,
-                expires: bEnd)
-            let refunded = event(.refund, key: key, transaction: key, at: now - 2 * day, purchased: bStart,
-                expires: bEnd) { $0.revocationDate = now - 2 * day }
+            let bought = event(
+                .subscribed,
+                .initialBuy,
+                key: key,
+                transaction: key,
+                at: bStart,
+                purchased: bStart,
+                expires: bEnd
+            )
+            let refunded = event(
+                .refund,
+                key: key,
+                transaction: key,
+                at: now - 2 * day,
+                purchased: bStart,
+                expires: bEnd
+            ) { $0.revocationDate = now - 2 * day }
             var events = [bought, refunded]
             if reversed {
-                events.append(event(.refundReversed, key: key, transaction: key, at: now - day, purchased: bStart,
-                    expires: bEnd))
+                events.append(
+                    event(
+                        .refundReversed,
+                        key: key,
+                        transaction: key,
+                        at: now - day,
+                        purchased: bStart,
+                        expires: bEnd
+                    )
+                )
             }
-            sequences.append(Sequence(
-                name: reversed ? "the only period refunded, then the refund reversed" : "the only period refunded",
-                key: key, events: events,
-                expected: Expected(entitled: reversed, entitledUntil: reversed ? bEnd : nil, transactionId: key,
-                    productId: "com.example.notes.pro.monthly",
-                    lastNotificationType: reversed ? "REFUND_REVERSED" : "REFUND", revoked: !reversed)))
+            sequences.append(
+                Sequence(
+                    name: reversed ? "the only period refunded, then the refund reversed" : "the only period refunded",
+                    key: key,
+                    events: events,
+                    expected: Expected(
+                        entitled: reversed,
+                        entitledUntil: reversed ? bEnd : nil,
+                        transactionId: key,
+                        productId: "com.example.notes.pro.monthly",
+                        lastNotificationType: reversed ? "REFUND_REVERSED" : "REFUND",
+                        revoked: !reversed
+                    )
+                )
+            )
         }
 
         // One-time purchases: a non-consumable (bought; refunded), a consumable.
@@ -232,24 +422,53 @@ struct SubscriptionRulesTests {
                 event.appAccountToken = "0a0b0c0d-0000-4000-8000-0000000000\(key.suffix(2))"
             }
             var events = [
-                event(.oneTimeCharge, key: key, transaction: key, product: product, at: aStart, purchased: aStart,
-                    expires: aEnd, configure: once)
+                event(
+                    .oneTimeCharge,
+                    key: key,
+                    transaction: key,
+                    product: product,
+                    at: aStart,
+                    purchased: aStart,
+                    expires: aEnd,
+                    configure: once
+                )
             ]
             if refunded {
-                events.append(event(.refund, key: key, transaction: key, product: product, at: now - day,
-                    purchased: aStart, expires: aEnd) {
+                events.append(
+                    event(
+                        .refund,
+                        key: key,
+                        transaction: key,
+                        product: product,
+                        at: now - day,
+                        purchased: aStart,
+                        expires: aEnd
+                    ) {
                         once(&$0)
                         $0.revocationDate = now - day
-                    })
+                    }
+                )
             }
-            sequences.append(Sequence(
-                name: type == .consumable ? "a consumable bought" : refunded ? "a non-consumable refunded"
-                    : "a non-consumable bought",
-                key: key, events: events,
-                expected: Expected(entitled: type == .nonConsumable && !refunded, entitledUntil: nil,
-                    transactionId: key, productId: product,
-                    lastNotificationType: refunded ? "REFUND" : "ONE_TIME_CHARGE", revoked: refunded,
-                    appAccountToken: "0a0b0c0d-0000-4000-8000-0000000000\(key.suffix(2))")))
+            sequences.append(
+                Sequence(
+                    name: type == .consumable
+                        ? "a consumable bought"
+                        : refunded
+                            ? "a non-consumable refunded"
+                            : "a non-consumable bought",
+                    key: key,
+                    events: events,
+                    expected: Expected(
+                        entitled: type == .nonConsumable && !refunded,
+                        entitledUntil: nil,
+                        transactionId: key,
+                        productId: product,
+                        lastNotificationType: refunded ? "REFUND" : "ONE_TIME_CHARGE",
+                        revoked: refunded,
+                        appAccountToken: "0a0b0c0d-0000-4000-8000-0000000000\(key.suffix(2))"
+                    )
+                )
+            )
         }
         return sequences
     }
@@ -314,69 +533,137 @@ struct SubscriptionRulesTests {
         let day = Self.day
         let (aStart, aEnd) = (now - 40 * day, now - 10 * day)
         let (bStart, bEnd) = (aEnd, aEnd + 30 * day)
-        let renews: [String: Any] = ["auto_renew_status": "1", "auto_renew_product_id": "com.example.notes.pro.monthly"]
+        let renews: [String: Any] = [
+            "auto_renew_status": "1", "auto_renew_product_id": "com.example.notes.pro.monthly",
+        ]
         func pending(_ key: String, _ members: [String: Any] = [:]) -> [[String: Any]] {
-            [renews.merging(["original_transaction_id": key, "product_id": "com.example.notes.pro.monthly"]) { $1 }
-                .merging(members) { $1 }]
+            [
+                renews.merging(["original_transaction_id": key, "product_id": "com.example.notes.pro.monthly"]) { $1 }
+                    .merging(members) { $1 }
+            ]
         }
         var sequences: [V1Sequence] = []
         do {
             let key = "7200000001"
             let a = v1Entry(key: key, transaction: "\(key)-a", purchased: aStart, expires: aEnd)
             let b = v1Entry(key: key, transaction: "\(key)-b", purchased: bStart, expires: bEnd)
-            sequences.append(V1Sequence(name: "V1: bought, then renewed", key: key,
-                bodies: [
-                    try v1Body("INITIAL_BUY", key: key, entries: [a], pending: pending(key)),
-                    try v1Body("DID_RENEW", key: key, entries: [b, a], pending: pending(key)),
-                ],
-                expected: Expected(entitled: true, entitledUntil: bEnd, transactionId: "\(key)-b",
-                    productId: "com.example.notes.pro.monthly", lastNotificationType: "DID_RENEW")))
+            sequences.append(
+                V1Sequence(
+                    name: "V1: bought, then renewed",
+                    key: key,
+                    bodies: [
+                        try v1Body("INITIAL_BUY", key: key, entries: [a], pending: pending(key)),
+                        try v1Body("DID_RENEW", key: key, entries: [b, a], pending: pending(key)),
+                    ],
+                    expected: Expected(
+                        entitled: true,
+                        entitledUntil: bEnd,
+                        transactionId: "\(key)-b",
+                        productId: "com.example.notes.pro.monthly",
+                        lastNotificationType: "DID_RENEW"
+                    )
+                )
+            )
         }
         do {
             let key = "7200000002"
             let bought = v1Entry(key: key, transaction: "\(key)-a", purchased: bStart, expires: bEnd)
-            let cancelled = v1Entry(key: key, transaction: "\(key)-a", purchased: bStart, expires: bEnd,
-                cancelled: now - day)
-            sequences.append(V1Sequence(name: "V1: cancelled (refunded by Apple support)", key: key,
-                bodies: [
-                    try v1Body("INITIAL_BUY", key: key, entries: [bought], pending: pending(key)),
-                    try v1Body("CANCEL", key: key, entries: [cancelled],
-                        pending: pending(key, ["auto_renew_status": "0"]),
-                        extra: ["cancellation_date_ms": String(now - day), "auto_renew_status": "false"]),
-                ],
-                expected: Expected(entitled: false, entitledUntil: nil, transactionId: "\(key)-a",
-                    productId: "com.example.notes.pro.monthly", lastNotificationType: "CANCEL", revoked: true)))
+            let cancelled = v1Entry(
+                key: key,
+                transaction: "\(key)-a",
+                purchased: bStart,
+                expires: bEnd,
+                cancelled: now - day
+            )
+            sequences.append(
+                V1Sequence(
+                    name: "V1: cancelled (refunded by Apple support)",
+                    key: key,
+                    bodies: [
+                        try v1Body("INITIAL_BUY", key: key, entries: [bought], pending: pending(key)),
+                        try v1Body(
+                            "CANCEL",
+                            key: key,
+                            entries: [cancelled],
+                            pending: pending(key, ["auto_renew_status": "0"]),
+                            extra: ["cancellation_date_ms": String(now - day), "auto_renew_status": "false"]
+                        ),
+                    ],
+                    expected: Expected(
+                        entitled: false,
+                        entitledUntil: nil,
+                        transactionId: "\(key)-a",
+                        productId: "com.example.notes.pro.monthly",
+                        lastNotificationType: "CANCEL",
+                        revoked: true
+                    )
+                )
+            )
         }
         do {
             let key = "7200000003"
             let a = v1Entry(key: key, transaction: "\(key)-a", purchased: aStart, expires: aEnd)
-            sequences.append(V1Sequence(name: "V1: billing retry, expiration_intent a number", key: key,
-                bodies: [
-                    try v1Body("INITIAL_BUY", key: key, entries: [a], pending: pending(key)),
-                    try v1Body("DID_FAIL_TO_RENEW", key: key, entries: [a],
-                        pending: pending(key, ["is_in_billing_retry_period": "1", "expiration_intent": 2])),
-                ],
-                expected: Expected(entitled: false, entitledUntil: nil, transactionId: "\(key)-a",
-                    productId: "com.example.notes.pro.monthly", lastNotificationType: "DID_FAIL_TO_RENEW")))
+            sequences.append(
+                V1Sequence(
+                    name: "V1: billing retry, expiration_intent a number",
+                    key: key,
+                    bodies: [
+                        try v1Body("INITIAL_BUY", key: key, entries: [a], pending: pending(key)),
+                        try v1Body(
+                            "DID_FAIL_TO_RENEW",
+                            key: key,
+                            entries: [a],
+                            pending: pending(key, ["is_in_billing_retry_period": "1", "expiration_intent": 2])
+                        ),
+                    ],
+                    expected: Expected(
+                        entitled: false,
+                        entitledUntil: nil,
+                        transactionId: "\(key)-a",
+                        productId: "com.example.notes.pro.monthly",
+                        lastNotificationType: "DID_FAIL_TO_RENEW"
+                    )
+                )
+            )
         }
         do {
             // No top-level original_transaction_id: the receipt lists the app's latest transactions, another
             // subscription's first; the notification's product picks this one.
             let key = "7200000004"
-            let other = v1Entry(key: "7299999999", transaction: "7299999999-a", product: "com.example.notes.coins.sub",
-                purchased: now - day, expires: now + 29 * day)
+            let other = v1Entry(
+                key: "7299999999",
+                transaction: "7299999999-a",
+                product: "com.example.notes.coins.sub",
+                purchased: now - day,
+                expires: now + 29 * day
+            )
             let a = v1Entry(key: key, transaction: "\(key)-a", purchased: bStart, expires: bEnd)
             let otherPending: [String: Any] = [
                 "original_transaction_id": "7299999999", "product_id": "com.example.notes.coins.sub",
                 "auto_renew_product_id": "com.example.notes.coins.sub", "auto_renew_status": "1",
             ]
-            sequences.append(V1Sequence(name: "V1: keyed by its product, not the receipt's first entry", key: key,
-                bodies: [
-                    try v1Body("INITIAL_BUY", key: key, topLevelKey: false, entries: [other, a],
-                        pending: [otherPending] + pending(key)),
-                ],
-                expected: Expected(entitled: true, entitledUntil: bEnd, transactionId: "\(key)-a",
-                    productId: "com.example.notes.pro.monthly", lastNotificationType: "INITIAL_BUY")))
+            sequences.append(
+                V1Sequence(
+                    name: "V1: keyed by its product, not the receipt's first entry",
+                    key: key,
+                    bodies: [
+                        try v1Body(
+                            "INITIAL_BUY",
+                            key: key,
+                            topLevelKey: false,
+                            entries: [other, a],
+                            pending: [otherPending] + pending(key)
+                        )
+                    ],
+                    expected: Expected(
+                        entitled: true,
+                        entitledUntil: bEnd,
+                        transactionId: "\(key)-a",
+                        productId: "com.example.notes.pro.monthly",
+                        lastNotificationType: "INITIAL_BUY"
+                    )
+                )
+            )
         }
         return sequences
     }
@@ -399,14 +686,17 @@ struct SubscriptionRulesTests {
             Self.sequences(now: now)
             + v1.map { Sequence(name: $0.name, key: $0.key, events: [], expected: $0.expected) }
         var generator = SystemRandomNumberGenerator()
-        var messages = try sequences.flatMap { try $0.events.map { WorkerPipelineTests.rawMessage(try signer.body(for: $0)) } }
+        var messages = try sequences.flatMap {
+            try $0.events.map { WorkerPipelineTests.rawMessage(try signer.body(for: $0)) }
+        }
         messages += v1.flatMap { $0.bodies.map { WorkerPipelineTests.rawMessage($0, version: 1) } }
         let notifications = messages.count
         messages += messages.shuffled(using: &generator).prefix(messages.count / 3)
         messages.shuffle(using: &generator)
         let input = messages
         try await WorkerTestRig.run(partitions: 4, outputPartitions: 2, verifiers: try Self.verifiers(trusting: pki)) {
-            rig, startWorker in
+            rig,
+            startWorker in
             _ = try startWorker()
             _ = try startWorker()
             let reports = await rig.producer.send(contentsOf: input)
@@ -512,7 +802,12 @@ struct SubscriptionRulesTests {
                 """
             )
             #expect(before == "7100000001|true", "the earlier writer rewound the purchase: \(before)")
-            #expect(try await server.psql(database, "SELECT count(*) FROM subscriptions WHERE original_transaction_id LIKE '72%'") == "0")
+            #expect(
+                try await server.psql(
+                    database,
+                    "SELECT count(*) FROM subscriptions WHERE original_transaction_id LIKE '72%'"
+                ) == "0"
+            )
 
             let report = try await rig.store.migrate()
             #expect(report.applied.map(\.version) == [8])

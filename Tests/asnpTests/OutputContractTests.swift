@@ -82,7 +82,8 @@ struct OutputContractTests {
         case 2, 3, 5: return (status, false, nil)
         case nil where transaction?["type"] as? String == "Auto-Renewable Subscription":
             let retrying = renewal?["isInBillingRetryPeriod"] as? Bool == true
-            let until = revoked ? nil : retrying ? date(renewal, "gracePeriodExpiresDate") : date(transaction, "expiresDate")
+            let until =
+                revoked ? nil : retrying ? date(renewal, "gracePeriodExpiresDate") : date(transaction, "expiresDate")
             return (nil, until != nil, until)
         default: return (status, nil, nil)
         }

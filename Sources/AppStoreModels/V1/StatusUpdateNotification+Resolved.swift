@@ -9,15 +9,19 @@ extension StatusUpdateNotification {
     /// these names one.
     package var resolvedOriginalTransactionId: String? {
         if let id = nonEmpty(originalTransactionId) { return id }
-        if let id = nonEmpty(latestReceiptInfo?.originalTransactionId ?? latestExpiredReceiptInfo?.originalTransactionId)
-        {
+        if let id = nonEmpty(
+            latestReceiptInfo?.originalTransactionId ?? latestExpiredReceiptInfo?.originalTransactionId
+        ) {
             return id
         }
-        let products = Set([autoRenewProductId, latestReceiptInfo?.productId, latestExpiredReceiptInfo?.productId].compactMap { $0 })
+        let products = Set(
+            [autoRenewProductId, latestReceiptInfo?.productId, latestExpiredReceiptInfo?.productId].compactMap { $0 }
+        )
         let entries = unifiedReceipt?.latestReceiptInfo ?? []
-        if let entry = entries.filter({ $0.productId.map(products.contains) == true && nonEmpty($0.originalTransactionId) != nil })
-            .max(by: { ($0.purchaseDateMilliseconds ?? .min) < ($1.purchaseDateMilliseconds ?? .min) })
-        {
+        if let entry = entries.filter({
+            $0.productId.map(products.contains) == true && nonEmpty($0.originalTransactionId) != nil
+        })
+        .max(by: { ($0.purchaseDateMilliseconds ?? .min) < ($1.purchaseDateMilliseconds ?? .min) }) {
             return entry.originalTransactionId
         }
         let renewals = unifiedReceipt?.pendingRenewalInfo ?? []

@@ -3,7 +3,8 @@ extension StatusUpdateNotification {
     /// `unified_receipt.latest_receipt_info` and the deprecated top-level objects.
     package var subscriptionReceiptEntries: [V1ReceiptInfo] {
         guard let id = resolvedOriginalTransactionId else { return [] }
-        let entries = (unifiedReceipt?.latestReceiptInfo ?? []) + [latestReceiptInfo, latestExpiredReceiptInfo].compactMap { $0 }
+        let entries =
+            (unifiedReceipt?.latestReceiptInfo ?? []) + [latestReceiptInfo, latestExpiredReceiptInfo].compactMap { $0 }
         return entries.filter { $0.originalTransactionId == id }
     }
 
@@ -31,7 +32,8 @@ extension StatusUpdateNotification {
         var moments = entries.flatMap { [$0.purchaseDateMilliseconds, $0.cancellationDateMilliseconds] }
         moments += [Self.milliseconds(autoRenewStatusChangeDateMs), Self.milliseconds(cancellationDateMs)]
         let renewal = subscriptionPendingRenewal
-        let lapsed = renewal?.isInBillingRetryPeriod == "1" || renewal?.expirationIntent != nil || expirationIntent != nil
+        let lapsed =
+            renewal?.isInBillingRetryPeriod == "1" || renewal?.expirationIntent != nil || expirationIntent != nil
         if lapsed { moments.append(currentReceiptEntry?.expiresDateMilliseconds) }
         return moments.compactMap { $0 }.max()
     }

@@ -92,8 +92,9 @@ package enum BatchStatements {
         ("is_in_billing_retry", "boolean"), ("expiration_intent", "smallint"),
     ]
 
-    /// Inserts new notifications (dedupe on notification_uuid, also within the batch), applies the newest
-    /// notifications of each subscription by ``SubscriptionStateRules`` (each part newest wins), and writes outbox rows for what is new.
+    /// Inserts new notifications (dedupe on notification_uuid, also within the batch), merges each subscription's
+    /// notifications into its row by ``SubscriptionStateRules`` (each part newest wins), and writes outbox rows for
+    /// what is new.
     /// A decoded event is keyed by its subscription (`original_transaction_id`), or, for a notification without a
     /// transaction, by its own `notification_uuid`: never a null key.
     ///

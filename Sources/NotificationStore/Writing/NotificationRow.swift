@@ -192,7 +192,8 @@ extension NotificationRow {
             self.carriesRenewalInfo = renewal != nil
             self.purchaseDate = try Self.checkedDate(entry?.purchaseDateMilliseconds, "purchase_date_ms")
             // V1 notifications are about auto-renewable subscriptions; an entry with an expiry is one.
-            self.productType = entry?.expiresDateMilliseconds != nil ? ProductType.autoRenewableSubscription.rawValue : nil
+            self.productType =
+                entry?.expiresDateMilliseconds != nil ? ProductType.autoRenewableSubscription.rawValue : nil
             self.revocationReason = entry?.cancellationReason.flatMap { Int16($0) }
             self.inAppOwnershipType = entry?.inAppOwnershipType
             self.subscriptionGroupIdentifier = entry?.subscriptionGroupIdentifier
@@ -203,7 +204,9 @@ extension NotificationRow {
                 "grace_period_expires_date_ms"
             )
             self.isInBillingRetry = renewal?.isInBillingRetryPeriod.map { $0 == "1" }
-            self.expirationIntent = (renewal?.expirationIntent ?? v1.expirationIntent)?.intValue.flatMap { Int16(exactly: $0) }
+            self.expirationIntent = (renewal?.expirationIntent ?? v1.expirationIntent)?.intValue.flatMap {
+                Int16(exactly: $0)
+            }
             self.stateDate = try Self.checkedDate(v1.stateOrderMilliseconds, "the V1 ordering time")
             let stored = StatusUpdateNotification.redactingPassword(in: raw.body)
             self.decoded = try Self.json(DecodedNotificationJSON.v1(storedBody: stored))

@@ -82,13 +82,16 @@ package enum SubscriptionStateRules {
     /// the newer notification overall wins, as for the row's newest notification.
     static func newer(_ part: Part) -> String {
         let (new, old) = ("EXCLUDED.\(part.signedDateColumn)", "current.\(part.signedDateColumn)")
-        guard part.signedDateColumn == purchase.signedDateColumn else {
-            return "(\(new) IS NOT NULL AND (\(old) IS NULL OR \(new) > \(old) OR (\(new) = \(old) AND \(newerNotification))))"
-        }
         // The current purchase moves to a later purchase, or to newer word of the same one.
-        let newKey = "(COALESCE(EXCLUDED.purchase_date, '-infinity'), \(new))"
-        let oldKey = "(COALESCE(current.purchase_date, '-infinity'), \(old))"
-        return "(\(new) IS NOT NULL AND (\(old) IS NULL OR \(newKey) > \(oldKey) OR (\(newKey) = \(oldKey) AND \(newerNotification))))"
+        let (newKey, oldKey) =
+            part.signedDateColumn == purchase.signedDateColumn
+            ? (
+                "(COALESCE(EXCLUDED.purchase_date, '-infinity'), \(new))",
+                "(COALESCE(current.purchase_date, '-infinity'), \(old))"
+            )
+            : (new, old)
+        let tie = "(\(newKey) = \(oldKey) AND \(newerNotification))"
+        return "(\(new) IS NOT NULL AND (\(old) IS NULL OR \(newKey) > \(oldKey) OR \(tie)))"
     }
 
     /// `column = …` for the upsert's SET list: the batch's value when `condition`, else the stored one.
