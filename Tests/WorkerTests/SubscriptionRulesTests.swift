@@ -27,6 +27,8 @@ struct SubscriptionRulesTests {
     }
 
     struct Expected: Sendable {
+        /// Further columns of the row, as `psql` prints them (`column::text`).
+        var columns: [String: String] = [:]
         var entitled: Bool?
         /// Milliseconds since 1970; nil: none.
         var entitledUntil: Int64?
@@ -411,6 +413,180 @@ struct SubscriptionRulesTests {
             )
         }
 
+        // The remaining rows of the table: a downgrade (the next renewal's product only), the grace period
+        // expired, an extended renewal date (newer word of the current transaction), a refund declined.
+        do {
+            let key = "7100000014"
+            sequences.append(
+                Sequence(
+                    name: "a downgrade: the next renewal's product changes, the current purchase stays",
+                    key: key,
+                    events: [
+                        event(
+                            .subscribed,
+                            .initialBuy,
+                            key: key,
+                            transaction: key,
+                            at: bStart,
+                            purchased: bStart,
+                            expires: bEnd
+                        ),
+                        event(
+                            .didChangeRenewalPref,
+                            .downgrade,
+                            key: key,
+                            transaction: key,
+                            at: now - day,
+                            purchased: bStart,
+                            expires: bEnd
+                        ) {
+                            $0.autoRenewProductId = "com.example.notes.basic.monthly"
+                        },
+                    ],
+                    expected: Expected(
+                        columns: ["auto_renew_product_id": "com.example.notes.basic.monthly"],
+                        entitled: true,
+                        entitledUntil: bEnd,
+                        transactionId: key,
+                        productId: "com.example.notes.pro.monthly",
+                        lastNotificationType: "DID_CHANGE_RENEWAL_PREF"
+                    )
+                )
+            )
+        }
+        do {
+            let key = "7100000015"
+            sequences.append(
+                Sequence(
+                    name: "the billing grace period expired",
+                    key: key,
+                    events: [
+                        event(
+                            .subscribed,
+                            .initialBuy,
+                            key: key,
+                            transaction: key,
+                            at: aStart,
+                            purchased: aStart,
+                            expires: aEnd
+                        ),
+                        event(
+                            .didFailToRenew,
+                            .gracePeriod,
+                            key: key,
+                            transaction: key,
+                            at: aEnd,
+                            purchased: aStart,
+                            expires: aEnd
+                        ) {
+                            $0.status = .billingGracePeriod
+                            $0.isInBillingRetryPeriod = true
+                            $0.gracePeriodExpiresDate = now - day
+                        },
+                        event(
+                            .gracePeriodExpired,
+                            key: key,
+                            transaction: key,
+                            at: now - day,
+                            purchased: aStart,
+                            expires: aEnd
+                        ) {
+                            $0.status = .billingRetry
+                            $0.isInBillingRetryPeriod = true
+                        },
+                    ],
+                    expected: Expected(
+                        columns: ["status": "3", "is_in_billing_retry": "true", "grace_period_expires_date": ""],
+                        entitled: false,
+                        entitledUntil: nil,
+                        transactionId: key,
+                        productId: "com.example.notes.pro.monthly",
+                        lastNotificationType: "GRACE_PERIOD_EXPIRED"
+                    )
+                )
+            )
+        }
+        do {
+            let key = "7100000016"
+            let extended = bEnd + 7 * day
+            sequences.append(
+                Sequence(
+                    name: "the renewal date extended: newer word of the current transaction",
+                    key: key,
+                    events: [
+                        event(
+                            .subscribed,
+                            .initialBuy,
+                            key: key,
+                            transaction: key,
+                            at: bStart,
+                            purchased: bStart,
+                            expires: bEnd
+                        ),
+                        event(
+                            .renewalExtended,
+                            key: key,
+                            transaction: key,
+                            at: now - day,
+                            purchased: bStart,
+                            expires: extended
+                        ),
+                    ],
+                    expected: Expected(
+                        columns: ["expires_date": String(extended)],
+                        entitled: true,
+                        entitledUntil: extended,
+                        transactionId: key,
+                        productId: "com.example.notes.pro.monthly",
+                        lastNotificationType: "RENEWAL_EXTENDED"
+                    )
+                )
+            )
+        }
+        do {
+            let key = "7100000017"
+            sequences.append(
+                Sequence(
+                    name: "a refund requested, then declined",
+                    key: key,
+                    events: [
+                        event(
+                            .subscribed,
+                            .initialBuy,
+                            key: key,
+                            transaction: key,
+                            at: bStart,
+                            purchased: bStart,
+                            expires: bEnd
+                        ),
+                        event(
+                            .consumptionRequest,
+                            key: key,
+                            transaction: key,
+                            at: now - 2 * day,
+                            purchased: bStart,
+                            expires: bEnd
+                        ),
+                        event(
+                            .refundDeclined,
+                            key: key,
+                            transaction: key,
+                            at: now - day,
+                            purchased: bStart,
+                            expires: bEnd
+                        ),
+                    ],
+                    expected: Expected(
+                        entitled: true,
+                        entitledUntil: bEnd,
+                        transactionId: key,
+                        productId: "com.example.notes.pro.monthly",
+                        lastNotificationType: "REFUND_DECLINED"
+                    )
+                )
+            )
+        }
+
         // One-time purchases: a non-consumable (bought; refunded), a consumable.
         for (key, type, refunded) in [
             ("7100000011", ProductType.nonConsumable, false), ("7100000012", .nonConsumable, true),
@@ -690,6 +866,15 @@ struct SubscriptionRulesTests {
             try $0.events.map { WorkerPipelineTests.rawMessage(try signer.body(for: $0)) }
         }
         messages += v1.flatMap { $0.bodies.map { WorkerPipelineTests.rawMessage($0, version: 1) } }
+        // A TEST notification: stored, no subscription's (the table's last row).
+        let test = ResponseBodyV2DecodedPayload(
+            notificationType: .test,
+            notificationUUID: UUID().uuidString.lowercased(),
+            version: "2.0",
+            signedDate: now,
+            data: NotificationData(appAppleId: Fixtures.appAppleId, bundleId: Fixtures.bundleId, environment: .sandbox)
+        )
+        messages.append(WorkerPipelineTests.rawMessage(try signer.body(for: test)))
         let notifications = messages.count
         messages += messages.shuffled(using: &generator).prefix(messages.count / 3)
         messages.shuffle(using: &generator)
@@ -743,6 +928,18 @@ struct SubscriptionRulesTests {
                 String(expected.entitled == true),
             ]
             #expect(cells == wanted, "\(sequence.name)")
+            for (column, value) in expected.columns.sorted(by: { $0.key < $1.key }) {
+                let stored = try await rig.server.psql(
+                    rig.database.database,
+                    """
+                    SELECT coalesce(CASE WHEN pg_typeof(\(column)) = 'timestamptz'::regtype
+                        THEN (extract(epoch FROM \(column)::text::timestamptz) * 1000)::bigint::text
+                        ELSE \(column)::text END, '')
+                    FROM subscriptions WHERE original_transaction_id = '\(sequence.key)'
+                    """
+                )
+                #expect(stored == value, "\(sequence.name): \(column)")
+            }
         }
     }
 
