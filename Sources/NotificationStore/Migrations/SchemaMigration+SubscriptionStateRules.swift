@@ -6,9 +6,8 @@ extension SchemaMigration {
     ///
     /// Rows already stored are rebuilt from their stored notifications' decoded JSON (where retention kept it), V1
     /// subscriptions get rows (V1 has no signed date: ordered as the writer orders them, by the latest moment each
-    /// notification reports), and
-    /// every subscription gets a state event in the outbox: the compacted state topic then carries the corrected
-    /// states. Two views answer "does this customer have access now": `subscription_access` per subscription,
+    /// notification reports), and every subscription gets a state event in the outbox: the compacted state topic
+    /// then carries the corrected states. Two views answer "does this customer have access now": `subscription_access` per subscription,
     /// `customer_access` per app account token and subscription group.
     ///
     /// A worker of an earlier version writes `entitled` itself, which a generated column refuses: its batches fail
@@ -47,22 +46,22 @@ extension SchemaMigration {
             UPDATE subscriptions s SET status = part.status, status_signed_date = part.signed_date
             FROM (
                 SELECT DISTINCT ON (original_transaction_id) original_transaction_id, signed_date,
-                    (decoded #>> '{payload,data,status}')::smallint AS status
+                    \(jsonSmallint("decoded #> '{payload,data,status}'")) AS status
                 FROM notifications_decoded
                 WHERE version = 2 AND original_transaction_id IS NOT NULL AND signed_date IS NOT NULL
-                    AND jsonb_typeof(decoded #> '{payload,data,status}') = 'number'
+                    AND \(jsonSmallint("decoded #> '{payload,data,status}'")) IS NOT NULL
                 ORDER BY original_transaction_id, signed_date DESC, notification_uuid DESC
             ) part
             WHERE part.original_transaction_id = s.original_transaction_id
             """,
             """
             UPDATE subscriptions s SET
-                auto_renew_status = (part.info ->> 'autoRenewStatus')::smallint,
+                auto_renew_status = \(jsonSmallint("part.info -> 'autoRenewStatus'")),
                 auto_renew_product_id = part.info ->> 'autoRenewProductId',
                 grace_period_expires_date = \(BatchStatements.timestamp("(part.info ->> 'gracePeriodExpiresDate')::bigint")),
                 renewal_date = \(BatchStatements.timestamp("(part.info ->> 'renewalDate')::bigint")),
                 is_in_billing_retry = (part.info ->> 'isInBillingRetryPeriod')::boolean,
-                expiration_intent = (part.info ->> 'expirationIntent')::smallint,
+                expiration_intent = \(jsonSmallint("part.info -> 'expirationIntent'")),
                 renewal_signed_date = part.signed_date
             FROM (
                 SELECT DISTINCT ON (original_transaction_id) original_transaction_id, signed_date,
@@ -82,10 +81,10 @@ extension SchemaMigration {
                 purchase_date = \(BatchStatements.timestamp("(part.info ->> 'purchaseDate')::bigint")),
                 expires_date = \(BatchStatements.timestamp("(part.info ->> 'expiresDate')::bigint")),
                 revocation_date = \(BatchStatements.timestamp("(part.info ->> 'revocationDate')::bigint")),
-                revocation_reason = (part.info ->> 'revocationReason')::smallint,
+                revocation_reason = \(jsonSmallint("part.info -> 'revocationReason'")),
                 price = (part.info ->> 'price')::bigint,
                 currency = part.info ->> 'currency',
-                offer_type = (part.info ->> 'offerType')::smallint,
+                offer_type = \(jsonSmallint("part.info -> 'offerType'")),
                 in_app_ownership_type = part.info ->> 'inAppOwnershipType',
                 purchase_signed_date = part.signed_date
             FROM (
@@ -315,5 +314,14 @@ extension SchemaMigration {
                 ) named HAVING count(DISTINCT id) = 1)
             )
             """
+    }
+
+    /// A JSON number `value` (jsonb) as a smallint, NULL when it is none or does not fit, as the writer's
+    /// `Int16(exactly:)` reads it: a value Apple sent out of range must not stop the migration.
+    private static func jsonSmallint(_ value: String) -> String {
+        """
+        (CASE WHEN jsonb_typeof(\(value)) = 'number' AND (\(value))::numeric = trunc((\(value))::numeric)
+            AND (\(value))::numeric BETWEEN -32768 AND 32767 THEN (\(value))::numeric::smallint END)
+        """
     }
 }
