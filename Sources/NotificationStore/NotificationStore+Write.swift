@@ -217,13 +217,7 @@ extension NotificationStore {
         var bindings = PostgresBindings(capacity: 2)
         bindings.appendHeaders(headers)
         return try await connection.query(
-            PostgresQuery(
-                unsafeSQL: BatchStatements.writeNotifications(
-                    from: BatchStatements.stagingTable,
-                    headers: BatchStatements.headerSource(from: 1)
-                ),
-                binds: bindings
-            ),
+            PostgresQuery(unsafeSQL: BatchStatements.writeStagedNotifications, binds: bindings),
             logger: logger
         )
     }

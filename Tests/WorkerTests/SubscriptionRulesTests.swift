@@ -76,19 +76,31 @@ struct SubscriptionRulesTests {
         let (aStart, aEnd) = (now - 40 * day, now - 10 * day)
         let (bStart, bEnd) = (aEnd, aEnd + 30 * day)
         var sequences: [Sequence] = []
-
-        // Bought (A), renewed (B, running now), then `type` about the earlier period A while B runs: Apple's status
-        // is active and its renewal info's renewalDate is the current period's end.
-        func aboutEarlierPeriod(_ name: String, key: String, _ type: NotificationType, refunded: Bool) -> Sequence {
-            let bought = event(
+        // The subscription's first purchase (SUBSCRIBED, INITIAL_BUY), its transaction the original one.
+        func subscribed(
+            _ key: String,
+            from start: Int64,
+            to end: Int64,
+            configure: (inout SubscriptionEvent) -> Void = { _ in }
+        ) -> SubscriptionEvent {
+            event(
                 .subscribed,
                 .initialBuy,
                 key: key,
                 transaction: key,
-                at: aStart,
-                purchased: aStart,
-                expires: aEnd
-            ) { $0.appAccountToken = "6f1b2d3c-0000-4000-8000-0000000000\(key.suffix(2))" }
+                at: start,
+                purchased: start,
+                expires: end,
+                configure: configure
+            )
+        }
+
+        // Bought (A), renewed (B, running now), then `type` about the earlier period A while B runs: Apple's status
+        // is active and its renewal info's renewalDate is the current period's end.
+        func aboutEarlierPeriod(_ name: String, key: String, _ type: NotificationType, refunded: Bool) -> Sequence {
+            let bought = subscribed(key, from: aStart, to: aEnd) {
+                $0.appAccountToken = "6f1b2d3c-0000-4000-8000-0000000000\(key.suffix(2))"
+            }
             var renewed = event(
                 .didRenew,
                 key: key,
@@ -191,15 +203,7 @@ struct SubscriptionRulesTests {
         do {
             let graceEnd = now + 6 * day
             for (key, recovers) in [("7100000004", false), ("7100000005", true)] {
-                let bought = event(
-                    .subscribed,
-                    .initialBuy,
-                    key: key,
-                    transaction: key,
-                    at: aStart,
-                    purchased: aStart,
-                    expires: aEnd
-                )
+                let bought = subscribed(key, from: aStart, to: aEnd)
                 let failed = event(
                     .didFailToRenew,
                     .gracePeriod,
@@ -256,15 +260,7 @@ struct SubscriptionRulesTests {
                     name: "billing retry without a grace period",
                     key: key,
                     events: [
-                        event(
-                            .subscribed,
-                            .initialBuy,
-                            key: key,
-                            transaction: key,
-                            at: aStart,
-                            purchased: aStart,
-                            expires: aEnd
-                        ),
+                        subscribed(key, from: aStart, to: aEnd),
                         event(.didFailToRenew, key: key, transaction: key, at: aEnd, purchased: aStart, expires: aEnd) {
                             $0.status = .billingRetry
                             $0.isInBillingRetryPeriod = true
@@ -290,16 +286,7 @@ struct SubscriptionRulesTests {
                     name: "family sharing revoked",
                     key: key,
                     events: [
-                        event(
-                            .subscribed,
-                            .initialBuy,
-                            key: key,
-                            transaction: key,
-                            at: bStart,
-                            purchased: bStart,
-                            expires: bEnd,
-                            configure: shared
-                        ),
+                        subscribed(key, from: bStart, to: bEnd, configure: shared),
                         event(.revoke, key: key, transaction: key, at: now - day, purchased: bStart, expires: bEnd) {
                             shared(&$0)
                             $0.revocationDate = now - day
@@ -324,15 +311,7 @@ struct SubscriptionRulesTests {
                     name: "expired",
                     key: key,
                     events: [
-                        event(
-                            .subscribed,
-                            .initialBuy,
-                            key: key,
-                            transaction: key,
-                            at: aStart,
-                            purchased: aStart,
-                            expires: aEnd
-                        ),
+                        subscribed(key, from: aStart, to: aEnd),
                         event(
                             .didChangeRenewalStatus,
                             .autoRenewDisabled,
@@ -366,15 +345,7 @@ struct SubscriptionRulesTests {
             )
         }
         for (key, reversed) in [("7100000009", true), ("7100000010", false)] {
-            let bought = event(
-                .subscribed,
-                .initialBuy,
-                key: key,
-                transaction: key,
-                at: bStart,
-                purchased: bStart,
-                expires: bEnd
-            )
+            let bought = subscribed(key, from: bStart, to: bEnd)
             let refunded = event(
                 .refund,
                 key: key,
@@ -422,15 +393,7 @@ struct SubscriptionRulesTests {
                     name: "a downgrade: the next renewal's product changes, the current purchase stays",
                     key: key,
                     events: [
-                        event(
-                            .subscribed,
-                            .initialBuy,
-                            key: key,
-                            transaction: key,
-                            at: bStart,
-                            purchased: bStart,
-                            expires: bEnd
-                        ),
+                        subscribed(key, from: bStart, to: bEnd),
                         event(
                             .didChangeRenewalPref,
                             .downgrade,
@@ -461,15 +424,7 @@ struct SubscriptionRulesTests {
                     name: "the billing grace period expired",
                     key: key,
                     events: [
-                        event(
-                            .subscribed,
-                            .initialBuy,
-                            key: key,
-                            transaction: key,
-                            at: aStart,
-                            purchased: aStart,
-                            expires: aEnd
-                        ),
+                        subscribed(key, from: aStart, to: aEnd),
                         event(
                             .didFailToRenew,
                             .gracePeriod,
@@ -514,15 +469,7 @@ struct SubscriptionRulesTests {
                     name: "the renewal date extended: newer word of the current transaction",
                     key: key,
                     events: [
-                        event(
-                            .subscribed,
-                            .initialBuy,
-                            key: key,
-                            transaction: key,
-                            at: bStart,
-                            purchased: bStart,
-                            expires: bEnd
-                        ),
+                        subscribed(key, from: bStart, to: bEnd),
                         event(
                             .renewalExtended,
                             key: key,
@@ -550,15 +497,7 @@ struct SubscriptionRulesTests {
                     name: "a refund requested, then declined",
                     key: key,
                     events: [
-                        event(
-                            .subscribed,
-                            .initialBuy,
-                            key: key,
-                            transaction: key,
-                            at: bStart,
-                            purchased: bStart,
-                            expires: bEnd
-                        ),
+                        subscribed(key, from: bStart, to: bEnd),
                         event(
                             .consumptionRequest,
                             key: key,

@@ -227,6 +227,10 @@ package enum BatchStatements {
         "(extract(epoch FROM \(row).updated_at) * 1000000)::bigint"
     }
 
+    /// The COPY method's statement: ``writeNotifications(from:headers:)`` over the staging table, its headers in
+    /// parameters 1 and 2. Built once; it is the same for every batch.
+    static let writeStagedNotifications = writeNotifications(from: stagingTable, headers: headerSource(from: 1))
+
     /// The JWS headers to store, from two array parameters starting at `$first`: digests (`bytea[]`) and texts.
     static func headerSource(from first: Int) -> String {
         "unnest($\(first)::bytea[], $\(first + 1)::text[]) AS headers(digest, header)"

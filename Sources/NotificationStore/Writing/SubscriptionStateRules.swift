@@ -64,11 +64,11 @@ package enum SubscriptionStateRules {
 
     /// The columns an upsert writes, part by part, each part's signed date after it: every column but the
     /// generated ones.
-    static var insertColumns: String {
+    static let insertColumns: String = {
         var columns = ["original_transaction_id"] + notification
         for part in [status, renewal, purchase] { columns += part.columns + [part.signedDateColumn] }
         return (columns + ["updated_at"]).joined(separator: ", ")
-    }
+    }()
 
     // MARK: Merging, in the upsert's ON CONFLICT (`current` is the stored row, EXCLUDED the batch's)
 
@@ -106,7 +106,7 @@ package enum SubscriptionStateRules {
     }
 
     /// The upsert's SET list and WHERE condition: every part merged; the row changes when any part is newer.
-    static var mergeOnConflict: (set: String, where: String) {
+    static let mergeOnConflict: (set: String, where: String) = {
         var assignments = notification.map { assignment($0, when: newerNotification) }
         for part in [status, renewal, purchase] {
             let condition = newer(part)
@@ -115,7 +115,7 @@ package enum SubscriptionStateRules {
         assignments.append("updated_at = EXCLUDED.updated_at")
         let anyNewer = ([newerNotification] + [status, renewal, purchase].map(newer)).joined(separator: "\n    OR ")
         return (assignments.joined(separator: ",\n"), anyNewer)
-    }
+    }()
 
     // MARK: Access, as generated columns of `subscriptions`
 
