@@ -81,6 +81,34 @@ struct DeployFilesTests {
         #expect(manifest.contains(".executable(name: \"asnp\""))
     }
 
+    /// BuildKit reads `<Dockerfile>.dockerignore` beside the Dockerfile: a COPY source it excludes is missing from
+    /// the build context, and the build fails at that COPY.
+    @Test("every file the Dockerfile copies from the context exists and is not excluded by Dockerfile.dockerignore")
+    func dockerfileInputsReachTheBuild() throws {
+        let patterns = try Self.text("Dockerfile.dockerignore").split(separator: "\n")
+            .map { $0.trimmingCharacters(in: .whitespaces) }
+            .filter { !$0.isEmpty && !$0.hasPrefix("#") }
+            .map { $0.hasSuffix("/") ? String($0.dropLast()) : $0 }
+        #expect(!patterns.isEmpty)
+        var sources: [String] = []
+        for line in try Self.text("Dockerfile").split(separator: "\n") where line.hasPrefix("COPY ") {
+            let words = line.split(separator: " ").dropFirst().map(String.init)
+            guard !words.contains(where: { $0.hasPrefix("--from=") }) else { continue }
+            sources += words.dropLast().filter { !$0.hasPrefix("--") }
+                .map { $0.hasSuffix("/") ? String($0.dropLast()) : $0 }
+        }
+        #expect(sources.contains("Package.resolved"), "the pinned versions reach the build")
+        for source in sources {
+            let path = Fixtures.packageRoot.appendingPathComponent(source).path
+            #expect(FileManager.default.fileExists(atPath: path), "COPY \(source): no such file")
+            // A pattern excludes the path itself and everything below it (fnmatch, as the ignore file's patterns).
+            let excluding = patterns.filter { pattern in
+                fnmatch(pattern, source, 0) == 0 || source.hasPrefix(pattern + "/")
+            }
+            #expect(excluding.isEmpty, "COPY \(source) is excluded by Dockerfile.dockerignore's \(excluding)")
+        }
+    }
+
     @Test("docker-compose: each asnp service runs a command asnp has, and sets only settings that command reads")
     func composeServices() async throws {
         let compose = try Self.yaml("docker-compose.yml")[0]
