@@ -1,6 +1,5 @@
 import Logging
 import PostgresNIO
-import Synchronization
 
 #if canImport(FoundationEssentials)
 import FoundationEssentials
@@ -9,20 +8,22 @@ import Foundation
 #endif
 
 extension NotificationStore {
-    /// The advisory lock key under which a month's partition of `notification_bodies` is created: ASCII `asnb`.
-    static let partitionLockKey: Int64 = 0x6173_6E62
-
     /// The bodies of one read, in order, rebuilt from their packed forms: the headers they refer to come from the
-    /// cache or, once, from `jws_headers` on `connection`. A form that cannot be rebuilt (a header missing, a
-    /// corrupt form) is a failure of its own, not of the read.
+    /// cache or, once, from `jws_headers` on `connection` (and are cached, within its budget). A form that cannot be
+    /// rebuilt (a header missing, a corrupt form) is a failure of its own, not of the read.
     func unpack(
         _ forms: [[UInt8]],
         on connection: PostgresConnection
     ) async throws -> [Result<[UInt8], PackedBodyError>] {
+        var headers: [JWSHeaderDigest: [UInt8]] = [:]
         var wanted = Set<JWSHeaderDigest>()
         for form in forms {
-            for digest in (try? PackedBody.referencedDigests(in: form)) ?? [] where headerCache[digest] == nil {
-                wanted.insert(digest)
+            for digest in (try? PackedBody.referencedDigests(in: form)) ?? [] where headers[digest] == nil {
+                if let header = headerCache[digest] {
+                    headers[digest] = header
+                } else {
+                    wanted.insert(digest)
+                }
             }
         }
         if !wanted.isEmpty {
@@ -33,24 +34,14 @@ extension NotificationStore {
             )
             for try await (digest, header) in rows.decode((ByteBuffer, String).self) {
                 if let digest = JWSHeaderDigest(bytes: digest.readableBytesView) {
-                    headerCache[digest] = Array(header.utf8)
+                    headers[digest] = Array(header.utf8)
+                    headerCache[digest] = headers[digest]
                 }
             }
         }
         return forms.map { form in
-            Result { () throws(PackedBodyError) in try PackedBody.unpack(form, headers: { headerCache[$0] }) }
+            Result { () throws(PackedBodyError) in try PackedBody.unpack(form, headers: { headers[$0] }) }
         }
-    }
-}
-
-/// The JWS headers packed bodies refer to, by digest. Content-addressed: an entry can never go stale, and
-/// Apple's few signing chains make it a handful of entries.
-final class JWSHeaderCache: Sendable {
-    private let headers = Mutex<[JWSHeaderDigest: [UInt8]]>([:])
-
-    subscript(digest: JWSHeaderDigest) -> [UInt8]? {
-        get { headers.withLock { $0[digest] } }
-        set { headers.withLock { $0[digest] = newValue } }
     }
 }
 
@@ -82,16 +73,25 @@ extension NotificationStore {
                 )
                 var uuids: [UUID] = []
                 var bodies: [PackedBody] = []
-                var days = Set<Int64>()
+                var months = Set<Date>()
                 for try await (uuid, receivedAt, body) in rows.decode((UUID, Date, String).self) {
                     uuids.append(uuid)
                     bodies.append(PackedBody(packing: Array(body.utf8)))
-                    days.insert(Int64((receivedAt.timeIntervalSince1970 / 86_400).rounded(.down)) * 86_400_000)
+                    months.insert(Self.monthStart(of: receivedAt, monthsBefore: 0))
                 }
                 guard let last = uuids.last else { return (count: 0, last: start) }
                 var headers: [JWSHeaderDigest: [UInt8]] = [:]
                 for body in bodies { headers.merge(body.headers) { first, _ in first } }
-                try await Self.prepareBodies(headers: headers, days: days, on: connection, logger: logger)
+                try await Self.storeHeaders(headers, on: connection, logger: logger)
+                // Old months, made here rather than ahead; the lock timeout keeps a long reader from holding the
+                // workers behind this transaction's DDL.
+                let lockTimeout = NotificationStoreConfiguration.setting(Self.partitionLockTimeout)
+                try await connection.query("SELECT set_config('lock_timeout', \(lockTimeout), true)", logger: logger)
+                // Read to the end: a statement's error arrives with its rows.
+                for try await _ in try await connection.query(
+                    "SELECT asnp_notification_bodies_partition(month) FROM unnest(\(months.sorted())) AS month",
+                    logger: logger
+                ) {}
                 let forms = bodies.map { ByteBuffer(bytes: $0.bytes) }
                 try await connection.query(
                     """

@@ -60,7 +60,7 @@ extension NotificationStoreConfiguration {
             )
         }
         connection.options.connectTimeout = TimeAmount(connectTimeout)
-        connection.options.additionalStartupParameters = [("application_name", applicationName)]
+        connection.options.additionalStartupParameters = startupParameters
         return connection
     }
 }

@@ -49,7 +49,10 @@ extension NotificationStore {
                     continue
                 }
                 for statement in migration.statements {
-                    try await connection.query(PostgresQuery(unsafeSQL: statement), logger: logger)
+                    // Read to the end: a SELECT's error arrives with its rows, and would otherwise surface as the
+                    // next statement's "current transaction is aborted" (25P02), its cause unsaid.
+                    for try await _ in try await connection.query(PostgresQuery(unsafeSQL: statement), logger: logger) {
+                    }
                 }
                 try await connection.query(
                     """
@@ -64,6 +67,15 @@ extension NotificationStore {
             let unknown = recorded.keys.filter { !known.contains($0) }.sorted()
             let version = max(recorded.keys.max() ?? 0, applied.last?.version ?? 0)
             return MigrationReport(applied: applied, version: version, unknownVersions: unknown)
+        }
+        // The months ahead, at once: workers' maintenance keeps them made, and must not be what a first batch waits for.
+        do {
+            try await makeBodyPartitions(monthsAhead: Self.bodyMonthsAhead)
+        } catch {
+            logger.warning(
+                "The body partitions of the coming months could not be made; the workers make them later",
+                metadata: ["error": "\(error)"]
+            )
         }
         for migration in report.applied {
             logger.info(

@@ -152,11 +152,9 @@ extension NotificationStore {
                         letter.body = try body.get()
                         messages[index].payload = .deadLetter(letter)
                     } catch {
-                        logger.error(
-                            "A rejected body cannot be rebuilt; its dead letter is not published",
-                            metadata: ["outbox.id": "\(messages[index].id)", "error": "\(error)"]
+                        messages[index].payload = .unpublishable(
+                            reason: "its rejected body cannot be rebuilt: \(error)"
                         )
-                        messages[index].payload = .missing
                     }
                 default:
                     break
@@ -176,7 +174,9 @@ extension NotificationStore {
                     event.json = json
                     messages[index].payload = .decoded(event)
                 } else {
-                    messages[index].payload = .missing
+                    messages[index].payload = .unpublishable(
+                        reason: "the notification's body and decoded JSON are gone (its month of bodies dropped)"
+                    )
                 }
             }
             return messages

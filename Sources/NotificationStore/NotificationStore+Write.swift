@@ -32,59 +32,67 @@ extension NotificationStore {
         lockTimeout: Duration? = nil
     ) async throws(NotificationStoreError) -> BatchWriteResult {
         let prepared = PreparedBatch(batch)
-        let partitions = bodyPartitions
-        let days = partitions.unknown(prepared.bodyDays)
         let method = configuration.batchWriteMethod
         let usesPreparedStatements = configuration.usesPreparedStatements
         let logger = self.logger
         let operation = "writing a batch of \(batch.entries.count) notifications"
         var attempt = 1
+        var madePartitions = false
         while true {
             do throws(NotificationStoreError) {
-                let result = try await inTransaction(operation, lockTimeout: lockTimeout) { connection in
-                    try await Self.write(
-                        prepared,
-                        ensuringDays: days,
-                        method: method,
-                        prepares: usesPreparedStatements,
-                        on: connection,
-                        logger: logger
-                    )
-                }
-                partitions.remember(days)
-                return result
-            } catch {
-                partitions.forgetAll()
-                // Deadlocks cannot happen between our writers (rows are locked in key order), but other writers
-                // may hold locks too; such a transaction simply runs again.
-                if error.code == .conflict, attempt < 3, lockTimeout == nil || error.sqlState != "55P03" {
+                do throws(NotificationStoreError) {
+                    return try await inTransaction(operation, lockTimeout: lockTimeout) { connection in
+                        try await Self.write(
+                            prepared,
+                            method: method,
+                            prepares: usesPreparedStatements,
+                            on: connection,
+                            logger: logger
+                        )
+                    }
+                } catch let error
+                    where error.code == .conflict && attempt < 3
+                    && (lockTimeout == nil || error.sqlState != "55P03")
+                {
+                    // Deadlocks cannot happen between our writers (rows are locked in key order), but other writers
+                    // may hold locks too; such a transaction simply runs again.
                     attempt += 1
                     logger.debug("Batch write conflicted; writing it again", metadata: ["error": "\(error)"])
                     continue
-                }
-                guard let sqlState = error.sqlState, NotificationStoreError.isRowDataError(sqlState: sqlState) else {
-                    throw error
-                }
-                logger.warning(
-                    "A notification of the batch cannot be stored; writing the batch row by row to set it aside",
-                    metadata: ["error": "\(error)"]
-                )
-                return try await inTransaction(operation + " row by row", lockTimeout: lockTimeout) { connection in
-                    try await Self.writeIsolatingRows(
-                        prepared,
-                        prepares: usesPreparedStatements,
-                        on: connection,
-                        logger: logger
+                } catch let error
+                    where error.sqlState.map(NotificationStoreError.isRowDataError(sqlState:)) == true
+                    && error.code != .bodyPartitionMissing
+                {
+                    logger.warning(
+                        "A notification of the batch cannot be stored; writing the batch row by row to set it aside",
+                        metadata: ["error": "\(error)"]
                     )
+                    return try await inTransaction(operation + " row by row", lockTimeout: lockTimeout) { connection in
+                        try await Self.writeIsolatingRows(
+                            prepared,
+                            prepares: usesPreparedStatements,
+                            on: connection,
+                            logger: logger
+                        )
+                    }
                 }
+            } catch let error where error.code == .bodyPartitionMissing && !madePartitions {
+                // Partitions are made ahead (``makeBodyPartitions(monthsAhead:now:)``): a body of a month not made
+                // (received long ago and replayed, a month retention dropped meanwhile) makes it here, outside the
+                // batch's transaction, and the batch is written again.
+                madePartitions = true
+                logger.notice(
+                    "A body's month has no partition; making it and writing the batch again",
+                    metadata: ["months": "\(prepared.bodyMonths.sorted())"]
+                )
+                try await makeBodyPartitions(for: prepared.bodyMonths)
             }
         }
     }
 
-    /// The batch's rows, after making sure of the body partitions of `days` (those the memo does not know).
+    /// The batch's rows.
     private static func write(
         _ batch: PreparedBatch,
-        ensuringDays days: Set<Int64>,
         method: BatchWriteMethod,
         prepares: Bool,
         on connection: PostgresConnection,
@@ -92,13 +100,6 @@ extension NotificationStore {
     ) async throws -> BatchWriteResult {
         var result = BatchWriteResult()
         let headers = batch.headers
-        // The notifications' statement stores the headers; rejected bodies alone need a statement for them.
-        try await prepareBodies(
-            headers: batch.notifications.isEmpty ? headers : [:],
-            days: days,
-            on: connection,
-            logger: logger
-        )
         if !batch.notifications.isEmpty {
             switch method.base {
             case .copy:
@@ -138,7 +139,7 @@ extension NotificationStore {
         logger: Logger
     ) async throws -> BatchWriteResult {
         var result = BatchWriteResult()
-        try await prepareBodies(headers: batch.headers, days: batch.bodyDays, on: connection, logger: logger)
+        try await storeHeaders(batch.headers, on: connection, logger: logger)
         var rejected = batch.rejected
         var stored = 0
         for row in batch.notifications {
@@ -155,8 +156,10 @@ extension NotificationStore {
                 try await connection.query("RELEASE SAVEPOINT asnp_row", logger: logger)
                 stored += 1
             } catch let error as PSQLError {
+                // A month dropped by retention since the batch's first attempt is nobody's fault: written again.
                 guard let sqlState = error.serverInfo?[.sqlState],
-                    NotificationStoreError.isRowDataError(sqlState: sqlState)
+                    NotificationStoreError.isRowDataError(sqlState: sqlState),
+                    !NotificationStoreError.isMissingBodyPartition(error)
                 else { throw error }
                 try await connection.query("ROLLBACK TO SAVEPOINT asnp_row", logger: logger)
                 let message = error.serverInfo?[.message] ?? "SQLSTATE \(sqlState)"
@@ -186,24 +189,19 @@ extension NotificationStore {
         return result
     }
 
-    /// Stores `headers` and makes sure the months of `days` (milliseconds since 1970) and the months after have
-    /// partitions (``BatchStatements/prepareBodies``).
-    static func prepareBodies(
-        headers: [JWSHeaderDigest: [UInt8]],
-        days: Set<Int64>,
+    /// Stores `headers` (``BatchStatements/storeHeaders``).
+    static func storeHeaders(
+        _ headers: [JWSHeaderDigest: [UInt8]],
         on connection: PostgresConnection,
         logger: Logger
     ) async throws {
-        guard !headers.isEmpty || !days.isEmpty else { return }
-        var bindings = PostgresBindings(capacity: 3)
+        guard !headers.isEmpty else { return }
+        var bindings = PostgresBindings(capacity: 2)
         bindings.appendHeaders(headers)
-        bindings.append(days.sorted())
-        // Read to the end: a statement's error arrives with its rows.
-        let partitions = try await connection.query(
-            PostgresQuery(unsafeSQL: BatchStatements.prepareBodies, binds: bindings),
+        try await connection.query(
+            PostgresQuery(unsafeSQL: BatchStatements.storeHeaders, binds: bindings),
             logger: logger
         )
-        for try await _ in partitions {}
     }
 
     private static func writeNotificationsByCopy(

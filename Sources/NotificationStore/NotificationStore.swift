@@ -21,8 +21,6 @@ package final class NotificationStore: Service, Sendable {
     let operations = OperationsInFlight()
     /// The JWS headers of packed bodies read so far.
     let headerCache = JWSHeaderCache()
-    /// The days whose body partitions this store's writes made sure of lately.
-    let bodyPartitions = BodyPartitionMemo()
     /// The pool's connections not closed yet, for a shutdown that does not end.
     package let poolConnections = PoolConnectionLedger()
 
@@ -210,7 +208,18 @@ extension NotificationStoreConfiguration {
         // connection, whose query never completes, and the pool never ends (a stress test reproduced it). An idle
         // connection is closed after a minute anyway; a dead one fails the next operation, which is retried.
         configuration.options.keepAliveBehavior = nil
-        configuration.options.additionalStartupParameters = [("application_name", applicationName)]
+        configuration.options.additionalStartupParameters = startupParameters
         return configuration
+    }
+
+    /// What every session of the store starts with: its name in `pg_stat_activity`, and UTC as its `TimeZone`.
+    ///
+    /// The server's own zone is whatever `initdb` took from its machine (America/New_York, Europe/Berlin, ...), and
+    /// SQL such as `timestamptz + interval '1 month'` or `date_trunc` on a `timestamptz` is computed in the session's
+    /// zone: a body partition bounded that way missed or overlapped its UTC month around daylight-saving changes. A
+    /// startup parameter rather than `SET`: PgBouncer (transaction pooling) keeps it per client, a `SET` would leak
+    /// to whichever client gets the server connection next.
+    var startupParameters: [(String, String)] {
+        [("application_name", applicationName), ("TimeZone", "UTC")]
     }
 }

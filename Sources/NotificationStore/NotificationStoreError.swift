@@ -26,7 +26,7 @@ package struct NotificationStoreError: Error, Sendable, Hashable, CustomStringCo
     /// Whether the same operation may succeed later: the server back up, a conflicting transaction finished.
     package var isRetriable: Bool {
         switch code {
-        case .unavailable, .timedOut, .conflict: true
+        case .unavailable, .timedOut, .conflict, .bodyPartitionMissing: true
         default: false
         }
     }
@@ -67,6 +67,9 @@ extension NotificationStoreError {
         case authenticationFailed = "AUTHENTICATION_FAILED"
         /// The server rejected a statement for a reason that retrying cannot fix.
         case queryFailed = "QUERY_FAILED"
+        /// No partition of `notification_bodies` holds a body's UTC month (not made yet, or dropped by retention
+        /// meanwhile): never the row's fault. The store makes the month and writes again; retriable.
+        case bodyPartitionMissing = "BODY_PARTITION_MISSING"
         /// The store was shut down.
         case shutDown = "SHUT_DOWN"
     }

@@ -46,8 +46,8 @@ package struct DevStack: PipelineRole {
     /// Started in order and stopped in reverse: the ingress stops first, then the workers, the producers
     /// (flushing) and the store.
     package var services: [ServiceGroupConfiguration.ServiceConfiguration] {
-        [.init(service: store)] + producers.map { .init(service: $0) } + workers.map { .init(service: $0) }
-            + [.init(service: ingress)]
+        [.init(service: store), .init(service: BodyPartitionMaintenance(store: store, logger: store.logger))]
+            + producers.map { .init(service: $0) } + workers.map { .init(service: $0) } + [.init(service: ingress)]
     }
 }
 

@@ -14,6 +14,8 @@ package struct WorkerRole: PipelineRole {
     package let worker: Worker
     /// Samples the gauges that need PostgreSQL or Kafka, so that scrapes never wait on them.
     package let metricsSampler: WorkerMetricsSampler
+    /// Makes the months of body partitions ahead.
+    package let partitionMaintenance: BodyPartitionMaintenance
     package let statusServer: StatusServer
     /// Checks (or applies) the schema, then runs the worker.
     package let schemaGate: SchemaGate
@@ -23,7 +25,7 @@ package struct WorkerRole: PipelineRole {
     package var services: [ServiceGroupConfiguration.ServiceConfiguration] {
         [
             .init(service: store), .init(service: producer), .init(service: statusServer),
-            .init(service: metricsSampler), .init(service: schemaGate),
+            .init(service: metricsSampler), .init(service: partitionMaintenance), .init(service: schemaGate),
         ]
     }
 }
@@ -74,6 +76,7 @@ package func buildWorker(_ settings: WorkerRoleSettings, migrate: Bool, logger: 
         producer: producer,
         worker: worker,
         metricsSampler: metricsSampler,
+        partitionMaintenance: BodyPartitionMaintenance(store: store, logger: logger),
         statusServer: statusServer,
         schemaGate: SchemaGate(store: store, migrate: migrate, worker: worker)
     )

@@ -4,7 +4,7 @@ import PipelineContract
 
 extension OutboxMessage {
     /// The message this row publishes (``OutputEvent``), or nil when there is nothing to publish (its
-    /// notification or rejection was deleted).
+    /// notification or rejection was deleted) or nothing can be built (``OutboxMessage/Payload/unpublishable(reason:)``).
     func outputEvent(topics: OutputTopics) -> KafkaProducerMessage? {
         switch payload {
         case .decoded(let event):
@@ -22,7 +22,7 @@ extension OutboxMessage {
                 key: key,
                 topic: topics.deadLetter
             )
-        case .missing:
+        case .missing, .unpublishable:
             return nil
         }
     }

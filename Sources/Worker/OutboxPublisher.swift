@@ -80,8 +80,21 @@ struct OutboxPublisher: Sendable {
         }
         var done: [Int64] = []
         var sent: [(row: OutboxMessage, message: KafkaProducerMessage)] = []
+        var refused: [(id: Int64, reason: String)] = []
         for row in rows {
-            if case .subscriptionState = row.payload, let key = row.key, lastStateRow[key] != row.id {
+            if case .unpublishable(let reason) = row.payload {
+                // Deleting it would lose the event for good; set aside, it is counted, alerted on and kept for an
+                // operator (Docs/runbook.md).
+                refused.append((row.id, reason))
+                metrics.countUnpublishable(stream: row.stream)
+                logger.error(
+                    "An outbox row's event cannot be built; the row is set aside (Docs/runbook.md)",
+                    metadata: [
+                        "kafka.partition": "\(partitionOfRow[row.id].map(String.init(describing:)) ?? "-")",
+                        "outbox.id": "\(row.id)", "outbox.stream": "\(row.stream)", "reason": "\(reason)",
+                    ]
+                )
+            } else if case .subscriptionState = row.payload, let key = row.key, lastStateRow[key] != row.id {
                 done.append(row.id)
             } else if let message = row.outputEvent(topics: topics) {
                 sent.append((row, message))
@@ -90,7 +103,6 @@ struct OutboxPublisher: Sendable {
             }
         }
         let results = await producer.send(contentsOf: sent.map(\.message))
-        var refused: [(id: Int64, reason: String)] = []
         var failure: KafkaError?
         var incomplete = Set<KafkaTopicPartition>()
         var states: [OutboxMessage.PublishedState] = []

@@ -33,6 +33,8 @@ package final class WorkerMetrics: Sendable {
     /// The start of the oldest month of raw bodies kept (`notification_bodies`), in seconds since 1970 (0: none),
     /// sampled likewise: retention drops months from the old end, so an age past the retention shows it not running.
     let oldestBody: Gauge
+    /// The months after the current one whose body partitions exist, sampled likewise.
+    let bodyMonthsAhead: Gauge
     /// The group's consumer lag per raw-topic partition, sampled likewise.
     private let lagGauges = Mutex<[KafkaTopicPartition: Gauge]>([:])
 
@@ -113,6 +115,16 @@ package final class WorkerMetrics: Sendable {
                     "The start of the oldest month of raw bodies kept, in seconds since 1970 (0: none; sampled)."
             )
         )
+        bodyMonthsAhead = registry.makeGauge(
+            descriptor: MetricNameDescriptor(
+                namespace: "asnp",
+                subsystem: "store",
+                metricName: "body_months_ahead",
+                unitName: nil,
+                helpText:
+                    "UTC months after the current one whose body partitions are made (the workers keep 3; sampled)."
+            )
+        )
     }
 
     /// Counts an output event the broker refused for good (its outbox row set aside), by stream and broker error.
@@ -124,6 +136,18 @@ package final class WorkerMetrics: Sendable {
                 "Output events the broker refused for good; their outbox rows are set aside."
             ),
             labels: [("stream", stream.rawValue), ("error", error.rdKafkaError ?? error.code.rawValue)]
+        ).increment()
+    }
+
+    /// Counts an outbox row whose event cannot be built (its body gone), set aside, by stream.
+    func countUnpublishable(stream: OutboxStream) {
+        registry.makeCounter(
+            descriptor: Self.name(
+                "unpublishable_events",
+                "total",
+                "Outbox rows whose event cannot be built (a body gone); they are set aside, never deleted."
+            ),
+            labels: [("stream", stream.rawValue)]
         ).increment()
     }
 

@@ -75,8 +75,9 @@ package final class WorkerMetricsSampler: Service, Sendable {
         let bodiesSampled = lastSuccess.withLock { $0[.bodies] }
         if bodiesSampled.map({ $0.duration(to: .now) >= Self.bodiesSampleInterval }) ?? true {
             await sample(.bodies, within: timeout) { [store, metrics] in
-                let oldest = try await store.bodyPartitions().first
-                metrics.oldestBody.set(oldest?.start.timeIntervalSince1970 ?? 0)
+                let partitions = try await store.bodyPartitions()
+                metrics.oldestBody.set(partitions.first?.start.timeIntervalSince1970 ?? 0)
+                metrics.bodyMonthsAhead.set(Double(NotificationStore.monthsAhead(in: partitions)))
             }
         }
     }

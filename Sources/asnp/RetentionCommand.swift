@@ -15,7 +15,9 @@ struct RetentionCommand: AsyncParsableCommand {
             (notifications, subscriptions) stay for good. Without --apply, lists each month with its size and \
             whether retention drops it. With --apply, drops every month that ended before the current month and \
             the retention.retainBodyMonths (RETENTION_RETAIN_BODY_MONTHS) months before it: whole tables, no \
-            DELETE. --dry-run with --apply names them and drops nothing. Run it daily (the production overlay's \
+            DELETE. A month holding notifications whose decoded events still wait in the outbox is kept until \
+            they are published (the events are built from the bodies), and named. --dry-run with --apply names them \
+            and drops nothing. Run it daily (the production overlay's \
             CronJob does); it is safe to run at any time and from several places. --apply also deletes the failed \
             deliveries the reconciler recorded (history_deliveries) last reported before the same cutoff.
 
@@ -60,27 +62,30 @@ struct RetentionCommand: AsyncParsableCommand {
         }
         let (apply, dryRun) = (self.apply, self.dryRun)
         do {
-            let (partitions, dropped, deliveries) = try await NotificationStore.withRunning(
+            let (partitions, retention, deliveries) = try await NotificationStore.withRunning(
                 configuration: configuration,
                 logger: logger
             ) { store in
-                let dropped =
+                let retention =
                     apply
-                    ? try await store.applyBodyRetention(keepMonths: retainMonths ?? 0, dryRun: dryRun) : []
+                    ? try await store.applyBodyRetention(keepMonths: retainMonths ?? 0, dryRun: dryRun)
+                    : BodyRetention()
                 let deliveries =
                     apply && !dryRun
                     ? try await store.deleteHistoryDeliveries(
                         fetchedBefore: NotificationStore.retentionCutoff(keepMonths: retainMonths ?? 0)
                     ) : 0
-                return (try await store.bodyPartitions(), dropped, deliveries)
+                return (try await store.bodyPartitions(), retention, deliveries)
             }
             let report = Report(
                 retainMonths: retainMonths,
                 cutoff: retainMonths.map { Report.instant(NotificationStore.retentionCutoff(keepMonths: $0)) },
-                dropped: apply && !dryRun ? dropped.map(\.name) : [],
-                wouldDrop: dryRun ? dropped.map(\.name) : [],
+                dropped: apply && !dryRun ? retention.dropped.map(\.name) : [],
+                wouldDrop: dryRun ? retention.dropped.map(\.name) : [],
+                held: retention.held.map(Report.Held.init),
                 deletedFailedDeliveries: deliveries,
-                months: (dryRun ? partitions : partitions.filter { kept in !dropped.contains { $0.name == kept.name } })
+                months: (dryRun
+                    ? partitions : partitions.filter { kept in !retention.dropped.contains { $0.name == kept.name } })
                     .map(Report.Month.init)
             )
             if json {
@@ -113,6 +118,16 @@ struct RetentionCommand: AsyncParsableCommand {
             }
         }
 
+        /// A month past retention kept because decoded events of its notifications wait in the outbox.
+        struct Held: Encodable {
+            var name: String
+            var unpublishedEvents: Int
+
+            init(_ held: BodyRetention.HeldMonth) {
+                (name, unpublishedEvents) = (held.partition.name, held.unpublishedEvents)
+            }
+        }
+
         static func instant(_ date: Date) -> String {
             ISO8601DateFormatter().string(from: date)
         }
@@ -122,6 +137,8 @@ struct RetentionCommand: AsyncParsableCommand {
         var cutoff: String?
         var dropped: [String]
         var wouldDrop: [String]
+        /// Months past retention kept until their events are published.
+        var held: [Held]
         /// Rows of history_deliveries deleted (last reported before the cutoff).
         var deletedFailedDeliveries: Int
         var months: [Month]
@@ -134,6 +151,9 @@ struct RetentionCommand: AsyncParsableCommand {
                 lines.append("retention: none set (retention.retainBodyMonths): bodies are kept for good")
             }
             lines += dropped.map { "dropped \($0)" } + wouldDrop.map { "would drop \($0)" }
+            lines += held.map {
+                "kept \($0.name): \($0.unpublishedEvents) decoded events of its notifications wait in the outbox"
+            }
             if deletedFailedDeliveries > 0 {
                 lines.append("deleted \(deletedFailedDeliveries) failed deliveries reported before the cutoff")
             }

@@ -33,7 +33,7 @@ struct MigrationTests {
                 notification_bodies,notifications,outbox,rejected_notifications,subscriptions
                 """
         )
-        // The bodies' partitions of this month and the next are made ahead.
+        // The bodies' partitions of this month and the months after it are made ahead.
         let partitions = try await server.psql(
             configuration.database,
             """
@@ -44,8 +44,9 @@ struct MigrationTests {
         let expected = try await server.psql(
             configuration.database,
             """
-            SELECT 'notification_bodies_' || to_char(now() AT TIME ZONE 'UTC', 'YYYY_MM') || ',notification_bodies_'
-                || to_char((now() AT TIME ZONE 'UTC') + interval '1 month', 'YYYY_MM')
+            SELECT string_agg('notification_bodies_' || to_char((now() AT TIME ZONE 'UTC') + ahead * interval '1 month',
+                'YYYY_MM'), ',' ORDER BY ahead)
+            FROM generate_series(0, \(NotificationStore.bodyMonthsAhead)) AS ahead
             """
         )
         #expect(partitions == expected)

@@ -67,9 +67,11 @@ package struct OutputReconciliation: Sendable {
             last[key] = parsed(event.payload)
         }
         var rows: [String: NSDictionary?] = [:]
-        for line in try await query("SELECT original_transaction_id || ' ' || to_jsonb(s)::text FROM subscriptions s")
-            .split(separator: "\n")
-        {
+        // In UTC, as the store's sessions render the events' timestamps (the test servers run in another zone).
+        let subscriptions = """
+            SET TIME ZONE 'UTC'; SELECT original_transaction_id || ' ' || to_jsonb(s)::text FROM subscriptions s
+            """
+        for line in try await query(subscriptions).split(separator: "\n") {
             guard let space = line.firstIndex(of: " ") else { continue }
             rows[String(line[..<space])] = parsed(line[line.index(after: space)...])
         }

@@ -20,6 +20,9 @@ package final class TestPostgresServer: Sendable {
 
     private let server: LocalPostgresServer
 
+    /// The servers' time zone: not UTC, with daylight-saving time (its month ends shift by an hour).
+    package static let timeZone = "America/New_York"
+
     private init(port: Int, directory: String) {
         self.port = port
         self.directory = directory
@@ -55,10 +58,15 @@ package final class TestPostgresServer: Sendable {
         // Suites run side by side, each store's pool keeping up to 8 connections for a minute after use, and psql
         // sessions on top: PostgreSQL's default of 100 was seen exhausted ("too many clients") on a busy machine.
         // In postgresql.conf, so that a restart keeps it.
+        // A time zone with daylight-saving time, as `initdb` takes from many servers' machines: every store, worker
+        // and pipeline test then shows that nothing depends on the server's zone (a UTC server hid that the body
+        // partitions' bounds did).
         let configuration = server.server.dataDirectory + "/postgresql.conf"
         let handle = try FileHandle(forWritingTo: URL(fileURLWithPath: configuration))
         try handle.seekToEnd()
-        try handle.write(contentsOf: Data("\nmax_connections = 400\n".utf8))
+        try handle.write(
+            contentsOf: Data("\nmax_connections = 400\ntimezone = '\(Self.timeZone)'\n".utf8)
+        )
         try handle.close()
         try prepare(server.server.dataDirectory)
         if geteuid() == 0 {

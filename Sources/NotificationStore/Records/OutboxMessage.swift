@@ -21,6 +21,9 @@ package struct OutboxMessage: Sendable, Hashable {
         case deadLetter(DeadLetter)
         /// The notification or rejected row it referred to is gone (deleted by an operator): nothing to publish.
         case missing
+        /// Its event cannot be built (a notification whose body and decoded JSON are gone, a rejected body that
+        /// cannot be rebuilt), for this reason: set the row aside, never delete it unpublished.
+        case unpublishable(reason: String)
     }
 
     package struct DecodedEvent: Sendable, Hashable {

@@ -34,6 +34,15 @@ extension NotificationStoreError {
             )
             return
         }
+        if Self.isMissingBodyPartition(error) {
+            self.init(
+                code: .bodyPartitionMissing,
+                reason: "\(operation) failed: no partition of notification_bodies holds a body's month",
+                sqlState: error.serverInfo?[.sqlState],
+                context: error.serverInfo?[.message]
+            )
+            return
+        }
         if let sqlState = error.serverInfo?[.sqlState] {
             let message = error.serverInfo?[.message] ?? "no message"
             let detail = error.serverInfo?[.detail].map { "; \($0)" } ?? ""
@@ -67,6 +76,13 @@ extension NotificationStoreError {
     /// harmless for the others.
     static func isRowDataError(sqlState: String) -> Bool {
         sqlState.hasPrefix("22") || sqlState.hasPrefix("23") || sqlState == "54000"
+    }
+
+    /// Whether the server found no partition of `notification_bodies` for a row: SQLSTATE 23514 like a check
+    /// constraint, but naming the table and no constraint (and in any `lc_messages` language).
+    static func isMissingBodyPartition(_ error: PSQLError) -> Bool {
+        error.serverInfo?[.sqlState] == "23514" && error.serverInfo?[.tableName] == "notification_bodies"
+            && error.serverInfo?[.constraintName] == nil
     }
 
     /// Whether a SQLSTATE is a conflict with another transaction (serialization, deadlock, lock not available):

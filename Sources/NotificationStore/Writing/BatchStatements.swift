@@ -236,17 +236,12 @@ package enum BatchStatements {
         "unnest($\(first)::bytea[], $\(first + 1)::text[]) AS headers(digest, header)"
     }
 
-    /// Before a batch's rows, in its transaction: stores the JWS headers its packed bodies refer to (each once, ever;
-    /// digests in order, so that concurrent writers lock them in the same order), and makes sure the partitions of
-    /// `notification_bodies` for its days' months and the months after exist.
-    static let prepareBodies = """
-        WITH stored_headers AS (
-            INSERT INTO jws_headers (digest, header)
-            SELECT digest, header FROM unnest($1::bytea[], $2::text[]) AS headers(digest, header) ORDER BY digest
-            ON CONFLICT (digest) DO NOTHING
-        )
-        SELECT asnp_notification_bodies_partition(to_timestamp(day / 1000.0) + months * interval '1 month')
-        FROM unnest($3::bigint[]) AS day, (VALUES (0), (1)) AS ahead(months)
+    /// Stores JWS headers packed bodies refer to, each once ever; digests in order, so that concurrent writers lock
+    /// them in the same order. (The notifications' statement stores its own; this is for the row-by-row path.)
+    static let storeHeaders = """
+        INSERT INTO jws_headers (digest, header)
+        SELECT digest, header FROM \(headerSource(from: 1)) ORDER BY digest
+        ON CONFLICT (digest) DO NOTHING
         """
 
     /// Inserts rejected bodies (dedupe on their Kafka coordinates) and a dead-letter outbox row for each new one.

@@ -75,7 +75,7 @@ struct RejectedRow: Sendable {
     var ordinal: Int32
     var status: String
     var reason: String
-    /// The body as received (V1: its password redacted), packed.
+    /// The body as received (V1: its password redacted), whole (``PackedBody/Format/verbatim``).
     var body: PackedBody
     var headers: String
     var receivedAt: Int64
@@ -96,8 +96,13 @@ extension RejectedRow {
         self.ordinal = ordinal
         self.status = Self.textColumnSafe(status)
         self.reason = Self.textColumnSafe(reason)
-        // A V1 body carries the shared secret (even a wrong one is somebody's secret).
-        self.body = PackedBody(packing: StatusUpdateNotification.redactingPassword(in: raw.body))
+        // A V1 body carries the shared secret (even a wrong one is somebody's secret). Kept whole, not packed: a
+        // rejected body's JWS headers are anybody's (forged ones each unique), and packing would keep them in
+        // `jws_headers`, and in every reader's header cache, for good.
+        self.body = PackedBody(
+            packing: StatusUpdateNotification.redactingPassword(in: raw.body),
+            format: .verbatim
+        )
         let headers = Dictionary(
             raw.headers.map { (Self.textColumnSafe($0.key), Self.textColumnSafe($0.value)) },
             uniquingKeysWith: { first, _ in first }

@@ -1,5 +1,11 @@
 import KafkaClient
 
+#if canImport(FoundationEssentials)
+import FoundationEssentials
+#else
+import Foundation
+#endif
+
 /// A batch turned into rows: verified notifications that can be stored, and rejected bodies (including verified
 /// notifications that cannot be stored as such).
 package struct PreparedBatch: Sendable {
@@ -49,19 +55,21 @@ package struct PreparedBatch: Sendable {
         entries[Int(ordinal)].raw
     }
 
-    /// The JWS headers the packed bodies refer to, each once.
+    /// The JWS headers the notifications' packed bodies refer to, each once (rejected bodies are kept whole).
     var headers: [JWSHeaderDigest: [UInt8]] {
         var headers: [JWSHeaderDigest: [UInt8]] = [:]
         for row in notifications { headers.merge(row.body.headers) { first, _ in first } }
-        for row in rejected { headers.merge(row.body.headers) { first, _ in first } }
         return headers
     }
 
-    /// The UTC days (milliseconds since 1970) the notifications were received on, which name their bodies'
+    /// The UTC months (each as its first instant) the notifications were received in, which name their bodies'
     /// partitions; rejected bodies are stored apart, in no partition.
-    var bodyDays: Set<Int64> {
-        let millisecondsADay: Int64 = 86_400_000
-        return Set(notifications.map { $0.receivedAt / millisecondsADay * millisecondsADay })
+    var bodyMonths: Set<Date> {
+        Set(
+            Set(notifications.map { $0.receivedAt.flooredToDay }).map { day in
+                NotificationStore.monthStart(of: Date(timeIntervalSince1970: Double(day) / 1_000), monthsBefore: 0)
+            }
+        )
     }
 
     private mutating func appendRejected(_ row: RejectedRow, seen: inout Set<KafkaTopicPartitionOffset>) {
@@ -70,5 +78,15 @@ package struct PreparedBatch: Sendable {
         } else {
             repeatedRejections += 1
         }
+    }
+}
+
+extension Int64 {
+    /// Milliseconds since 1970 floored to the start of their UTC day: before 1970 too, where dividing rounds toward
+    /// zero, to the day after.
+    var flooredToDay: Int64 {
+        let millisecondsADay: Int64 = 86_400_000
+        let remainder = self % millisecondsADay
+        return self - (remainder < 0 ? remainder + millisecondsADay : remainder)
     }
 }
