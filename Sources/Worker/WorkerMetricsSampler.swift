@@ -1,14 +1,14 @@
 import Foundation
-
-#if canImport(Glibc)
-import Glibc
-#endif
 import KafkaClient
 import Logging
 import NotificationStore
 import Prometheus
 import ServiceLifecycle
 import Synchronization
+
+#if canImport(Glibc)
+import Glibc
+#endif
 
 /// Samples the worker's gauges that need PostgreSQL or Kafka (the outbox's rows, the raw topic's consumer lag, the
 /// oldest month of bodies kept) in the background, each with a timeout, so that a scrape never waits on a dependency:

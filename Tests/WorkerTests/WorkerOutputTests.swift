@@ -145,6 +145,29 @@ struct WorkerOutputTests {
 
     @Test(
         """
+        A stored notification whose body is gone before its decoded event went out: the new owner sets the row aside \
+        with why and publishes the rest (it was deleted unpublished, without a word)
+        """
+    )
+    func rowWhoseBodyIsGoneSetAside() async throws {
+        let lines = try Pipeline.scenarioLines()
+        try await WorkerTestRig.run(partitions: 1, outputPartitions: 1) { rig, startWorker in
+            _ = try await rig.store.write(try await Self.batch([lines[0].body], partition: 0, firstOffset: 0))
+            // As when a month of bodies went before its events were published (by hand, or a restore without it).
+            try await rig.server.psql(rig.database.database, "DELETE FROM notification_bodies")
+            _ = try startWorker()
+            let setAside = try await eventually { try await Self.outbox(rig) == "0/1" }
+            let outbox = try await Self.outbox(rig)
+            #expect(setAside, "the state row published, the decoded row set aside: \(outbox)")
+            #expect(
+                try await rig.server.psql(rig.database.database, "SELECT stream || ': ' || refusal FROM outbox")
+                    == "decoded: the notification's body and decoded JSON are gone (its month of bodies dropped)"
+            )
+        }
+    }
+
+    @Test(
+        """
         Output brokers refusing every produce request for a while: bodies are stored and committed meanwhile, the \
         member stays, and afterwards every event is published and the state topic ends as the table
         """
