@@ -228,15 +228,19 @@ extension NotificationStore {
         on connection: PostgresConnection,
         logger: Logger
     ) async throws {
-        let copy = {
-            // postgres-nio 1.33.2 drops a COPY written to a closed connection without failing it: its copyFrom would
-            // wait for ever (its continuation leaked, as a CI run saw after the server ended a connection).
+        // postgres-nio 1.33.2 drops a COPY (and a statement) written to a closed connection without failing it: its
+        // copyFrom would wait for ever (its continuation leaked, as a CI run saw after the server ended a connection).
+        func checkOpen() throws {
             guard !connection.isClosed else {
                 throw NotificationStoreError(
                     code: .unavailable,
                     reason: "COPY into \(table) not started: the connection to PostgreSQL is closed"
                 )
             }
+        }
+        try checkOpen()
+        let copy = {
+            try checkOpen()
             try await connection.copyFrom(
                 table: table,
                 columns: BatchStatements.stagedColumns.map(\.name),
