@@ -157,7 +157,7 @@ struct GroupCommitWriterTests {
             // The locked subscription's row exists: its first notification is stored.
             _ = try await store.write(try await WorkerOutputTests.batch([locked[0].body], partition: 0, firstOffset: 0))
             let lock = try #require(
-                try await SubscriptionRowLock.take(
+                try await HeldRowLock.take(
                     originalTransactionId: locked[0].key,
                     server: server,
                     database: database
