@@ -2,6 +2,7 @@ import AppStoreTestSupport
 import KafkaClient
 import NotificationStore
 import PipelineContract
+import Prometheus
 import StoreTestSupport
 import Testing
 
@@ -73,6 +74,39 @@ struct PartitionHandOverTests {
             let positions = try ids.map { id in try #require(order.firstIndex(of: id), "\(id) published: \(order)") }
             #expect(positions[0] < positions[1], "decoded events of one subscription out of order: \(order)")
             try await rig.expectOutputsReconciled("after the hand-over")
+        }
+    }
+
+    @Test(
+        """
+        A partition claimed by someone else while the group still gives it to the member (no revocation comes): the \
+        member's batch is refused and counted, it claims the partition back after a backoff, and then stores it
+        """
+    )
+    func claimedAwayWithoutRevocation() async throws {
+        var seen = Set<String>()
+        let lines = try Pipeline.scenarioLines().filter { seen.insert($0.uuid).inserted }
+        let partition = KafkaTopicPartition(topic: Pipeline.topic, partition: 0)
+        try await WorkerTestRig.run(partitions: 1, outputPartitions: 1) { rig, startWorker in
+            let database = rig.database.database
+            let worker = try startWorker()
+            _ = try await rig.producer.send(Pipeline.rawMessage(lines[0].body))
+            try await rig.expectRows(notifications: 1, rejected: 0)
+
+            let taken = try #require(try await rig.store.claim([partition: "another member"])[partition])
+            _ = try await rig.producer.send(Pipeline.rawMessage(lines[1].body))
+            let fenced = await eventually {
+                var scraped: [UInt8] = []
+                worker.metrics.registry.emit(into: &scraped)
+                return String(decoding: scraped, as: UTF8.self).split(separator: "\n").contains {
+                    $0.hasPrefix("asnp_worker_fenced_batches_total ") && !$0.hasSuffix(" 0")
+                }
+            }
+            #expect(fenced, "the batch after the other claim is refused, which the metrics count")
+            try await rig.expectRows(notifications: 2, rejected: 0, "stored once the member claimed it back")
+            let owner = try await rig.server.psql(database, "SELECT epoch || ' ' || owner FROM partition_owners")
+            #expect(owner.hasPrefix("\(taken + 1) ") && !owner.hasSuffix(" another member"), "\(owner)")
+            try await rig.expectOutputsReconciled("after the partition was claimed back")
         }
     }
 }
