@@ -21,9 +21,14 @@ extension NotificationStore {
     /// server enforces) is stored as rejected with status `UNSTORABLE` and the reason, and the rest of the batch
     /// is stored: one bad row never blocks a partition.
     ///
+    /// A batch with ``NotificationBatch/fences`` is stored only while each is its partition's latest claim, checked
+    /// first in the transaction (``NotificationStore/claim(_:)``).
+    ///
     /// - Throws: ``NotificationStoreError``; when ``NotificationStoreError/isRetriable``, write the same batch again
     ///   later. Nothing of it was written, unless the connection went while `COMMIT` was on the wire: then the
     ///   retry reports duplicates, and the first attempt's outbox rows are still in the table to publish.
+    ///   ``NotificationStoreError/Code/partitionNotOwned``: a fence's partition was claimed by someone else since,
+    ///   and nothing was written.
     /// - Parameter lockTimeout: how long a statement may wait for a row lock (another transaction's, a retention
     ///   drop's) before the write fails as ``NotificationStoreError/Code/conflict``, not written again here: for a
     ///   batch gathered from several callers, who then write theirs apart. Nil: the operation timeout bounds the wait.
@@ -32,6 +37,7 @@ extension NotificationStore {
         lockTimeout: Duration? = nil
     ) async throws(NotificationStoreError) -> BatchWriteResult {
         let prepared = PreparedBatch(batch)
+        let fences = batch.fences
         let method = configuration.batchWriteMethod
         let usesPreparedStatements = configuration.usesPreparedStatements
         let logger = self.logger
@@ -42,7 +48,8 @@ extension NotificationStore {
             do throws(NotificationStoreError) {
                 do throws(NotificationStoreError) {
                     return try await inTransaction(operation, lockTimeout: lockTimeout) { connection in
-                        try await Self.write(
+                        try await Self.fence(fences, on: connection, logger: logger)
+                        return try await Self.write(
                             prepared,
                             method: method,
                             prepares: usesPreparedStatements,
@@ -68,7 +75,8 @@ extension NotificationStore {
                         metadata: ["error": "\(error)"]
                     )
                     return try await inTransaction(operation + " row by row", lockTimeout: lockTimeout) { connection in
-                        try await Self.writeIsolatingRows(
+                        try await Self.fence(fences, on: connection, logger: logger)
+                        return try await Self.writeIsolatingRows(
                             prepared,
                             prepares: usesPreparedStatements,
                             on: connection,

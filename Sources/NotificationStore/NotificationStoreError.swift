@@ -1,3 +1,5 @@
+import KafkaClient
+
 /// A failure of the PostgreSQL store: the server unreachable, a conflict, a schema that is not ready, bad settings.
 ///
 /// ``isRetriable`` is what the worker acts on: a retriable failure means "pause, back off, write the same batch
@@ -14,13 +16,23 @@ package struct NotificationStoreError: Error, Sendable, Hashable, CustomStringCo
     package var sqlState: String?
     /// Extra detail for debugging (the server's message, the client's error).
     package var context: String?
+    /// The raw-topic partitions the failure concerns: for ``Code/partitionNotOwned``, those claimed by another
+    /// worker since (a transaction shared by several partitions' batches fails for all of them).
+    package var partitions: [KafkaTopicPartition]
 
     /// Creates an error; keep notification data and secrets out of `reason`.
-    package init(code: Code, reason: String, sqlState: String? = nil, context: String? = nil) {
+    package init(
+        code: Code,
+        reason: String,
+        sqlState: String? = nil,
+        context: String? = nil,
+        partitions: [KafkaTopicPartition] = []
+    ) {
         self.code = code
         self.reason = reason
         self.sqlState = sqlState
         self.context = context
+        self.partitions = partitions
     }
 
     /// Whether the same operation may succeed later: the server back up, a conflicting transaction finished.
@@ -72,5 +84,9 @@ extension NotificationStoreError {
         case bodyPartitionMissing = "BODY_PARTITION_MISSING"
         /// The store was shut down.
         case shutDown = "SHUT_DOWN"
+        /// A batch's partition was claimed by another worker since this one's claim (``NotificationStore/claim(_:)``):
+        /// nothing of the batch was stored, and writing it again cannot help; the partition belongs to someone else
+        /// (``NotificationStoreError/partitions`` names it).
+        case partitionNotOwned = "PARTITION_NOT_OWNED"
     }
 }

@@ -26,7 +26,9 @@ import Synchronization
 /// At most `lanes` transactions run at once, each taking every batch waiting (up to `maximumMessages` together,
 /// unless one batch alone is larger). The callers keep what per-partition batches promise: a partition has at most
 /// one batch in flight (``Worker/StateMachine``), so a transaction holds at most one batch of each partition and order
-/// within a partition holds; a failed transaction fails each of its batches, to be retried like any failed batch.
+/// within a partition holds; a failed transaction fails each of its batches, to be retried like any failed batch (one
+/// refused by the ownership fence names the partitions another member claimed since: only their batches are not to be
+/// retried).
 /// A lane's transaction waits at most ``lockTimeout`` for a lock, and a batch that failed before is written outside
 /// the lanes, in a transaction and on a connection of its own: one stuck subscription holds up the others once, that
 /// long, and from then on only its own partition.
@@ -259,7 +261,10 @@ final class GroupCommitWriter: Sendable {
 
     /// One transaction for `group`; each batch's caller gets its part.
     private func write(_ group: [Pending]) async {
-        let batch = group.count == 1 ? group[0].batch : NotificationBatch(entries: group.flatMap(\.batch.entries))
+        let batch =
+            group.count == 1
+            ? group[0].batch
+            : NotificationBatch(entries: group.flatMap(\.batch.entries), fences: group.flatMap(\.batch.fences))
         do {
             let (result, committed) = try await storeAndCommit(
                 batch,

@@ -5,6 +5,8 @@ import NotificationStore
 struct PartitionBatch: Sendable {
     var partition: KafkaTopicPartition
     var messages: [KafkaMessage]
+    /// The epoch of its partition's claim by this member: the batch is stored only while it is the latest.
+    var epoch: Int64
     var attempts = 0
     /// Whether its partition had more messages waiting than the batch could take, or as many as it may hold (more
     /// then wait in Kafka): the partition is behind, and its transaction should not wait for others to join
@@ -14,6 +16,11 @@ struct PartitionBatch: Sendable {
     /// The offset to commit once the batch is stored: after its last message.
     var nextOffset: KafkaTopicPartitionOffset {
         KafkaTopicPartitionOffset(partition, offset: (messages.last?.offset ?? -1) + 1)
+    }
+
+    /// What the batch's write must check first: that its claim is still its partition's latest.
+    var fence: PartitionFence {
+        PartitionFence(partition: partition, epoch: epoch, nextOffset: nextOffset.offset)
     }
 }
 
@@ -28,6 +35,8 @@ struct BatchOutcome: Sendable {
     }
 
     var batch: PartitionBatch
-    /// Nil: not stored, to be retried.
+    /// Nil: not stored, to be retried (unless ``notOwned``).
     var stored: Stored?
+    /// Not stored because another member claimed the partition since this one did: not to be retried as it is.
+    var notOwned = false
 }

@@ -9,13 +9,27 @@ extension Worker {
     /// back how they ended.
     ///
     /// Each partition stays in order because it never has two batches in flight, a failed batch goes back in front
-    /// of what arrived after it, and an offset is committed only for a batch that was stored. Partitions never wait
+    /// of what arrived after it, and an offset is committed only for a batch that was stored. Across members, a
+    /// partition is claimed in PostgreSQL before its first batch and before the drain first reads its outbox
+    /// (``Action/claim(_:)``): the claim waits for a previous owner's transactions still running, and refuses its
+    /// later ones, so the drain's first read finds every row a previous owner will ever store
+    /// (Docs/adr/0016-partition-ownership-fence.md). Partitions never wait
     /// for one another beyond ``WorkerConfiguration/maximumConcurrentBatches``, which counts the batches being
     /// verified: a batch verified and waiting for its shared transaction (``batchVerified(_:nextOffset:)``) makes room
     /// for another partition's, so that every partition's batch can join the next transaction.
     struct StateMachine {
+        /// A partition to claim, and which of its assignments to this member the claim is for: a claim made again for
+        /// the same assignment (after a failure whose answer may have been lost) names the same owner.
+        struct ClaimRequest: Hashable, Sendable {
+            var partition: KafkaTopicPartition
+            var assignment: Int
+        }
+
         /// What the worker is to do.
         enum Action {
+            /// Claim these partitions in PostgreSQL (``NotificationStore/claim(_:)``), in a task of its own; report
+            /// to ``claimEnded(_:epochs:now:)``. No batch of theirs starts and the drain does not read them before.
+            case claim([ClaimRequest])
             /// Verify, store and commit the batch in a task of its own; report its end to ``batchEnded(_:now:)``.
             case startBatch(PartitionBatch)
             /// Commit these offsets of stored batches (again); report to ``commitEnded(_:committed:now:)``.
@@ -34,6 +48,19 @@ extension Worker {
             /// These partitions are given up, their batches ended and offsets committed (or lost): the drain lets
             /// them go once their running publications end, and the next poll hands them over.
             case handOver([KafkaTopicPartition])
+            /// Another member claimed these partitions since their claim here (a batch was refused): the drain lets
+            /// them go as at a hand-over. They store nothing more until their revocation comes or, should none come
+            /// (this member still owns them in the group's eyes), they are claimed again after a backoff.
+            case withdrawOutputs([KafkaTopicPartition])
+        }
+
+        /// A partition's claim in PostgreSQL.
+        private enum Claim: Equatable {
+            /// To make, at once or not before a time (after a failed claim, or the partition claimed by another).
+            case wanted(notBefore: ContinuousClock.Instant?)
+            case claiming
+            /// Made: its batches carry this epoch.
+            case held(epoch: Int64)
         }
 
         /// How a partition's ownership ends.
@@ -48,6 +75,11 @@ extension Worker {
         }
 
         private struct Partition {
+            /// Which assignment of the partition to this member this is (names its claim).
+            var assignment: Int
+            var claim = Claim.wanted(notBefore: nil)
+            /// Claims that failed or were overtaken by another member's since a batch was last stored.
+            var claimAttempts = 0
             /// Messages not yet in a batch, in offset order.
             var queued: [KafkaMessage] = []
             /// When the oldest queued message arrived (the longest-waiting partition goes first).
@@ -74,6 +106,10 @@ extension Worker {
             var ending: Ending?
 
             var isConsuming: Bool { ending == nil }
+            /// The epoch of its claim, once made.
+            var epoch: Int64? { if case .held(let epoch) = claim { epoch } else { nil } }
+            /// A claim waits out a pause: nothing can be stored meanwhile, so the partition is paused.
+            var claimWaits: Bool { if case .wanted(let notBefore) = claim { notBefore != nil } else { false } }
         }
 
         /// Refused commits are tried again after this long.
@@ -87,6 +123,9 @@ extension Worker {
         private let jitter: @Sendable (ClosedRange<Double>) -> Double
         private var partitions: [KafkaTopicPartition: Partition] = [:]
         private var nextCommitAttempt: ContinuousClock.Instant
+        private var assignments = 0
+        /// Whether a ``Action/claim(_:)`` runs (one at a time; partitions assigned meanwhile wait for the next).
+        private(set) var isClaiming = false
 
         init(
             configuration: WorkerConfiguration,
@@ -132,15 +171,41 @@ extension Worker {
 
         // MARK: - Events
 
-        /// Partitions now owned.
+        /// Partitions now owned: they are claimed first; their messages queue meanwhile.
         mutating func assigned(_ assigned: some Sequence<KafkaTopicPartition>, now: ContinuousClock.Instant) -> [Action]
         {
-            var new: [KafkaTopicPartition] = []
             for partition in assigned where partitions[partition] == nil {
-                partitions[partition] = Partition(queuedSince: now)
-                new.append(partition)
+                assignments += 1
+                partitions[partition] = Partition(assignment: assignments, queuedSince: now)
             }
-            return new.isEmpty ? [] : [.assignOutputs(new.sorted())]
+            return startClaim(now: now)
+        }
+
+        /// A ``Action/claim(_:)`` ended: with each partition's epoch, or nil when it failed (tried again after a
+        /// backoff, the partition paused meanwhile). Claimed partitions go to the drain, and their batches may start.
+        mutating func claimEnded(
+            _ requests: [ClaimRequest],
+            epochs: [KafkaTopicPartition: Int64]?,
+            now: ContinuousClock.Instant
+        ) -> [Action] {
+            isClaiming = false
+            var held: [KafkaTopicPartition] = []
+            for request in requests {
+                // A partition revoked meanwhile, or owned again since (a claim of its own to come), is not this claim's.
+                guard var state = partitions[request.partition], state.assignment == request.assignment,
+                    state.claim == .claiming
+                else { continue }
+                if let epoch = epochs?[request.partition] {
+                    state.claim = .held(epoch: epoch)
+                    held.append(request.partition)
+                } else {
+                    state.claimAttempts += 1
+                    state.claim = .wanted(notBefore: now.advanced(by: backoff(attempts: state.claimAttempts)))
+                }
+                partitions[request.partition] = state
+            }
+            let actions: [Action] = held.isEmpty ? [] : [.assignOutputs(held.sorted())]
+            return actions + startClaim(now: now)
         }
 
         /// Messages polled. Those of a partition not owned, or being given up, are ignored: the consumer hands out
@@ -156,9 +221,10 @@ extension Worker {
             }
         }
 
-        /// What to do now: start the batches that may start, commit again what is due, pause and resume.
+        /// What to do now: claim what is due, start the batches that may start, commit again what is due, pause and
+        /// resume.
         mutating func tick(now: ContinuousClock.Instant) -> [Action] {
-            var actions = startBatches(now: now).map(Action.startBatch)
+            var actions = startClaim(now: now) + startBatches(now: now).map(Action.startBatch)
             if now >= nextCommitAttempt {
                 // A partition with a batch in flight commits a later offset with it.
                 let due = partitions.compactMap { partition, state in
@@ -195,7 +261,21 @@ extension Worker {
             // A lost or revoked partition's rows wait in the table for its next owner, which reads it on assignment.
             let publishes = state.ending?.handsOver != true
             var actions: [Action] = []
-            if let stored = outcome.stored {
+            if outcome.notOwned {
+                // Another member claimed the partition since: nothing of the batch was stored, and nothing more is
+                // until this member claims it again (a new assignment of it), after a pause, unless it is revoked
+                // first, as it should be. Its messages wait in front of what arrived since.
+                if state.queued.isEmpty { state.queuedSince = now }
+                state.queued = outcome.batch.messages + state.queued
+                state.attempts = 0
+                state.retryAt = nil
+                assignments += 1
+                state.assignment = assignments
+                state.claimAttempts += 1
+                state.claim = .wanted(notBefore: now.advanced(by: backoff(attempts: state.claimAttempts)))
+                actions.append(.withdrawOutputs([partition]))
+            } else if let stored = outcome.stored {
+                state.claimAttempts = 0
                 let offset = outcome.batch.nextOffset.offset
                 if stored.committed {
                     if let pending = state.uncommitted, pending <= offset { state.uncommitted = nil }
@@ -257,6 +337,19 @@ extension Worker {
 
         // MARK: - Transitions
 
+        /// A claim of the consuming partitions whose claim is due, unless one runs.
+        private mutating func startClaim(now: ContinuousClock.Instant) -> [Action] {
+            guard !isClaiming else { return [] }
+            let due = partitions.filter { partition, state in
+                guard state.isConsuming, case .wanted(let notBefore) = state.claim else { return false }
+                return notBefore.map { $0 <= now } ?? true
+            }.keys.sorted()
+            guard !due.isEmpty else { return [] }
+            for partition in due { partitions[partition]?.claim = .claiming }
+            isClaiming = true
+            return [.claim(due.map { ClaimRequest(partition: $0, assignment: partitions[$0]!.assignment) })]
+        }
+
         /// A batch (at most ``maximumBatchSize`` messages, the oldest) of each partition that is consuming, not in
         /// flight and not waiting out a backoff, while fewer than ``maximumConcurrentBatches`` are in flight; the
         /// partitions that waited longest first.
@@ -266,7 +359,7 @@ extension Worker {
             let chosen = partitions.longestWaitingKeys(
                 free,
                 where: { state in
-                    state.isConsuming && !state.inFlight && !state.queued.isEmpty
+                    state.isConsuming && state.epoch != nil && !state.inFlight && !state.queued.isEmpty
                         && (state.retryAt.map { $0 <= now } ?? true)
                 },
                 since: \.queuedSince
@@ -284,9 +377,11 @@ extension Worker {
             let queueLimit = self.queueLimit
             var state = partitions.removeValue(forKey: partition)!
             let count = min(state.queued.count, limit)
+            guard let epoch = state.epoch else { preconditionFailure("a batch of \(partition) before its claim") }
             let batch = PartitionBatch(
                 partition: partition,
                 messages: Array(state.queued.prefix(count)),
+                epoch: epoch,
                 attempts: state.attempts,
                 // More than the batch takes, or as much as the partition may hold: messages are waiting, here or in
                 // Kafka (the partition is paused for memory).
@@ -303,7 +398,8 @@ extension Worker {
         }
 
         /// Moves each ending partition on as far as it can go now: after its batch in flight, one last batch of
-        /// everything queued, then a commit of what is uncommitted, then it is let go (lost ones are let go at once).
+        /// everything queued (if it is claimed: else the next owner consumes it), then a commit of what is uncommitted,
+        /// then it is let go (lost ones are let go at once).
         private mutating func advanceEndings(now: ContinuousClock.Instant) -> [Action] {
             var batches: [PartitionBatch] = []
             var commits: [KafkaTopicPartitionOffset] = []
@@ -314,7 +410,7 @@ extension Worker {
                     ending.lastBatchStarted = true
                     state.ending = ending
                     partitions[partition] = state
-                    if !state.queued.isEmpty {
+                    if !state.queued.isEmpty, state.epoch != nil {
                         batches.append(takeBatch(partition, limit: .max, now: now))
                         continue
                     }
@@ -336,15 +432,16 @@ extension Worker {
             return actions
         }
 
-        /// Pauses consuming partitions that are waiting out a backoff or hold their share of messages in memory (two
-        /// polls' worth over all owned partitions), resumes the rest: memory stays bounded however many partitions a
-        /// member owns and however slow one of them is. A partition being given up is left as it is.
+        /// Pauses consuming partitions that are waiting out a backoff (of a batch or of a claim) or hold their share of
+        /// messages in memory (two polls' worth over all owned partitions), resumes the rest: memory stays bounded
+        /// however many partitions a member owns and however slow one of them is. A partition being given up is left
+        /// as it is.
         private mutating func applyPauses() -> [Action] {
             let limit = queueLimit
             var toPause: [KafkaTopicPartition] = []
             var toResume: [KafkaTopicPartition] = []
             for (partition, state) in partitions where state.isConsuming {
-                let waiting = state.retryAt != nil || state.queued.count >= limit
+                let waiting = state.retryAt != nil || state.claimWaits || state.queued.count >= limit
                 if waiting, !state.paused { toPause.append(partition) }
                 if !waiting, state.paused { toResume.append(partition) }
             }

@@ -20,6 +20,10 @@ import Synchronization
 /// member is assigned it, after a batch fails (its COMMIT may have gone through), whenever a periodic sweep finds
 /// some, and, while publishing fails, every retry interval.
 ///
+/// A partition newly assigned is claimed in PostgreSQL before its first batch and before the drain first reads its
+/// outbox: the claim waits for a previous owner's transactions still running, and a batch of a partition claimed by
+/// another member since stores nothing (Docs/adr/0016-partition-ownership-fence.md).
+///
 /// A batch that fails (database unavailable, a verification to retry, anything else) is never skipped: its partition
 /// is paused, the same messages are tried again after a growing, jittered pause, and no offset moves past them.
 /// Other partitions go on. On a revocation the member finishes (or, for lost partitions, abandons) their pending
@@ -39,6 +43,14 @@ package final class Worker: Service, Sendable {
     /// transaction, and other partitions' batches may start in their place
     /// (``StateMachine/batchVerified(_:nextOffset:)``).
     private let verifiedBatches = Mutex<[(partition: KafkaTopicPartition, nextOffset: Int64)]>([])
+    /// Claims ended since the run loop last looked, with their epochs (nil: failed).
+    private let endedClaims = Mutex<[(requests: [StateMachine.ClaimRequest], epochs: [KafkaTopicPartition: Int64]?)]>(
+        []
+    )
+    /// Who this member is in `partition_owners` (with the assignment claimed, ``claim(_:)``): the host, the process,
+    /// and a random part, since one process may run several members.
+    private let member =
+        "\(ProcessInfo.processInfo.hostName)/\(ProcessInfo.processInfo.processIdentifier)/\(UUID().uuidString.prefix(8))"
 
     /// The longest a poll waits while batches are in flight: a batch that ended is noticed (its partition's next
     /// batch started, its rows handed to the drain) within this, or as soon as messages arrive. 50 ms rather than
@@ -113,6 +125,7 @@ package final class Worker: Service, Sendable {
     private func consume(_ consumer: KafkaConsumer, _ drain: OutboxDrain, _ writer: GroupCommitWriter) async throws {
         var machine = StateMachine(configuration: configuration, now: .now)
         var tasks = PartitionTasks()
+        var claimTask: Task<Void, Never>?
         /// Performs `actions`, and those that their results lead to.
         func perform(_ actions: [StateMachine.Action]) async throws(KafkaError) {
             var pending = actions[...]
@@ -126,6 +139,9 @@ package final class Worker: Service, Sendable {
             defer { handWritten() }
             while let action = pending.popFirst() {
                 switch action {
+                case .claim(let requests):
+                    // The state machine starts one claim at a time, after the previous one ended.
+                    claimTask = Task { await self.claim(requests) }
                 case .startBatch(let batch):
                     tasks.start(batch) { batch in await self.process(batch, writer) }
                 case .commit(let offsets):
@@ -147,7 +163,7 @@ package final class Worker: Service, Sendable {
                     written.append((rows, partition))
                 case .publishFromTable(let partitions):
                     drain.mayHaveRows(partitions)
-                case .handOver(let partitions):
+                case .handOver(let partitions), .withdrawOutputs(let partitions):
                     // The next owner publishes what is left; its publications must not overlap ours.
                     handWritten()
                     await drain.revoke(partitions)
@@ -175,15 +191,23 @@ package final class Worker: Service, Sendable {
                 for verified in verified {
                     machine.batchVerified(verified.partition, nextOffset: verified.nextOffset)
                 }
+                let claims = endedClaims.withLock { claims in
+                    defer { claims = [] }
+                    return claims
+                }
                 var ended: [StateMachine.Action] = []
+                for (requests, epochs) in claims {
+                    ended += machine.claimEnded(requests, epochs: epochs, now: .now)
+                }
                 for outcome in await tasks.takeFinished() {
                     ended += machine.batchEnded(outcome, now: .now)
                 }
                 try await perform(ended)
-                // While batches are in flight, poll briefly so a partition whose batch ended starts its next soon.
+                // While batches or a claim are in flight, poll briefly so a partition whose batch or claim ended
+                // starts its next batch soon.
                 let events = try await consumer.poll(
                     maxMessages: configuration.maximumBatchSize,
-                    maxWait: machine.hasBatchInFlight
+                    maxWait: machine.hasBatchInFlight || machine.isClaiming
                         ? min(configuration.maximumWait, Self.pollWaitWhileBatchesRun) : configuration.maximumWait
                 )
                 for event in events {
@@ -212,9 +236,14 @@ package final class Worker: Service, Sendable {
             // to the next owner.
             try await perform(machine.shutDown(now: .now))
             try await settleEndings()
+            // A claim still running is of no use now.
+            claimTask?.cancel()
+            await claimTask?.value
             await drain.finish()
         } catch {
             await tasks.waitForAll()
+            claimTask?.cancel()
+            await claimTask?.value
             await drain.revoke(consumer.assignment)
             try? await consumer.close()
             throw error
@@ -238,21 +267,38 @@ package final class Worker: Service, Sendable {
         )
     }
 
-    /// Verifies, stores and commits one partition's batch.
-    private func process(_ batch: PartitionBatch, _ writer: GroupCommitWriter) async -> BatchOutcome {
-        BatchOutcome(batch: batch, stored: await store(batch, writer))
+    /// Claims `requests`' partitions in PostgreSQL (``NotificationStore/claim(_:)``) and reports the outcome to the
+    /// run loop; the claim waits for a previous owner's transactions still running, for at most the store's operation
+    /// timeout, while the loop goes on polling.
+    private func claim(_ requests: [StateMachine.ClaimRequest]) async {
+        let owners = Dictionary(uniqueKeysWithValues: requests.map { ($0.partition, "\(member)#\($0.assignment)") })
+        var epochs: [KafkaTopicPartition: Int64]?
+        do {
+            let claimed = try await store.claim(owners)
+            epochs = claimed
+            let described = claimed.sorted { $0.key < $1.key }.map { "\($0.key) epoch \($0.value)" }
+            logger.info("Partitions claimed", metadata: ["kafka.partitions": "\(described)"])
+        } catch {
+            metrics.failedClaims.increment()
+            logger.warning(
+                "Partitions not claimed; trying again shortly, storing nothing of them meanwhile",
+                metadata: ["kafka.partitions": "\(owners.keys.sorted())", "error": "\(error)"]
+            )
+        }
+        endedClaims.withLock { $0.append((requests, epochs)) }
     }
 
-    /// Verifies, stores and commits one partition's batch: nil when it must be tried again, else whether its offset
-    /// was committed and the write's outbox messages. The store and the commit are shared with the batches of other
-    /// partitions ready at the same time (``GroupCommitWriter``).
-    private func store(_ batch: PartitionBatch, _ writer: GroupCommitWriter) async -> BatchOutcome.Stored? {
+    /// Verifies, stores and commits one partition's batch: stored (whether its offset was committed, the write's
+    /// outbox messages), to be tried again, or refused because another member claimed the partition since. The store
+    /// and the commit are shared with the batches of other partitions ready at the same time (``GroupCommitWriter``).
+    private func process(_ batch: PartitionBatch, _ writer: GroupCommitWriter) async -> BatchOutcome {
         var logger = logger
         logger[metadataKey: "kafka.partition"] = "\(batch.partition)"
         var stage = "verify"
         do {
             let verificationStart = ContinuousClock.now
-            let notifications = try await verifier.batch(for: batch.messages)
+            var notifications = try await verifier.batch(for: batch.messages)
+            notifications.fences = [batch.fence]
             metrics.verificationDuration.record(verificationStart.duration(to: .now))
             // A batch tried again is written alone, on a connection of its own: it keeps its place among the batches.
             if batch.attempts == 0 {
@@ -267,14 +313,27 @@ package final class Worker: Service, Sendable {
             )
             metrics.batchSize.record(Double(batch.messages.count))
             if logger.logLevel <= .debug { logEntries(notifications, logger: logger) }
-            return BatchOutcome.Stored(committed: written.committed, outboxMessages: written.outboxMessages)
+            return BatchOutcome(
+                batch: batch,
+                stored: BatchOutcome.Stored(committed: written.committed, outboxMessages: written.outboxMessages)
+            )
+        } catch let error as NotificationStoreError
+            where error.code == .partitionNotOwned && error.partitions.contains(batch.partition)
+        {
+            // Not a failure to retry: the partition is someone else's now (its revocation is on its way).
+            metrics.fencedBatches.increment()
+            logger.notice(
+                "Batch refused: another member claimed the partition since; letting it go",
+                metadata: ["error": "\(error)"]
+            )
+            return BatchOutcome(batch: batch, notOwned: true)
         } catch {
             metrics.countFailedBatch(stage: stage, code: Self.code(of: error))
             logger.warning(
                 "Batch not stored; pausing the partition and trying the same batch again",
                 metadata: ["error": "\(error)", "batch.attempt": "\(batch.attempts + 1)"]
             )
-            return nil
+            return BatchOutcome(batch: batch)
         }
     }
 

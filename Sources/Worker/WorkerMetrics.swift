@@ -24,6 +24,11 @@ package final class WorkerMetrics: Sendable {
     let transactionBatches: ValueHistogram
     /// Output events the broker acknowledged.
     let publishedEvents: Counter
+    /// Partition batches refused because another member claimed their partition since this one did (the ownership
+    /// fence): nothing of them was stored, and the partition is let go.
+    let fencedBatches: Counter
+    /// Claims of partitions that failed (PostgreSQL unavailable), each tried again after a backoff.
+    let failedClaims: Counter
     /// Partitions paused after a failed batch, waiting out their backoff.
     let pausedPartitions: Gauge
     /// Rows waiting in the outbox (all partitions), sampled in the background (``WorkerMetricsSampler``).
@@ -86,6 +91,16 @@ package final class WorkerMetrics: Sendable {
         )
         publishedEvents = registry.makeCounter(
             descriptor: Self.name("published_events", "total", "Output events the broker acknowledged.")
+        )
+        fencedBatches = registry.makeCounter(
+            descriptor: Self.name(
+                "fenced_batches",
+                "total",
+                "Partition batches refused because another member claimed their partition since."
+            )
+        )
+        failedClaims = registry.makeCounter(
+            descriptor: Self.name("failed_claims", "total", "Claims of partitions that failed, to be tried again.")
         )
         pausedPartitions = registry.makeGauge(
             descriptor: Self.name("paused", "partitions", "Partitions paused after a failed batch.")

@@ -30,7 +30,7 @@ struct MigrationTests {
         #expect(
             tables == """
                 asnp_schema_migrations,history_deliveries,history_ledger,history_listed,history_sync,jws_headers,\
-                notification_bodies,notifications,outbox,rejected_notifications,subscriptions
+                notification_bodies,notifications,outbox,partition_owners,rejected_notifications,subscriptions
                 """
         )
         // The bodies' partitions of this month and the months after it are made ahead.

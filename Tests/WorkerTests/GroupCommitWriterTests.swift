@@ -64,6 +64,39 @@ struct GroupCommitWriterTests {
         }
     }
 
+    /// Hands `batches` to `writer` at once and starts its lanes once all of them wait, so that one transaction takes
+    /// them all; returns each partition's outcome, and the lanes (cancel them when done).
+    static func writeTogether(
+        _ writer: GroupCommitWriter,
+        _ batches: [(batch: NotificationBatch, offset: KafkaTopicPartitionOffset)]
+    ) async -> (
+        results: [KafkaTopicPartition: Result<GroupCommitWriter.Written, NotificationStoreError>],
+        lanes: Task<Void, Never>
+    ) {
+        let shared = Task {
+            await withTaskGroup(
+                of: (KafkaTopicPartition, Result<GroupCommitWriter.Written, NotificationStoreError>).self
+            ) { group in
+                for (batch, offset) in batches {
+                    group.addTask {
+                        do throws(NotificationStoreError) {
+                            return (
+                                offset.topicPartition,
+                                .success(try await writer.write(batch, committing: offset, alone: false))
+                            )
+                        } catch {
+                            return (offset.topicPartition, .failure(error))
+                        }
+                    }
+                }
+                return await group.reduce(into: [:]) { $0[$1.0] = $1.1 }
+            }
+        }
+        #expect(await eventually { writer.waitingBatches == batches.count })
+        let lanes = Task { await writer.run() }
+        return (await shared.value, lanes)
+    }
+
     @Test(
         "Three partitions' batches waiting together: one transaction, one commit of the three offsets, and each caller gets the events of its own partition's rows"
     )
@@ -147,6 +180,42 @@ struct GroupCommitWriterTests {
     }
 
     @Test(
+        "A shared transaction holding a batch of a partition claimed by another member since stores nothing; the error names that partition alone, and the other batch, written again alone, is stored"
+    )
+    func fencedPartition() async throws {
+        let subscriptions = try Self.subscriptions()
+        try #require(subscriptions.count >= 2)
+        try await Self.withStore { store, server, database in
+            let p0 = KafkaTopicPartition(topic: Pipeline.topic, partition: 0)
+            let p1 = KafkaTopicPartition(topic: Pipeline.topic, partition: 1)
+            let mine = try await store.claim([p0: "me#1", p1: "me#2"])
+            _ = try await store.claim([p0: "another#1"])
+            var stale = try await WorkerOutputTests.batch(subscriptions[0].map(\.body), partition: 0, firstOffset: 0)
+            stale.fences = [PartitionFence(partition: p0, epoch: mine[p0]!, nextOffset: Int64(stale.entries.count))]
+            var owned = try await WorkerOutputTests.batch(subscriptions[1].map(\.body), partition: 1, firstOffset: 0)
+            owned.fences = [PartitionFence(partition: p1, epoch: mine[p1]!, nextOffset: Int64(owned.entries.count))]
+            let ownedOffset = KafkaTopicPartitionOffset(p1, offset: Int64(owned.entries.count))
+            let writer = Self.writer(store, metrics: WorkerMetrics(), commits: Commits())
+            let (results, lanes) = await Self.writeTogether(
+                writer,
+                [(stale, KafkaTopicPartitionOffset(p0, offset: Int64(stale.entries.count))), (owned, ownedOffset)]
+            )
+            defer { lanes.cancel() }
+            for partition in [p0, p1] {
+                let error = try #require(results[partition]).error
+                #expect(error?.code == .partitionNotOwned, "\(partition)")
+                #expect(error?.partitions == [p0], "\(partition)")
+            }
+            #expect(try await server.psql(database, "SELECT count(*) FROM notifications") == "0")
+
+            let alone = try await writer.write(owned, committing: ownedOffset, alone: true)
+            #expect(alone.committed)
+            let stored = Set(subscriptions[1].map(\.uuid)).count
+            #expect(try await server.psql(database, "SELECT count(*) FROM notifications") == "\(stored)")
+        }
+    }
+
+    @Test(
         "A shared transaction gives up on a row lock held elsewhere (CONFLICT, 55P03) and writes nothing; written alone, the other partition's batch is stored while the lock still holds"
     )
     func lockedRow() async throws {
@@ -157,7 +226,7 @@ struct GroupCommitWriterTests {
             // The locked subscription's row exists: its first notification is stored.
             _ = try await store.write(try await WorkerOutputTests.batch([locked[0].body], partition: 0, firstOffset: 0))
             let lock = try #require(
-                try await SubscriptionRowLock.take(
+                try await HeldRowLock.take(
                     originalTransactionId: locked[0].key,
                     server: server,
                     database: database
@@ -180,24 +249,12 @@ struct GroupCommitWriterTests {
                 offset: Int64(otherBatch.entries.count)
             )
             let lockedOffset = KafkaTopicPartitionOffset(topic: Pipeline.topic, partition: 0, offset: 99)
-            let shared = Task {
-                await withTaskGroup(of: Result<GroupCommitWriter.Written, NotificationStoreError>.self) { group in
-                    for (batch, offset) in [(lockedBatch, lockedOffset), (otherBatch, otherOffset)] {
-                        group.addTask {
-                            do throws(NotificationStoreError) {
-                                return .success(try await writer.write(batch, committing: offset, alone: false))
-                            } catch {
-                                return .failure(error)
-                            }
-                        }
-                    }
-                    return await group.reduce(into: []) { $0.append($1) }
-                }
-            }
-            #expect(await eventually { writer.waitingBatches == 2 })
-            let lanes = Task { await writer.run() }
+            let (outcomes, lanes) = await Self.writeTogether(
+                writer,
+                [(lockedBatch, lockedOffset), (otherBatch, otherOffset)]
+            )
             defer { lanes.cancel() }
-            let results = await shared.value
+            let results = Array(outcomes.values)
             #expect(results.count == 2)
             for result in results {
                 #expect(throws: NotificationStoreError.self) { try result.get() }
@@ -336,5 +393,13 @@ extension WorkerMetrics {
         var scraped: [UInt8] = []
         registry.emit(into: &scraped)
         return String(decoding: scraped, as: UTF8.self)
+    }
+}
+
+extension Result {
+    /// The failure's error, nil for a success.
+    fileprivate var error: Failure? {
+        guard case .failure(let error) = self else { return nil }
+        return error
     }
 }

@@ -473,7 +473,7 @@ struct WorkerPipelineTests {
             // others given 10 s, a bound on a loaded machine's speed that nothing promises; now the test releases the
             // lock, so whatever is stored before that was stored while it held.)
             let lock = try #require(
-                try await SubscriptionRowLock.take(
+                try await HeldRowLock.take(
                     originalTransactionId: stuckKey,
                     server: rig.server,
                     database: database

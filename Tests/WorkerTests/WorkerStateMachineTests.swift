@@ -60,6 +60,31 @@ struct WorkerStateMachineTests {
 
     static func failed(_ batch: PartitionBatch) -> BatchOutcome { BatchOutcome(batch: batch, stored: nil) }
 
+    static func fenced(_ batch: PartitionBatch) -> BatchOutcome { BatchOutcome(batch: batch, notOwned: true) }
+
+    /// The claims among `actions`.
+    static func claims(_ actions: [Action]) -> [Machine.ClaimRequest] {
+        actions.flatMap { action -> [Machine.ClaimRequest] in
+            guard case .claim(let requests) = action else { return [] }
+            return requests
+        }
+    }
+
+    /// `partitions` assigned at `now` and their claim ended at once with `epoch`.
+    static func own(
+        _ machine: inout Machine,
+        _ partitions: [KafkaTopicPartition],
+        now: ContinuousClock.Instant,
+        epoch: Int64 = 1
+    ) {
+        let requests = claims(machine.assigned(partitions, now: now))
+        _ = machine.claimEnded(
+            requests,
+            epochs: Dictionary(uniqueKeysWithValues: requests.map { ($0.partition, epoch) }),
+            now: now
+        )
+    }
+
     /// The batches among `actions`.
     static func batches(_ actions: [Action]) -> [PartitionBatch] {
         actions.compactMap { if case .startBatch(let batch) = $0 { batch } else { nil } }
@@ -70,6 +95,7 @@ struct WorkerStateMachineTests {
         actions.compactMap { action in
             switch action {
             case .startBatch: nil
+            case .claim(let requests): "claim \(requests.map(\.partition.partition))"
             case .commit(let offsets): "commit \(offsets.map { "\($0.topicPartition.partition)@\($0.offset)" })"
             case .pause(let partitions): "pause \(partitions.map(\.partition))"
             case .resume(let partitions): "resume \(partitions.map(\.partition))"
@@ -78,6 +104,7 @@ struct WorkerStateMachineTests {
                 "publishWritten \(rows.map { "\($0.map(\.id))" } ?? "nil") \(partition.partition)"
             case .publishFromTable(let partitions): "publishFromTable \(partitions.map(\.partition))"
             case .handOver(let partitions): "handOver \(partitions.map(\.partition))"
+            case .withdrawOutputs(let partitions): "withdrawOutputs \(partitions.map(\.partition))"
             }
         }
     }
@@ -88,20 +115,26 @@ struct WorkerStateMachineTests {
     static func batchInFlight(_ offsets: ClosedRange<Int64>, batchSize: Int = 1_000) throws -> (Machine, PartitionBatch)
     {
         var machine = Self.machine(batchSize: batchSize)
-        _ = machine.assigned([p0], now: at(0))
+        Self.own(&machine, [p0], now: at(0))
         machine.received(messages(p0, offsets), now: at(0))
         let batch = try #require(batches(machine.tick(now: at(0))).first)
         return (machine, batch)
     }
 
-    @Test("Assigned partitions go to the drain; a partition's messages form one batch, and its next waits for it")
+    @Test(
+        "Assigned partitions are claimed, then go to the drain; a partition's messages form one batch, and its next waits for it"
+    )
     func assignmentAndBatches() throws {
         var machine = Self.machine()
-        #expect(Self.others(machine.assigned([Self.p1, Self.p0], now: Self.at(0))) == ["assignOutputs [0, 1]"])
+        let claim = machine.assigned([Self.p1, Self.p0], now: Self.at(0))
+        #expect(Self.others(claim) == ["claim [0, 1]"])
         #expect(machine.assigned([Self.p0], now: Self.at(0)).isEmpty, "already owned")
+        let claimed = machine.claimEnded(Self.claims(claim), epochs: [Self.p0: 3, Self.p1: 1], now: Self.at(0))
+        #expect(Self.others(claimed) == ["assignOutputs [0, 1]"])
         machine.received(Self.messages(Self.p0, 0...4), now: Self.at(0))
         let first = try #require(Self.batches(machine.tick(now: Self.at(0))).first)
         #expect(Self.offsets(first) == [0, 1, 2, 3, 4] && first.attempts == 0)
+        #expect(first.epoch == 3, "the batch carries its claim's epoch")
         #expect(!first.isBehind, "it took everything queued")
         machine.received(Self.messages(Self.p0, 5...6), now: Self.at(0.1))
         #expect(Self.batches(machine.tick(now: Self.at(0.1))).isEmpty, "one batch per partition in flight")
@@ -114,7 +147,7 @@ struct WorkerStateMachineTests {
     @Test("Batches hold at most the batch size; at most the configured batches at once, the longest-waiting first")
     func batchSizeAndFairness() {
         var machine = Self.machine(batchSize: 3, concurrency: 2)
-        _ = machine.assigned([Self.p0, Self.p1, Self.p2], now: Self.at(0))
+        Self.own(&machine, [Self.p0, Self.p1, Self.p2], now: Self.at(0))
         machine.received(Self.messages(Self.p0, 0...4), now: Self.at(0))
         machine.received(Self.messages(Self.p1, 0...0), now: Self.at(1))
         machine.received(Self.messages(Self.p2, 0...0), now: Self.at(2))
@@ -134,7 +167,7 @@ struct WorkerStateMachineTests {
     )
     func verifiedBatchesMakeRoom() throws {
         var machine = Self.machine(concurrency: 1)
-        _ = machine.assigned([Self.p0, Self.p1, Self.p2], now: Self.at(0))
+        Self.own(&machine, [Self.p0, Self.p1, Self.p2], now: Self.at(0))
         machine.received(Self.messages(Self.p0, 0...1), now: Self.at(0))
         machine.received(Self.messages(Self.p1, 0...0), now: Self.at(0))
         machine.received(Self.messages(Self.p2, 0...0), now: Self.at(0))
@@ -165,7 +198,7 @@ struct WorkerStateMachineTests {
     @Test("A failed batch: paused, tried again after its backoff with what arrived since, backoffs doubling to the cap")
     func failedBatchBacksOff() throws {
         var machine = Self.machine(initialBackoff: .seconds(1), maximumBackoff: .seconds(3))
-        _ = machine.assigned([Self.p0], now: Self.at(0))
+        Self.own(&machine, [Self.p0], now: Self.at(0))
         machine.received(Self.messages(Self.p0, 0...1), now: Self.at(0))
         var batch = try #require(Self.batches(machine.tick(now: Self.at(0))).first)
         machine.received(Self.messages(Self.p0, 2...2), now: Self.at(0.1))
@@ -238,7 +271,7 @@ struct WorkerStateMachineTests {
     )
     func revocation() throws {
         var machine = Self.machine(batchSize: 2, concurrency: 1)
-        _ = machine.assigned([Self.p0, Self.p1], now: Self.at(0))
+        Self.own(&machine, [Self.p0, Self.p1], now: Self.at(0))
         machine.received(Self.messages(Self.p0, 0...4), now: Self.at(0))
         machine.received(Self.messages(Self.p1, 0...0), now: Self.at(0.1))
         let inFlight = try #require(Self.batches(machine.tick(now: Self.at(0))).first)
@@ -281,7 +314,7 @@ struct WorkerStateMachineTests {
     @Test("Lost: the batch in flight ends; nothing more is stored, committed or published; handed over at once")
     func lost() throws {
         var machine = Self.machine(batchSize: 2)
-        _ = machine.assigned([Self.p0, Self.p1], now: Self.at(0))
+        Self.own(&machine, [Self.p0, Self.p1], now: Self.at(0))
         machine.received(Self.messages(Self.p0, 0...3), now: Self.at(0))
         let batch = try #require(Self.batches(machine.tick(now: Self.at(0))).first)
         #expect(Self.others(machine.revoke([Self.p1], isLost: true, now: Self.at(0.5))) == ["handOver [1]"])
@@ -295,7 +328,7 @@ struct WorkerStateMachineTests {
     @Test("Shutdown: batches in flight end, one last batch of what is queued, outputs stay with the drain")
     func shutdown() throws {
         var machine = Self.machine(batchSize: 1, concurrency: 1)
-        _ = machine.assigned([Self.p0, Self.p1], now: Self.at(0))
+        Self.own(&machine, [Self.p0, Self.p1], now: Self.at(0))
         machine.received(Self.messages(Self.p0, 0...0), now: Self.at(0))
         let inFlight = try #require(Self.batches(machine.tick(now: Self.at(0))).first)
         machine.received(Self.messages(Self.p1, 0...2), now: Self.at(0.1))
@@ -341,7 +374,85 @@ struct WorkerStateMachineTests {
     }
 
     @Test(
-        "Random interleavings of polls, verified batches, batch outcomes, refused commits, revocations and losses: in order, no gap"
+        "Until its claim ends no batch of a partition starts and the drain does not take it; a failed claim is tried again (the same owner) after a backoff, the partition paused meanwhile"
+    )
+    func claimBeforeBatches() throws {
+        var machine = Self.machine()
+        let claim = Self.claims(machine.assigned([Self.p0], now: Self.at(0)))
+        #expect(claim.map(\.partition) == [Self.p0])
+        machine.received(Self.messages(Self.p0, 0...2), now: Self.at(0))
+        #expect(machine.isClaiming)
+        #expect(Self.batches(machine.tick(now: Self.at(0.1))).isEmpty, "no batch before the claim")
+        #expect(machine.assigned([Self.p1], now: Self.at(0.1)).isEmpty, "one claim at a time")
+        let failed = machine.claimEnded(claim, epochs: nil, now: Self.at(0.2))
+        #expect(Self.others(failed) == ["claim [1]"], "p1's claim starts; p0's waits out its backoff")
+        #expect(Self.others(machine.tick(now: Self.at(0.3))) == ["pause [0]"], "paused while its claim waits")
+        let p1Claimed = machine.claimEnded(Self.claims(failed), epochs: [Self.p1: 1], now: Self.at(0.4))
+        #expect(Self.others(p1Claimed) == ["assignOutputs [1]"], "p0 still not the drain's")
+        // The backoff (1 s) ends at 1.2.
+        #expect(machine.tick(now: Self.at(1.1)).isEmpty)
+        let retry = machine.tick(now: Self.at(1.25))
+        #expect(Self.claims(retry) == claim, "the same assignment: the same owner")
+        #expect(Self.others(retry) == ["claim [0]", "resume [0]"])
+        #expect(
+            Self.others(machine.claimEnded(claim, epochs: [Self.p0: 2], now: Self.at(1.3))) == ["assignOutputs [0]"]
+        )
+        let started = Self.batches(machine.tick(now: Self.at(1.3)))
+        #expect(started.map(Self.offsets) == [[0, 1, 2]])
+        #expect(started.first?.epoch == 2)
+    }
+
+    @Test(
+        "A partition revoked while its claim runs is handed over with nothing stored; that claim's outcome changes nothing, and the partition assigned again is claimed anew"
+    )
+    func revokedWhileClaiming() {
+        var machine = Self.machine()
+        let claim = Self.claims(machine.assigned([Self.p0], now: Self.at(0)))
+        machine.received(Self.messages(Self.p0, 0...2), now: Self.at(0))
+        let revoked = machine.revoke([Self.p0], isLost: false, now: Self.at(0.1))
+        #expect(Self.others(revoked) == ["handOver [0]"] && Self.batches(revoked).isEmpty, "no last batch unclaimed")
+        #expect(machine.owned.isEmpty)
+        #expect(machine.assigned([Self.p0], now: Self.at(0.2)).isEmpty, "the first claim still runs")
+        let ended = machine.claimEnded(claim, epochs: [Self.p0: 1], now: Self.at(0.3))
+        #expect(Self.others(ended) == ["claim [0]"], "not the new assignment's claim: it makes its own")
+        #expect(Self.claims(ended).first?.assignment != claim.first?.assignment, "under a new owner name")
+        machine.received(Self.messages(Self.p0, 0...0), now: Self.at(0.3))
+        #expect(Self.batches(machine.tick(now: Self.at(0.4))).isEmpty)
+    }
+
+    @Test(
+        "A batch refused by the fence: nothing committed, the drain lets the partition go, no retry of the batch; only if no revocation comes, a claim again after a backoff, the messages still in order"
+    )
+    func fencedBatch() throws {
+        let (inFlight, batch) = try Self.batchInFlight(0...2)
+        var machine = inFlight
+        machine.received(Self.messages(Self.p0, 3...4), now: Self.at(0.1))
+        #expect(Self.others(machine.batchEnded(Self.fenced(batch), now: Self.at(0.2))) == ["withdrawOutputs [0]"])
+        #expect(machine.uncommitted.isEmpty)
+        let waiting = machine.tick(now: Self.at(0.3))
+        #expect(Self.batches(waiting).isEmpty && Self.claims(waiting).isEmpty, "no batch, no claim yet")
+        #expect(Self.others(waiting) == ["pause [0]"])
+        #expect(machine.tick(now: Self.at(1.1)).isEmpty)
+        let requests = Self.claims(machine.tick(now: Self.at(1.25)))
+        #expect(requests.map(\.partition) == [Self.p0])
+        #expect(
+            Self.others(machine.claimEnded(requests, epochs: [Self.p0: 5], now: Self.at(1.3))) == ["assignOutputs [0]"]
+        )
+        let batches = Self.batches(machine.tick(now: Self.at(1.3)))
+        #expect(batches.map(Self.offsets) == [[0, 1, 2, 3, 4]])
+        #expect(batches.first?.epoch == 5)
+
+        // Fenced again, and the revocation comes: handed over with nothing stored, no claim.
+        let (otherInFlight, refused) = try Self.batchInFlight(0...2)
+        var revokedMachine = otherInFlight
+        _ = revokedMachine.batchEnded(Self.fenced(refused), now: Self.at(0.2))
+        let handedOver = revokedMachine.revoke([Self.p0], isLost: false, now: Self.at(0.3))
+        #expect(Self.others(handedOver) == ["handOver [0]"] && Self.batches(handedOver).isEmpty)
+        #expect(Self.claims(revokedMachine.tick(now: Self.at(5))).isEmpty)
+    }
+
+    @Test(
+        "Random interleavings of polls, claims, verified batches, batch outcomes (fenced ones too), refused commits, revocations and losses: in order, no gap"
     )
     func randomInterleavings() throws {
         var generator = SeededGenerator(seed: 0xBA7C4)
@@ -407,6 +518,15 @@ struct WorkerStateMachineTests {
                             !marked.contains { simulated[$0]!.revoking },
                             "round \(round): published while given up"
                         )
+                    case .claim(let requests):
+                        // The claim ends at once; while failures are on, one in four fails (tried again later).
+                        let fails = failures && Int.random(in: 0..<4, using: &generator) == 0
+                        let epochs = Dictionary(uniqueKeysWithValues: requests.map { ($0.partition, Int64(round)) })
+                        pending += machine.claimEnded(requests, epochs: fails ? nil : epochs, now: Self.at(clock))
+                    case .withdrawOutputs(let withdrawn):
+                        for partition in withdrawn {
+                            #expect(simulated[partition]!.batchInFlight == nil, "round \(round): withdrawn in flight")
+                        }
                     case .handOver(let handedOver):
                         for partition in handedOver {
                             #expect(simulated[partition]!.batchInFlight == nil, "round \(round): handed over in flight")
@@ -424,6 +544,9 @@ struct WorkerStateMachineTests {
                 let outcome: BatchOutcome
                 if failures, Int.random(in: 0..<4, using: &generator) == 0 {
                     outcome = Self.failed(batch)
+                } else if failures, Int.random(in: 0..<8, using: &generator) == 0 {
+                    // Another member claimed the partition meanwhile: nothing stored.
+                    outcome = Self.fenced(batch)
                 } else {
                     // The batch commits its offset itself after storing.
                     let committed = !failures || Int.random(in: 0..<5, using: &generator) > 0

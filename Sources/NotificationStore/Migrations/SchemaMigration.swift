@@ -38,7 +38,7 @@ extension SchemaMigration {
     /// Every migration this program knows, in version order.
     package static let all: [SchemaMigration] = [
         .initialSchema, .replayMarks, .outboxRefusals, .notificationOrigin, .subscriptionEntitlement, .bodyStore,
-        .historyLedger, .subscriptionStateRules, .historyListed, .utcBodyPartitions,
+        .historyLedger, .subscriptionStateRules, .historyListed, .utcBodyPartitions, .partitionOwners,
     ]
 
     /// The schema version this program needs.

@@ -27,10 +27,14 @@ package struct NotificationBatch: Sendable {
 
     /// The entries, in consumption order.
     package var entries: [Entry]
+    /// The partitions the entries come from, each with its writer's claim: the batch is stored only while each claim
+    /// is its partition's latest (a worker's batches). Empty: stored whoever owns the partitions (tools, tests).
+    package var fences: [PartitionFence]
 
     /// Creates a batch.
-    package init(entries: [Entry] = []) {
+    package init(entries: [Entry] = [], fences: [PartitionFence] = []) {
         self.entries = entries
+        self.fences = fences
     }
 
     /// Adds a verified notification.

@@ -268,4 +268,17 @@ package enum BatchStatements {
         ORDER BY inserted.id
         RETURNING id, message_key, rejected_id, source_topic, source_partition
         """
+
+    /// The ownership fence, first in a worker's batch transaction: locks the batch's partitions' rows of
+    /// `partition_owners` (in key order: the parameters are sorted) where the epoch is still the writer's, records the
+    /// offsets stored through, and returns the partitions it found so (``NotificationStore/fence(_:on:logger:)``).
+    static let fence = """
+        UPDATE partition_owners AS owners
+        SET stored_through_offset = GREATEST(owners.stored_through_offset, fence.next_offset)
+        FROM unnest($1::text[], $2::integer[], $3::bigint[], $4::bigint[])
+            AS fence(kafka_topic, kafka_partition, epoch, next_offset)
+        WHERE owners.kafka_topic = fence.kafka_topic AND owners.kafka_partition = fence.kafka_partition
+            AND owners.epoch = fence.epoch
+        RETURNING owners.kafka_topic, owners.kafka_partition
+        """
 }
