@@ -169,11 +169,16 @@ struct SoakChecks {
         let withoutEvent = storedSet.subtracting(ids)
         let eventWithoutRow = ids.subtracting(storedSet)
         if !withoutEvent.isEmpty {
+            // When they were received says whether retention dropped their month before they were published.
+            let listed = withoutEvent.sorted().prefix(3).map { "'\($0)'" }.joined(separator: ", ")
+            let received = try await query(
+                """
+                SELECT string_agg(notification_uuid || ' received ' || to_char(received_at AT TIME ZONE 'UTC', \
+                'YYYY-MM-DD"T"HH24:MI:SS.MS"Z"'), ', ') FROM notifications WHERE notification_uuid IN (\(listed))
+                """
+            )
             result.violations.append(
-                """
-                decoded topic: \(withoutEvent.count) stored notification(s) without an event, e.g. \
-                \(sample(withoutEvent))
-                """
+                "decoded topic: \(withoutEvent.count) stored notification(s) without an event, e.g. \(received)"
             )
         }
         if !eventWithoutRow.isEmpty {

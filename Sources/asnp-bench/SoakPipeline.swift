@@ -9,7 +9,9 @@ import PipelineContract
 /// The pipeline `asnp-bench soak` runs and hurts, every part where a fault can reach it: librdkafka's mock cluster in
 /// this process (three brokers: the raw topic led by one, the output topics by another, the group coordinator on
 /// the third, so each can go down alone), a PostgreSQL server of its own in a temporary directory (stopped and
-/// started again on the same data directory and port, with its `timezone` setting), `asnp ingress` and `asnp
+/// started again on the same data directory and port, with its `timezone` setting; durable, fsync and synchronous
+/// commits on, as in production: without them an immediate stop loses transactions PostgreSQL had acknowledged,
+/// which the first runs showed as notifications published and then gone), `asnp ingress` and `asnp
 /// worker`s as child processes configured through their environment. One worker, the resident, is never killed,
 /// so its memory over the whole soak says whether anything grows.
 actor SoakPipeline {
@@ -72,7 +74,7 @@ actor SoakPipeline {
         let settings = ["timezone": timeZone]
         try await LocalPostgresServer.offPool {
             try postgres.initialize()
-            try postgres.start(durable: false, settings: settings)
+            try postgres.start(durable: true, settings: settings)
             try postgres.createDatabaseIfMissing(database)
         }
         do {
@@ -207,7 +209,7 @@ actor SoakPipeline {
     /// Starts PostgreSQL again on the same data directory, port and settings.
     func startPostgres() async throws {
         let (postgres, settings) = (postgres, postgresSettings)
-        try await LocalPostgresServer.offPool { try postgres.start(durable: false, settings: settings) }
+        try await LocalPostgresServer.offPool { try postgres.start(durable: true, settings: settings) }
     }
 
     /// Runs `asnp arguments...` with the pipeline's environment to its end; its exit status.

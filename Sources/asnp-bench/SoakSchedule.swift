@@ -28,7 +28,7 @@ struct SoakSchedule: Sendable, Equatable {
         /// `asnp replay rejected`.
         case replayRejected = "replay-rejected"
         /// Hostile bodies posted among the good ones: garbage, JSON that is no notification, truncated and tampered
-        /// JWS, and a unique ~200 KB JWS-looking header.
+        /// JWS, and JWS-looking bodies with a unique ~200 KB header.
         case hostileBodies = "hostile-bodies"
 
         /// The shortest and longest a fault of this kind lasts (zero for instant ones).

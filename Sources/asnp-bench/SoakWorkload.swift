@@ -18,6 +18,10 @@ struct SoakWorkload: Sendable {
     /// Duplicates among `posted` (a body posted again later, as Apple retries).
     var duplicates: Int
 
+    /// How many ~200 KB unique headers a hostile-bodies fault posts: 2 MB a fault, 60 MB over a 30-minute soak's 30
+    /// faults, which a verifier keeping such headers would hold past the memory bound.
+    static let bigHeaders = 10
+
     /// How many bodies a month-boundary fault produces: one per instant of ``monthBoundaryInstants(around:)``.
     static let boundaryInstants = 6
 
@@ -88,7 +92,7 @@ struct SoakWorkload: Sendable {
     }
 
     /// The hostile bodies of one fault, from its `pick`: garbage that is not JSON (the ingress refuses it, 400),
-    /// JSON that is no notification, a JWS cut short, a tampered signature, and two JWS-looking bodies whose header
+    /// JSON that is no notification, a JWS cut short, a tampered signature, and ``bigHeaders`` JWS-looking bodies whose header
     /// is ~200 KB and unique (answered 200, rejected by the workers; a verifier that kept such headers would grow).
     /// `sample` is a good signed body to cut and tamper with.
     static func hostileBodies(pick: UInt64, sample: String) -> (refused: [String], rejected: [String]) {
@@ -103,7 +107,7 @@ struct SoakWorkload: Sendable {
         let segments = jws.split(separator: ".", omittingEmptySubsequences: false)
         let payload = segments.count == 3 ? String(segments[1]) : "e30"
         let signature = segments.count == 3 ? String(segments[2]) : "AAAA"
-        let bigHeaders = (0..<2).map { _ in
+        let bigHeaders = (0..<Self.bigHeaders).map { _ in
             var noise = [UInt8](repeating: 0, count: 110_000)
             for index in noise.indices { noise[index] = UInt8.random(in: 0...255, using: &generator) }
             let header = #"{"alg":"ES256","x5c":["\#(Data(noise).base64EncodedString())"]}"#
