@@ -2,6 +2,7 @@ import ArgumentParser
 import CommandSupport
 import Foundation
 import Logging
+import PipelineContract
 
 /// `asnp-bench soak`: the chaos soak. The whole pipeline under a steady load of signed notifications while a seeded
 /// schedule injects faults; at the end, what the pipeline promises is checked against what was sent.
@@ -51,6 +52,9 @@ struct SoakCommand: AsyncParsableCommand {
     @Option(help: "The most the resident worker's RSS may grow from the warm-up's end to the drain's end, in MB.")
     var memoryGrowthMb = 100
 
+    @Flag(help: "Print the schedule (each fault's start, kind and length) after the seed.")
+    var printSchedule = false
+
     var perKind: Int { faultsPerKind ?? max(1, duration / 60) }
 
     func validate() throws {
@@ -73,6 +77,14 @@ struct SoakCommand: AsyncParsableCommand {
             --workers \(workers) --postgres-timezone \(postgresTimezone)
             """
         FileHandle.standardOutput.write(Data("seed \(seed) (replay: \(replay))\n".utf8))
+        if printSchedule {
+            for fault in SoakSchedule(seed: seed, posting: .seconds(duration), perKind: perKind).faults {
+                let (start, length) = (
+                    String(format: "%.1f", fault.start.seconds), String(format: "%.1f", fault.length.seconds)
+                )
+                print("at \(start) s: \(fault.kind.rawValue) for \(length) s (pick \(fault.pick))")
+            }
+        }
         var logger = Logger(label: "asnp-bench.soak")
         logger.logLevel = .critical
         let run = SoakRun(
@@ -106,7 +118,9 @@ struct SoakCommand: AsyncParsableCommand {
         let statuses: [String] = result.statuses.sorted { $0.key < $1.key }.map { "\($0.key) \($0.value)" }
         let memory = result.memory
         let checks = result.checks
-        var lines: [String] = []
+        var lines: [String] = [
+            "posting began \(RFC3339Timestamp.string(from: result.postingStarted)) (fault times count from it)"
+        ]
         lines.append(
             "faults: \(total) of \(result.schedule.faults.count) scheduled: \(faults.joined(separator: ", "))"
         )

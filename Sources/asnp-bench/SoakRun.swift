@@ -43,6 +43,8 @@ struct SoakRun {
         var worstStall: Duration = .zero
         var worstStallAt: Duration = .zero
         var drained: Duration = .zero
+        /// When posting began: the schedule's times count from here.
+        var postingStarted = Date()
         /// Whether the drain's bound passed before the pipeline had drained (the checks then say what is missing).
         var drainTimedOut = false
         var memory = Memory()
@@ -199,6 +201,7 @@ struct SoakRun {
             logger: logger
         )
         let start = ContinuousClock.now
+        tally.update { $0.result.postingStarted = Date() }
         let warmUp = schedule.window.lowerBound
         try await withThrowingTaskGroup(of: Void.self) { background in
             background.addTask { try await producer.run() }

@@ -92,8 +92,9 @@ struct SoakWorkload: Sendable {
     }
 
     /// The hostile bodies of one fault, from its `pick`: garbage that is not JSON (the ingress refuses it, 400),
-    /// JSON that is no notification, a JWS cut short, a tampered signature, and ``bigHeaders`` JWS-looking bodies whose header
-    /// is ~200 KB and unique (answered 200, rejected by the workers; a verifier that kept such headers would grow).
+    /// JSON that is no notification, a JWS cut short, a tampered signature, and ``bigHeaders`` JWS-looking bodies
+    /// whose header is ~200 KB and unique (answered 200, rejected by the workers; a verifier that kept such headers
+    /// would grow).
     /// `sample` is a good signed body to cut and tamper with.
     static func hostileBodies(pick: UInt64, sample: String) -> (refused: [String], rejected: [String]) {
         var generator = SeededGenerator(seed: pick)
