@@ -286,6 +286,10 @@ let package = Package(
                 "NotificationStore",
                 "PipelineContract",
                 "Ingress",
+                // `asnp-bench soak`: a PostgreSQL server of its own, stopped and started; its children; body hashes.
+                "LocalPostgres",
+                "ChildProcesses",
+                .product(name: "Crypto", package: "swift-crypto"),
                 .product(name: "Histogram", package: "hdrhistogram-swift"),
                 .product(name: "Hummingbird", package: "hummingbird"),
                 .product(name: "HTTPTypes", package: "swift-http-types"),

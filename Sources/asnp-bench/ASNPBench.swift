@@ -10,12 +10,13 @@ struct ASNPBench: AsyncParsableCommand {
         commandName: "asnp-bench",
         abstract: "Measure the pipeline's performance against a baseline measured in the same run; generate load.",
         discussion: """
-            The commands that run pipeline processes (e2e, worker, ingress, kafka) start the `asnp` binary built \
+            The commands that run pipeline processes (e2e, worker, ingress, kafka, soak) start the `asnp` binary built \
             beside this one: build both (`swift build -c release`) before measuring.
             """,
         subcommands: [
             BenchVerifyCommand.self, BenchKafkaCommand.self, BenchStoreCommand.self, BenchIngressCommand.self,
             BenchWorkerCommand.self, BenchEndToEndCommand.self, BenchMoveBodiesCommand.self, LoadgenCommand.self,
+            SoakCommand.self,
         ]
     )
 
