@@ -5,6 +5,7 @@ import KafkaClient
 import LocalPostgres
 import Logging
 import PipelineContract
+import Synchronization
 
 /// The pipeline `asnp-bench soak` runs and hurts, every part where a fault can reach it: librdkafka's mock cluster in
 /// this process (three brokers: the raw topic led by one, the output topics by another, the group coordinator on
@@ -148,10 +149,13 @@ actor SoakPipeline {
             "INGRESS_HOST": "127.0.0.1", "INGRESS_PORT": String(ingressPort), "INGRESS_EVENT_LOOP_THREADS": "1",
             "INGRESS_ACK_TIMEOUT_SECONDS": "1",
         ]
+        let ingressLog = Self.log("ingress")
         let ingress = try ChildProcess(
             executable: executable,
-            arguments: ["ingress", "--log-level", "error"],
-            environment: environment.merging(ingressVariables) { _, new in new }
+            arguments: ["ingress"] + ingressLog.arguments,
+            environment: environment.merging(ingressVariables) { _, new in new },
+            standardOutput: ingressLog.output,
+            standardError: ingressLog.output
         )
         let pipeline = SoakPipeline(
             mock: mock,
@@ -175,11 +179,31 @@ actor SoakPipeline {
     }
 
     private static func worker(environment: [String: String]) throws -> ChildProcess {
-        try ChildProcess(
+        let log = Self.log("worker")
+        return try ChildProcess(
             executable: try ASNPBench.pipelineExecutable().path,
-            arguments: ["worker", "--log-level", "error"],
-            environment: environment
+            arguments: ["worker"] + log.arguments,
+            environment: environment,
+            standardOutput: log.output,
+            standardError: log.output
         )
+    }
+
+    /// Where the pipeline's processes write their logs, at debug (each notification verified, each batch, claim
+    /// and rebalance), when `ASNP_SOAK_LOG_DIR` names a directory: to trace a violation. Else they log errors only,
+    /// and their output is dropped.
+    static let logDirectory = ProcessInfo.processInfo.environment["ASNP_SOAK_LOG_DIR"]
+
+    private static let logsStarted = Mutex(0)
+
+    /// The log-level arguments and output of the next process of `role`: `<role>-<n>.log` in ``logDirectory``.
+    private static func log(_ role: String) -> (arguments: [String], output: ChildProcess.Output) {
+        guard let logDirectory else { return (["--log-level", "error"], .null) }
+        let number = logsStarted.withLock {
+            $0 += 1
+            return $0
+        }
+        return (["--log-level", "debug"], .file("\(logDirectory)/\(role)-\(number).log"))
     }
 
     /// Workers running now, the resident one included.

@@ -84,6 +84,21 @@ package final class KafkaPartitionReader: Sendable {
     }
 
     /// On the executor: up to `maxMessages` messages below `upperBound`, and whether the partition's end was reached.
+    /// Whether `message` (or event) is of `partition`. After the assignment moves to the next partition to read, the
+    /// queue may still hand out a message or an end-of-partition event of the one read before: taken as this
+    /// partition's, it would end a read early or move the caller's next offset past messages never read. A
+    /// client-wide error names no partition.
+    private static func message(
+        _ message: UnsafeMutablePointer<rd_kafka_message_t>,
+        isOf partition: KafkaTopicPartition
+    )
+        -> Bool
+    {
+        guard let topic = message.pointee.rkt else { return true }
+        return message.pointee.partition == partition.partition
+            && String(cString: rd_kafka_topic_name(topic)) == partition.topic
+    }
+
     private static func poll(
         _ client: RDKafkaClient,
         _ partition: KafkaTopicPartition,
@@ -101,6 +116,10 @@ package final class KafkaPartitionReader: Sendable {
                 if ContinuousClock.now >= deadline {
                     throw KafkaError(code: .timedOut, reason: "no message of \(partition) within \(timeout)")
                 }
+                continue
+            }
+            guard Self.message(message, isOf: partition) else {
+                rd_kafka_message_destroy(message)
                 continue
             }
             switch message.pointee.err {
