@@ -11,13 +11,7 @@ struct BenchSoakCommandTests {
         """
         Three minutes of posting through the whole pipeline with every kind of fault at least once: nothing lost, \
         duplicated beyond the contract or out of order; the memory of the resident worker within its bound
-        """,
-        .disabled(
-            """
-            seed 53 ends with 1-2 stored notifications whose decoded events the soak never reads, each stored in the \
-            last seconds of posting, the outbox empty (Docs/reliability.md, Chaos soak): on until that is explained
-            """
-        )
+        """
     )
     func shortSoak() async throws {
         let result = try await ASNPProcess.runBench([
