@@ -96,9 +96,7 @@ extension NotificationStore {
     /// The partition of `notification_bodies` holding the UTC month that starts at `monthStart`:
     /// `notification_bodies_YYYY_MM`, as `asnp_notification_bodies_partition` names it.
     static func bodyPartitionName(of monthStart: Date) -> String {
-        var calendar = Calendar(identifier: .gregorian)
-        calendar.timeZone = TimeZone(identifier: "UTC")!
-        let components = calendar.dateComponents([.year, .month], from: monthStart)
+        let components = utcCalendar.dateComponents([.year, .month], from: monthStart)
         let year = String(components.year ?? 0)
         let month = String(components.month ?? 0)
         return "notification_bodies_\(String(repeating: "0", count: max(0, 4 - year.count)) + year)_"

@@ -86,10 +86,16 @@ extension NotificationStore {
         monthStart(of: now, monthsBefore: keepMonths)
     }
 
-    /// The start of the UTC month `monthsBefore` months before the one `date` is in.
-    static func monthStart(of date: Date, monthsBefore: Int) -> Date {
+    /// The Gregorian calendar in UTC, in which months of bodies are counted.
+    static let utcCalendar: Calendar = {
         var calendar = Calendar(identifier: .gregorian)
         calendar.timeZone = TimeZone(identifier: "UTC")!
+        return calendar
+    }()
+
+    /// The start of the UTC month `monthsBefore` months before the one `date` is in.
+    static func monthStart(of date: Date, monthsBefore: Int) -> Date {
+        let calendar = utcCalendar
         let components = calendar.dateComponents([.year, .month], from: date)
         let start = calendar.date(from: DateComponents(year: components.year, month: components.month))!
         return calendar.date(byAdding: .month, value: -monthsBefore, to: start)!
