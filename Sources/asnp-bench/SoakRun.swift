@@ -205,16 +205,25 @@ struct SoakRun {
         let warmUp = schedule.window.lowerBound
         try await withThrowingTaskGroup(of: Void.self) { background in
             background.addTask { try await producer.run() }
-            background.addTask { try await Self.follow(output) }
             background.addTask { try await Self.sample(pipeline: pipeline, tally: tally, start: start, warmUp: warmUp) }
-            try await post(
-                workload,
-                schedule: schedule,
-                pipeline: pipeline,
-                producer: producer,
-                start: start,
-                tally: tally
-            )
+            // Stopped before the drain reads on: two passes at once would read the same ranges and record each event
+            // twice. (Before the reader took turns, they also ended each other's reads: 1-2 events a run never read.)
+            let follower = Task { try await Self.follow(output) }
+            do {
+                try await post(
+                    workload,
+                    schedule: schedule,
+                    pipeline: pipeline,
+                    producer: producer,
+                    start: start,
+                    tally: tally
+                )
+            } catch {
+                follower.cancel()
+                throw error
+            }
+            follower.cancel()
+            _ = await follower.result
             let posted = start.duration(to: .now)
             tally.update { $0.postingEnded(at: posted) }
             try await drain(pipeline: pipeline, output: output, tally: tally)

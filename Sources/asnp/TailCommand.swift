@@ -117,9 +117,14 @@ struct TailCommand: AsyncParsableCommand {
             for (partition, marks) in watermarks {
                 let first = max(next[partition] ?? marks.low, marks.low)
                 guard first < marks.high else { continue }
-                readAny = true
-                try await reader.read(partition, offsets: first..<marks.high) { try body($0) }
-                next[partition] = marks.high
+                // The next read goes on after the last message read: a read that ended early misses nothing.
+                try await reader.read(partition, offsets: first..<marks.high) { messages in
+                    try body(messages)
+                    if let last = messages.last {
+                        next[partition] = last.offset + 1
+                        readAny = true
+                    }
+                }
             }
             guard follow else { return }
             if !readAny { try await Task.sleep(for: .milliseconds(500)) }

@@ -3,13 +3,16 @@ import Logging
 import NIOCore
 
 /// Reads a range of offsets of one partition outside any consumer group, committing nothing: for tools that re-read
-/// what a topic holds (`asnp replay offsets`). One read at a time.
+/// what a topic holds (`asnp replay offsets`, `asnp tail`). Reads may follow one another on one reader in any order
+/// of partitions and offsets; reads called at once take turns, since each holds the handle's one assignment.
 package final class KafkaPartitionReader: Sendable {
     private let client: RDKafkaClient
     private let executor = BlockingExecutor(label: "asnp.kafka.reader")
+    private let turns = AsyncTurnstile()
 
     static let managedProperties: Set<String> = [
         "group.id", "enable.auto.commit", "enable.auto.offset.store", "enable.partition.eof", "auto.offset.reset",
+        "fetch.wait.max.ms",
     ]
 
     /// Creates the reader; fails with ``KafkaError/Code/invalidConfiguration`` for invalid settings.
@@ -22,6 +25,9 @@ package final class KafkaPartitionReader: Sendable {
         properties["enable.partition.eof"] = "true"
         // An offset the partition no longer holds is an error to report, not a reason to read something else.
         properties["auto.offset.reset"] = "error"
+        // A broker holds a fetch at the partition's end this long, and the next read's partition is fetched only
+        // after it: at the default 500 ms every read of a partition read to its end took half a second.
+        properties["fetch.wait.max.ms"] = "50"
         client = try RDKafkaClient.make(
             kind: .consumer,
             properties: properties,
@@ -43,6 +49,18 @@ package final class KafkaPartitionReader: Sendable {
         _ body: ([KafkaMessage]) async throws -> Void
     ) async throws {
         guard !offsets.isEmpty else { return }
+        try await turns.withTurn {
+            try await read(partition, offsets: offsets, chunk: chunk, timeout: timeout, inTurn: body)
+        }
+    }
+
+    private func read(
+        _ partition: KafkaTopicPartition,
+        offsets: Range<Int64>,
+        chunk: Int,
+        timeout: Duration,
+        inTurn body: ([KafkaMessage]) async throws -> Void
+    ) async throws {
         let client = client
         try await executor.run { () throws(KafkaError) in
             let result = RDKafkaTopicPartitionList.with(offsets: [
