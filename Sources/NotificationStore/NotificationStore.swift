@@ -112,7 +112,17 @@ package final class NotificationStore: Service, Sendable {
                 // Past the deadline the caller was told TIMED_OUT: a transaction that got through after all
                 // (its lock released, say) must not commit behind its back.
                 try Task.checkCancellation()
-                try await connection.query("COMMIT", logger: logger)
+                // A statement's error reaches only whoever reads its rows (postgres-nio hands a SELECT's error
+                // over with them): one never read left the transaction failed, and PostgreSQL answers COMMIT in a
+                // failed transaction with ROLLBACK, which postgres-nio reports as success.
+                let committed = try await connection.query("COMMIT", logger: logger) { _ in }.get()
+                guard committed.command == "COMMIT" else {
+                    throw NotificationStoreError(
+                        code: .rolledBack,
+                        reason: "\(operation) was rolled back: one of its statements failed unseen",
+                        context: "the server answered COMMIT with \(committed.command)"
+                    )
+                }
                 return result
             } catch {
                 // A broken connection cannot roll back, and need not: the server aborts its transaction.

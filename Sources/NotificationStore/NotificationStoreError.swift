@@ -38,7 +38,7 @@ package struct NotificationStoreError: Error, Sendable, Hashable, CustomStringCo
     /// Whether the same operation may succeed later: the server back up, a conflicting transaction finished.
     package var isRetriable: Bool {
         switch code {
-        case .unavailable, .timedOut, .conflict, .bodyPartitionMissing: true
+        case .unavailable, .timedOut, .conflict, .bodyPartitionMissing, .rolledBack: true
         default: false
         }
     }
@@ -82,6 +82,10 @@ extension NotificationStoreError {
         /// No partition of `notification_bodies` holds a body's UTC month (not made yet, or dropped by retention
         /// meanwhile): never the row's fault. The store makes the month and writes again; retriable.
         case bodyPartitionMissing = "BODY_PARTITION_MISSING"
+        /// The server rolled a transaction back at its COMMIT: one of its statements had failed, and that error
+        /// never reached the store (a defect of ours; the reason and context say which operation). Nothing of it
+        /// was written; running it again may succeed, and fails the same way if the statement keeps failing.
+        case rolledBack = "ROLLED_BACK"
         /// The store was shut down.
         case shutDown = "SHUT_DOWN"
         /// A batch's partition was claimed by another worker since this one's claim (``NotificationStore/claim(_:)``):

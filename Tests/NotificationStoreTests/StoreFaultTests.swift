@@ -4,11 +4,12 @@ import AppStoreTestSupport
 import Foundation
 import KafkaClient
 import Logging
-import NotificationStore
 import PostgresNIO
 import StoreTestSupport
 import Synchronization
 import Testing
+
+@testable import NotificationStore
 
 @Suite("Faults: concurrent writers, a stopped server, rows PostgreSQL refuses")
 struct StoreFaultTests {
@@ -175,6 +176,26 @@ struct StoreFaultTests {
         }
         #expect(try await server.psql(configuration.database, "SELECT count(*) FROM notifications") == "0")
         #expect(try await server.psql(configuration.database, "SELECT count(*) FROM outbox") == "0")
+    }
+
+    @Test("a statement that failed unseen: the COMMIT PostgreSQL answers with ROLLBACK is ROLLED_BACK, not success")
+    func unreadStatementErrorFailsTheCommit() async throws {
+        let (server, configuration) = try await makeDatabase()
+        try await withStore(configuration) { store in
+            let error = await #expect(throws: NotificationStoreError.self) {
+                try await store.inTransaction("probing") { connection in
+                    try await connection.query("CREATE TABLE rolled_back_probe (id int)", logger: connection.logger)
+                    // Its error comes with its rows, which nobody reads: the transaction has failed unseen.
+                    _ = try await connection.query(
+                        "SELECT 1 / g FROM generate_series(0, 0) AS g",
+                        logger: connection.logger
+                    )
+                }
+            }
+            #expect(error?.code == .rolledBack)
+            #expect(error?.isRetriable == true)
+        }
+        #expect(try await server.psql(configuration.database, "SELECT to_regclass('rolled_back_probe')") == "")
     }
 
     /// postgres-nio 1.33.2 stops the process when a connection closes while COPY data is being sent; a full test
