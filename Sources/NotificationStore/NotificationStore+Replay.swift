@@ -1,5 +1,6 @@
 import KafkaClient
 import Logging
+import PipelineContract
 import PostgresNIO
 
 #if canImport(FoundationEssentials)
@@ -19,6 +20,9 @@ extension NotificationStore {
         let logger = self.logger
         let statuses = filter.statuses
         let ids = filter.ids
+        // Rows a replay brought: a body rejected again after its replay.
+        let sourceHeader = RawNotificationHeaders.Name.source
+        let replaySource = RawNotificationHeaders.Source.replay.rawValue
         return try await withConnection("reading rejected notifications") { [self] connection in
             let rows = try await connection.query(
                 """
@@ -30,7 +34,8 @@ extension NotificationStore {
                     AND (cardinality(\(ids)::bigint[]) = 0 OR id = ANY(\(ids)::bigint[]))
                     AND (\(filter.receivedSince)::timestamptz IS NULL OR received_at >= \(filter.receivedSince))
                     AND (\(filter.receivedBefore)::timestamptz IS NULL OR received_at < \(filter.receivedBefore))
-                    AND (\(filter.includeReplayed) OR replayed_at IS NULL)
+                    AND (\(filter.includeReplayed)
+                        OR (replayed_at IS NULL AND headers->>\(sourceHeader) IS DISTINCT FROM \(replaySource)))
                 ORDER BY id
                 LIMIT \(limit)
                 """,

@@ -14,7 +14,8 @@ struct ReplayRejectedCommand: AsyncParsableCommand {
         discussion: """
             Reads rejected_notifications (database.url), produces each V2 body with the headers it came with to \
             kafka.topics.raw (asnp-source: replay), and marks the row replayed once the broker acknowledged it. \
-            Without a filter, every row not yet replayed. V1 bodies are stored with the shared secret redacted, so \
+            Without a filter, every row not yet replayed, except rows a replay brought (a body rejected again \
+            after its replay is not sent round again unless --include-replayed). V1 bodies are stored with the shared secret redacted, so \
             they cannot pass verification again from the table: they are read back from the raw topic at the \
             coordinates they were consumed from, while it still holds them (those it no longer holds are listed: \
             Apple's history has no V1 notifications). Rows without raw-topic headers (INVALID_HEADERS) are \
@@ -38,7 +39,7 @@ struct ReplayRejectedCommand: AsyncParsableCommand {
     @Option(help: "Only notifications received before this time (ISO 8601).")
     var until: String?
 
-    @Flag(help: "Also rows already replayed.")
+    @Flag(help: "Also rows already replayed, and rows of bodies a replay brought that were rejected again.")
     var includeReplayed = false
 
     @Flag(help: "Only count what would be replayed.")

@@ -17,7 +17,7 @@ struct ReplayCommandTests {
     static let topic = PipelineTopics.raw
 
     @Test(
-        "Rejected for an unknown app, then the app is configured: replay rejected stores them (V1 read back from the raw topic), a second replay does nothing, replay offsets only adds duplicates"
+        "Rejected for an unknown app, then the app is configured: replay rejected stores them (V1 read back from the raw topic) and sends a forged body round once, a second replay does nothing, replay offsets only adds duplicates"
     )
     func replayAfterFix() async throws {
         let mock = try await KafkaMockChild.start(
@@ -45,10 +45,16 @@ struct ReplayCommandTests {
         // V1 bodies are stored with their password redacted: only the raw topic can give them back.
         let v1Bodies = Fixtures.v1Cases.filter { $0.expectedStatus == "OK" }.map(\.body)
         let bodies = v2Bodies + v1Bodies
+        // A forged body for the same app: rejected for the app first, then, replayed, for its signature.
+        let forged = try #require(Fixtures.v2Cases.first { $0.id == "bad-outer-signature" }).body
         let uuids = Set(v2Bodies.compactMap(Self.notificationUUID))
         let notifications = uuids.count + v1Bodies.count
         var worker = try await Self.startWorker(mock: mock, databaseURL: databaseURL, apps: "other")
-        try await WorkerProcess.produce(v2Bodies, bootstrapServers: mock.bootstrapServers, topic: Self.topic)
+        try await WorkerProcess.produce(
+            v2Bodies + [forged],
+            bootstrapServers: mock.bootstrapServers,
+            topic: Self.topic
+        )
         try await WorkerProcess.produce(
             v1Bodies,
             version: 1,
@@ -60,7 +66,7 @@ struct ReplayCommandTests {
                 server,
                 database.database,
                 "SELECT count(*) FROM rejected_notifications",
-                "\(bodies.count)",
+                "\(bodies.count + 1)",
                 worker: worker
             )
         )
@@ -73,7 +79,7 @@ struct ReplayCommandTests {
             "replay", "rejected", "--config", configFile.path, "--status", "UNKNOWN_APP",
         ])
         #expect(replay.status == 0, "\(replay.standardError)")
-        #expect(replay.standardOutput.contains("replayed \(bodies.count) rejected notification(s)"))
+        #expect(replay.standardOutput.contains("replayed \(bodies.count + 1) rejected notification(s)"))
         #expect(
             try await Self.wait(
                 server,
@@ -88,9 +94,19 @@ struct ReplayCommandTests {
             database.database,
             "SELECT count(*) FROM rejected_notifications WHERE replayed_at IS NOT NULL"
         )
-        #expect(marked == "\(bodies.count)")
+        #expect(marked == "\(bodies.count + 1)")
+        #expect(
+            try await Self.wait(
+                server,
+                database.database,
+                "SELECT count(*) FROM rejected_notifications WHERE headers->>'asnp-source' = 'replay'",
+                "1",
+                worker: worker
+            )
+        )
 
-        // Again: nothing left to replay.
+        // Again: nothing left to replay. The forged body, rejected again after its replay, is not sent round again
+        // (each replay would send every forged body ever received once more).
         let again = try await ASNPProcess.run(["replay", "rejected", "--config", configFile.path])
         #expect(again.status == 0)
         #expect(again.standardOutput.hasPrefix("replayed 0 rejected notification(s)"))
@@ -118,7 +134,7 @@ struct ReplayCommandTests {
             database.database,
             "SELECT (SELECT count(*) FROM notifications) || '/' || (SELECT count(*) FROM rejected_notifications)"
         )
-        #expect(counts == "\(notifications)/\(bodies.count)")
+        #expect(counts == "\(notifications)/\(bodies.count + 2)")
 
         // A range the partition does not hold is an error, not a silent no-op.
         let beyond = try await ASNPProcess.run([

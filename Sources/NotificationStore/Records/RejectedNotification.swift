@@ -57,9 +57,10 @@ package struct RejectedNotificationFilter: Sendable, Hashable {
     package var receivedSince: Date?
     /// Received before.
     package var receivedBefore: Date?
-    /// Also rows already replayed.
+    /// Also rows already replayed, and rows of bodies a replay brought and that were rejected again. Without it
+    /// each body is replayed once: a forged body is not sent round again by every replay.
     package var includeReplayed = false
 
-    /// Every row not yet replayed.
+    /// Every row not yet replayed that no replay brought.
     package init() {}
 }
