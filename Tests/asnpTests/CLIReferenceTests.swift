@@ -42,6 +42,10 @@ struct CLIReferenceTests {
             image ships it alone); `asnp-bench` holds the benchmarks and the load generator
             ([benchmarks.md](benchmarks.md)). Settings for the services: [Config/README.md](../Config/README.md).
 
+            Exit status, where a command says nothing else: 0 done; 1 an input was rejected; 2 the command line or
+            the settings cannot be used; 3 the command could not do its work (Kafka or PostgreSQL down, refusing or
+            timing out): the same command may succeed later.
+
             """
         for root in [ASNP.self, ASNPBench.self] as [any ParsableCommand.Type] {
             for path in commandPaths(root) {

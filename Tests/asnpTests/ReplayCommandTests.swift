@@ -145,6 +145,24 @@ struct ReplayCommandTests {
         try await worker.stop()
     }
 
+    @Test("A database that is not there: replay rejected exits 3 (could not do its work), not 2 (usage), naming it")
+    func unreachableDatabase() async throws {
+        let directory = FileManager.default.temporaryDirectory.appendingPathComponent("asnp-replay-\(UUID())")
+        try FileManager.default.createDirectory(at: directory, withIntermediateDirectories: true)
+        defer { try? FileManager.default.removeItem(at: directory) }
+        let configFile = directory.appendingPathComponent("replay.json")
+        try Data(
+            """
+            {"kafka": {"bootstrapServers": "127.0.0.1:1"},
+             "database": {"url": "postgres://postgres@127.0.0.1:1/asnp?sslmode=disable", "timeoutSeconds": 2}}
+            """.utf8
+        ).write(to: configFile)
+        let replay = try await ASNPProcess.run(["replay", "rejected", "--config", configFile.path])
+        #expect(replay.status == 3, "\(replay.standardError)")
+        #expect(replay.standardError.contains("UNAVAILABLE"), "\(replay.standardError)")
+        #expect(replay.standardError.contains("127.0.0.1:1"), "\(replay.standardError)")
+    }
+
     /// The notificationUUID inside a V2 body's signed payload (unverified: a test's bookkeeping).
     static func notificationUUID(_ body: String) -> String? {
         guard let object = try? JSONSerialization.jsonObject(with: Data(body.utf8)) as? [String: Any],
