@@ -4,7 +4,7 @@ The machines here change speed by 10-30% within an hour, so two separate runs ca
 machine. Here two ingresses run at once against one mock cluster (three brokers, the raw topic's partitions), each
 posted to by a load generator of its own at the same rate (`asnp-bench loadgen`, signed bodies as the e2e bench's);
 each one's CPU (/proc/PID/stat) over the same window is divided by the requests it answered 200 in it
-(`asnp_ingress_requests_total` from its /metrics). Runs alternate which variant starts first; two identical variants
+(`asnp_ingress_requests_total` from /metrics on its status port). Runs alternate which variant starts first; two identical variants
 read within ~3% of each other in one run, ~1-2% over two. Nothing consumes the raw topic: only the ingress is measured.
 
 A variant is an `asnp` executable (by default the one beside asnp-bench) and environment assignments for it.
@@ -60,18 +60,19 @@ def run(args, executables, environments, number, order):
          f"appstore.notifications.raw:{args.partitions}", "--log-level", "error"],
         stdout=subprocess.PIPE, text=True)
     servers = mock.stdout.readline().strip()
-    ingresses, ports, generators = {}, {}, {}
+    ingresses, ports, status_ports, generators = {}, {}, {}, {}
     try:
         for variant in order:
-            ports[variant] = free_port()
+            ports[variant], status_ports[variant] = free_port(), free_port()
             environment = dict(os.environ, KAFKA_BOOTSTRAP_SERVERS=servers, APPS_NAMES="notes",
                                APPS_NOTES_BUNDLE_ID="com.example.notes", INGRESS_HOST="127.0.0.1",
-                               INGRESS_PORT=str(ports[variant]))
+                               INGRESS_PORT=str(ports[variant]), INGRESS_STATUS_HOST="127.0.0.1",
+                               INGRESS_STATUS_PORT=str(status_ports[variant]))
             environment.update(a.split("=", 1) for a in shlex.split(environments[variant]))
             ingresses[variant] = subprocess.Popen([executables[variant], "ingress", "--log-level", "error"],
                                                   env=environment)
         for variant in order:
-            wait_ready(ports[variant], ingresses[variant])
+            wait_ready(status_ports[variant], ingresses[variant])
         # Enough bodies to outlast the window: the generator adds 10% duplicates.
         count = int(args.rate * (args.window + 30) / 1.1)
         for variant in order:
@@ -81,14 +82,14 @@ def run(args, executables, environments, number, order):
                  "--url", f"http://127.0.0.1:{ports[variant]}/v2/notifications/sandbox"],
                 stdout=open(f"{args.outdir}/loadgen-{number}-{variant}.txt", "w"), stderr=subprocess.STDOUT)
         # The window starts once both have answered five seconds' worth (the generators sign first).
-        while min(answered(ports[variant]) for variant in order) < args.rate * 5:
+        while min(answered(status_ports[variant]) for variant in order) < args.rate * 5:
             for variant, generator in generators.items():
                 if generator.poll() is not None:
                     raise SystemExit(f"the load generator of {variant} exited early: {args.outdir}/loadgen-{number}-{variant}.txt")
             time.sleep(0.5)
-        before = {v: (stat_seconds(ingresses[v].pid), answered(ports[v])) for v in order}
+        before = {v: (stat_seconds(ingresses[v].pid), answered(status_ports[v])) for v in order}
         time.sleep(args.window)
-        after = {v: (stat_seconds(ingresses[v].pid), answered(ports[v])) for v in order}
+        after = {v: (stat_seconds(ingresses[v].pid), answered(status_ports[v])) for v in order}
         for generator in generators.values():
             generator.wait(timeout=300)
     finally:

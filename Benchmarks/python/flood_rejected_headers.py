@@ -22,7 +22,7 @@ mock = subprocess.Popen([binary, "kafka-mock", "--log-level", "error"] + sum((["
                         stdout=subprocess.PIPE, text=True)
 bootstrap = mock.stdout.readline().strip()
 env = dict(os.environ, KAFKA_BOOTSTRAP_SERVERS=bootstrap, APPS_NAMES="notes", APPS_NOTES_BUNDLE_ID="com.example.notes")
-ingress = subprocess.Popen([binary, "ingress", "--log-level", "error"], env=dict(env, INGRESS_HOST="127.0.0.1", INGRESS_PORT=str(port)))
+ingress = subprocess.Popen([binary, "ingress", "--log-level", "error"], env=dict(env, INGRESS_HOST="127.0.0.1", INGRESS_PORT=str(port), INGRESS_STATUS_HOST="127.0.0.1", INGRESS_STATUS_PORT=str(port + 3)))
 worker = subprocess.Popen([binary, "worker", "--log-level", "error"], env=dict(env, DATABASE_URL=db,
     WORKER_ROOT_CERTIFICATES="/work/shared/apple/AppleRootCA-G3.cer", WORKER_STATUS_HOST="127.0.0.1", WORKER_STATUS_PORT=str(port + 2)))
 def rss(p):
@@ -32,7 +32,7 @@ def psql(sql):
     return subprocess.run(["psql", "-h", "127.0.0.1", "-p", str(port + 1), "-U", "postgres", "-Atq", "-c", sql], capture_output=True, text=True).stdout.strip()
 for _ in range(600):
     try:
-        c = http.client.HTTPConnection("127.0.0.1", port, timeout=2); c.request("GET", "/health/ready")
+        c = http.client.HTTPConnection("127.0.0.1", port + 3, timeout=2); c.request("GET", "/health/ready")
         if c.getresponse().status == 200: break
     except OSError: pass
     time.sleep(0.1)

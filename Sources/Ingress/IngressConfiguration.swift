@@ -26,7 +26,7 @@ package struct IngressConfiguration: Sendable {
     /// Notification requests handled at once; more get 503 at once, without reading their body. Default 1,024.
     package var maximumConcurrentRequests = 1_024
     /// Client addresses notification routes accept (CIDR); empty accepts any. Apple posts from `17.0.0.0/8`.
-    /// Health and metrics routes are not filtered: keep them off the public load balancer.
+    /// (The probes and `/metrics` are on the status port, which the public load balancer never routes to.)
     package var allowedSources: [IPNetwork] = []
     /// Proxies whose `X-Forwarded-For` is believed; the client is the last address in it that is not one of them.
     package var trustedProxies: [IPNetwork] = []

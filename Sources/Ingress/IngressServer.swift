@@ -13,8 +13,9 @@ import ServiceLifecycle
 /// The HTTP receiver Apple posts to, as a `Service`.
 ///
 /// Routes (Docs/ingress.md): `POST /v2/notifications/{environment}[/{app}]` and the same under `/v1/`, optionally
-/// behind a secret first segment, answered on the event loop by ``NotificationRequestHandler``; `GET /health/live`,
-/// `GET /health/ready`, `GET /metrics` through Hummingbird's router.
+/// behind a secret first segment, answered on the event loop by ``NotificationRequestHandler``; nothing else (every
+/// other path is 404, or 405 through Hummingbird's router). The probes and `/metrics` are on a port of their own,
+/// ``statusServer(configuration:logger:onListening:)``, so a load balancer in front of this one never exposes them.
 ///
 /// On graceful shutdown it stops accepting connections and finishes the requests in progress, each answered 200
 /// only if the broker acknowledged its body. Put the producer before it in the `ServiceGroup`, so the producer
@@ -24,12 +25,16 @@ package final class IngressServer: Service, Sendable {
     /// The server on the event loops given: made when it runs, so that event loops of its own
     /// (``IngressConfiguration/eventLoopThreads``) exist only while it does.
     private let makeApplication: @Sendable (EventLoopGroupProvider) -> Application<RouterResponder<BasicRequestContext>>
+    private let registry: PrometheusCollectorRegistry
+    private let metrics: IngressMetrics
+    private let readiness: ReadinessProbe
+    private let producer: KafkaProducer
 
     /// Creates the server; throws ``IngressError/Code/invalidConfiguration`` for invalid settings.
     ///
     /// - Parameters:
     ///   - producer: The producer of the raw topic; its delivery timeout should not exceed the acknowledgement timeout.
-    ///   - registry: Where the ingress's metrics live; `GET /metrics` serves everything in it.
+    ///   - registry: Where the ingress's metrics live; the status server's `GET /metrics` serves everything in it.
     ///   - onListening: Called with the bound port once the server accepts connections.
     package init(
         configuration: IngressConfiguration,
@@ -40,23 +45,19 @@ package final class IngressServer: Service, Sendable {
     ) throws(IngressError) {
         try configuration.validate()
         self.configuration = configuration
+        self.registry = registry
+        self.producer = producer
         let metrics = IngressMetrics(registry: registry)
-        let readiness = ReadinessProbe(
+        self.metrics = metrics
+        readiness = ReadinessProbe(
             producer: producer,
             topic: configuration.rawTopic,
             timeout: configuration.readinessTimeout,
             cacheDuration: configuration.readinessCacheDuration
         )
+        // No routes: what the notification handler leaves to the router is counted and answered 404 (or 405).
         let router = Router(context: BasicRequestContext.self)
         router.add(middleware: RequestMetricsMiddleware(metrics: metrics, pathToken: configuration.pathToken))
-        router.addRoutes(
-            HealthRoutes.collection(
-                context: BasicRequestContext.self,
-                registry: registry,
-                ready: { await readiness.check() },
-                beforeScrape: { metrics.producerQueueDepth.record(producer.queuedMessages) }
-            )
-        )
         Self.warnAboutUnverifiableTargets(configuration, logger: logger)
         let receiver = NotificationReceiver(
             configuration: configuration,
@@ -113,6 +114,28 @@ package final class IngressServer: Service, Sendable {
             throw error
         }
         try await group.shutdownGracefully()
+    }
+
+    /// The ingress's probes and scrape on a port of their own (``HealthRoutes``, as the worker's): `/health/ready`
+    /// while the producer reaches a broker that has the raw topic, `/metrics` everything in the ingress's registry.
+    /// Run it beside this server in the same `ServiceGroup`.
+    package func statusServer(
+        configuration: StatusServerConfiguration,
+        logger: Logger,
+        onListening: @escaping @Sendable (_ port: Int) async -> Void = { _ in }
+    ) -> StatusServer {
+        let readiness = readiness
+        let metrics = metrics
+        let producer = producer
+        return StatusServer(
+            configuration: configuration,
+            registry: registry,
+            logger: logger,
+            live: { nil },
+            ready: { await readiness.check() },
+            beforeScrape: { metrics.producerQueueDepth.record(producer.queuedMessages) },
+            onListening: onListening
+        )
     }
 
     /// Warns once per reason about the notifications the configuration cannot verify: they are refused with 503.

@@ -2,23 +2,29 @@ import Ingress
 import KafkaClient
 import Logging
 import PipelineContract
+import PipelineStatus
 import ServiceLifecycle
 
-/// `asnp ingress`: the raw topic's producer and the HTTP receiver Apple posts to.
+/// `asnp ingress`: the raw topic's producer, the HTTP receiver Apple posts to, and its status endpoints.
 package struct IngressRole: PipelineRole {
     package let producer: KafkaProducer
     package let server: IngressServer
+    /// The probes and `/metrics`, on `ingress.statusPort`.
+    package let statusServer: StatusServer
 
-    /// The producer first, so it stops (flushing) only after the server finished its requests.
+    /// The producer first, so it stops (flushing) only after the server finished its requests; the status endpoints
+    /// answer (ready, scraped) until the server has.
     package var services: [ServiceGroupConfiguration.ServiceConfiguration] {
-        [.init(service: producer), .init(service: server)]
+        [.init(service: producer), .init(service: statusServer), .init(service: server)]
     }
 }
 
-/// Builds the ingress from its settings; `onListening` is called with the bound port once it accepts connections.
+/// Builds the ingress from its settings; `onListening` is called with the public port once it accepts connections,
+/// `onStatusListening` with the status port.
 package func buildIngress(
     _ settings: IngressRoleSettings,
     logger: Logger,
+    onStatusListening: @escaping @Sendable (_ port: Int) async -> Void = { _ in },
     onListening: @escaping @Sendable (_ port: Int) async -> Void = { _ in }
 ) throws -> IngressRole {
     logger.info(
@@ -36,5 +42,10 @@ package func buildIngress(
         logger: logger,
         onListening: onListening
     )
-    return IngressRole(producer: producer, server: server)
+    let statusServer = server.statusServer(
+        configuration: settings.status,
+        logger: logger,
+        onListening: onStatusListening
+    )
+    return IngressRole(producer: producer, server: server, statusServer: statusServer)
 }

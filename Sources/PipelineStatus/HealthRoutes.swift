@@ -2,8 +2,8 @@ import Hummingbird
 import NIOCore
 import Prometheus
 
-/// The probe and scrape routes every HTTP server of the pipeline serves (the ingress, and the status server of
-/// the services without HTTP traffic of their own), written once:
+/// The probe and scrape routes of every role's ``StatusServer`` (the ingress's, the worker's, the reconciler's),
+/// written once:
 ///
 /// - `GET /health/live`: 200 while `live()` says nothing is wrong, else 503 with the reason (restart me).
 /// - `GET /health/ready`: 200 while `ready()` says nothing is wrong, else 503 with the reason.

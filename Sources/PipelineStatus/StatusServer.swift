@@ -5,8 +5,8 @@ import NIOCore
 import Prometheus
 import ServiceLifecycle
 
-/// The small HTTP server of a service without HTTP traffic of its own (the worker, the periodic reconciler): the
-/// ``HealthRoutes`` for Kubernetes probes and the Prometheus scrape.
+/// The small HTTP server of every long-running role (the ingress, the worker, the periodic reconciler): the
+/// ``HealthRoutes`` for Kubernetes probes and the Prometheus scrape, on a port apart from any public traffic.
 package final class StatusServer: Service, Sendable {
     package let configuration: StatusServerConfiguration
     private let application: Application<RouterResponder<BasicRequestContext>>

@@ -55,8 +55,8 @@ struct EndToEndPipeline {
                 + ["--brokers", String(brokers), "--log-level", "error"]
         )
         // Below Linux's ephemeral ports (32768 and up), so no outgoing connection holds one.
-        let ports = Array((20_000...32_000).shuffled().prefix(1 + workerCount))
-        let port = ports[0]
+        let ports = Array((20_000...32_000).shuffled().prefix(2 + workerCount))
+        let (port, statusPort) = (ports[0], ports[1])
         let common = [
             "KAFKA_BOOTSTRAP_SERVERS": mock.bootstrapServers, "APPS_NAMES": app,
             "APPS_\(app.uppercased())_BUNDLE_ID": bundleId,
@@ -66,9 +66,10 @@ struct EndToEndPipeline {
             ["ingress", "--log-level", "error"],
             environment: common.merging([
                 "INGRESS_HOST": "127.0.0.1", "INGRESS_PORT": String(port), "INGRESS_EVENT_LOOP_THREADS": "1",
+                "INGRESS_STATUS_HOST": "127.0.0.1", "INGRESS_STATUS_PORT": String(statusPort),
             ]) { $1 }
         )
-        let workers = try ports.dropFirst().map { statusPort in
+        let workers = try ports.dropFirst(2).map { statusPort in
             try child(
                 ["worker", "--log-level", "error"],
                 environment: common.merging([
@@ -81,10 +82,10 @@ struct EndToEndPipeline {
             mock: mock,
             ingress: ingress,
             workers: workers,
-            workerStatusPorts: Array(ports.dropFirst()),
+            workerStatusPorts: Array(ports.dropFirst(2)),
             url: "http://127.0.0.1:\(port)/v2/notifications/sandbox"
         )
-        guard try await pipeline.ingressIsReady(port: port) else {
+        guard try await pipeline.ingressIsReady(statusPort: statusPort) else {
             await pipeline.terminate()
             throw PipelineStartError(description: "asnp ingress was not ready within 30 seconds")
         }
@@ -122,19 +123,20 @@ struct EndToEndPipeline {
         return sums
     }
 
-    private func ingressIsReady(port: Int) async throws -> Bool {
+    private func ingressIsReady(statusPort: Int) async throws -> Bool {
         let client = HTTPClient(eventLoopGroupProvider: .singleton)
-        let ready = try await Self.waitUntilReady(port: port, client: client, within: .seconds(30))
+        let ready = try await Self.waitUntilReady(statusPort: statusPort, client: client, within: .seconds(30))
         try await client.shutdown()
         return ready
     }
 
-    /// Polls an ingress's `/health/ready` on 127.0.0.1 until it answers 200 or `limit` passes; whether it did.
-    static func waitUntilReady(port: Int, client: HTTPClient, within limit: Duration) async throws -> Bool {
+    /// Polls an ingress's `/health/ready` on its status port on 127.0.0.1 until it answers 200 or `limit` passes;
+    /// whether it did.
+    static func waitUntilReady(statusPort: Int, client: HTTPClient, within limit: Duration) async throws -> Bool {
         let deadline = ContinuousClock.now.advanced(by: limit)
         while ContinuousClock.now < deadline {
             let reply = try? await client.execute(
-                HTTPClientRequest(url: "http://127.0.0.1:\(port)/health/ready"),
+                HTTPClientRequest(url: "http://127.0.0.1:\(statusPort)/health/ready"),
                 timeout: .seconds(2)
             )
             if reply?.status == .ok { return true }

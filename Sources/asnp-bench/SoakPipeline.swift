@@ -70,7 +70,7 @@ actor SoakPipeline {
         workers: Int,
         logger: Logger
     ) async throws -> SoakPipeline {
-        let ports = Array((20_000...32_000).shuffled().prefix(2))
+        let ports = Array((20_000...32_000).shuffled().prefix(3))
         let postgres = LocalPostgresServer(directory: directory.appendingPathComponent("postgres").path, port: ports[0])
         let settings = ["timezone": timeZone]
         try await LocalPostgresServer.offPool {
@@ -85,6 +85,7 @@ actor SoakPipeline {
                 rootFile: rootFile,
                 bundleId: bundleId,
                 ingressPort: ports[1],
+                ingressStatusPort: ports[2],
                 rawPartitions: rawPartitions,
                 outputPartitions: outputPartitions,
                 workers: workers,
@@ -102,6 +103,7 @@ actor SoakPipeline {
         rootFile: URL,
         bundleId: String,
         ingressPort: Int,
+        ingressStatusPort: Int,
         rawPartitions: Int,
         outputPartitions: Int,
         workers: Int,
@@ -147,7 +149,8 @@ actor SoakPipeline {
         }
         let ingressVariables: [String: String] = [
             "INGRESS_HOST": "127.0.0.1", "INGRESS_PORT": String(ingressPort), "INGRESS_EVENT_LOOP_THREADS": "1",
-            "INGRESS_ACK_TIMEOUT_SECONDS": "1",
+            "INGRESS_ACK_TIMEOUT_SECONDS": "1", "INGRESS_STATUS_HOST": "127.0.0.1",
+            "INGRESS_STATUS_PORT": String(ingressStatusPort),
         ]
         let ingressLog = Self.log("ingress")
         let ingress = try ChildProcess(
@@ -169,7 +172,11 @@ actor SoakPipeline {
         )
         for _ in 1..<max(1, workers) { try await pipeline.addWorker() }
         let client = HTTPClient(eventLoopGroupProvider: .singleton)
-        let ready = try await EndToEndPipeline.waitUntilReady(port: ingressPort, client: client, within: .seconds(60))
+        let ready = try await EndToEndPipeline.waitUntilReady(
+            statusPort: ingressStatusPort,
+            client: client,
+            within: .seconds(60)
+        )
         try await client.shutdown()
         guard ready else {
             await pipeline.stop()

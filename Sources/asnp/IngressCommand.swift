@@ -12,8 +12,9 @@ struct IngressCommand: AsyncParsableCommand {
             Settings come from the environment and, with --config, a JSON file (the environment wins); \
             Config/README.md lists them. Required: kafka.bootstrapServers (KAFKA_BOOTSTRAP_SERVERS), apps.names \
             (APPS_NAMES) and apps.{name}.bundleId. Answers 200 only after the broker acknowledged the body; 503 \
-            otherwise, so Apple retries. SIGTERM or SIGINT: stop accepting, finish the requests in progress, \
-            flush, exit 0.
+            otherwise, so Apple retries. The notification routes are all ingress.port (8080) serves; /health/live, \
+            /health/ready and /metrics answer on ingress.statusHost:ingress.statusPort (0.0.0.0:9090). SIGTERM or \
+            SIGINT: stop accepting, finish the requests in progress, flush, exit 0.
             """
     )
 

@@ -42,7 +42,7 @@ struct IngressFaultTests {
                 #expect(reply.status == .ok)
                 acknowledged.insert(try #require(reply.requestID))
             }
-            let reply1 = try await ingress.send(.GET, "/health/ready")
+            let reply1 = try await ingress.status("/health/ready")
             #expect(reply1.status == .ok)
             try ingress.mock.setRoundTripTime(roundTrip, broker: 1)
             let replies = try await withThrowingTaskGroup(of: (IngressHarness.Reply, Duration).self) { group in
@@ -63,9 +63,9 @@ struct IngressFaultTests {
             }
             // Past the readiness answer's cache, so the probe asks the broker again.
             try await Task.sleep(for: readinessCache)
-            let reply2 = try await ingress.send(.GET, "/health/ready")
+            let reply2 = try await ingress.status("/health/ready")
             #expect(reply2.status == .serviceUnavailable)
-            let reply3 = try await ingress.send(.GET, "/health/live")
+            let reply3 = try await ingress.status("/health/live")
             #expect(reply3.status == .ok)
             try ingress.mock.setRoundTripTime(.zero, broker: 1)
             // Requests already sent still wait out their delay; Apple would retry, so do we.
@@ -125,7 +125,7 @@ struct IngressFaultTests {
                 let statuses = try await admitted.reduce(into: []) { $0.append($1) }
                 #expect(statuses == [.ok, .ok])
                 // Counted as refused for saturation, a cause of its own on the dashboard.
-                let metrics = try await ingress.send(.GET, "/metrics")
+                let metrics = try await ingress.status("/metrics")
                 #expect(metrics.body.contains("asnp_ingress_busy_refusals_total 6"))
             }
         }
@@ -138,7 +138,7 @@ struct IngressFaultTests {
             _ = try await ingress.post("/v2/notifications/sandbox", body: "nope")
             _ = try await ingress.send(.GET, "/nowhere")
             _ = try await ingress.send(.GET, "/v2/notifications/sandbox")
-            let text = try await ingress.send(.GET, "/metrics")
+            let text = try await ingress.status("/metrics")
             #expect(text.status == .ok)
             #expect(text.headers.first(name: "Content-Type")?.hasPrefix("text/plain; version=0.0.4") == true)
             // Labelled by the matched route, never by the path asked (which would grow without bound).

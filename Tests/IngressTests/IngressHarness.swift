@@ -7,10 +7,12 @@ import Logging
 import NIOCore
 import NIOHTTP1
 import PipelineContract
+import PipelineStatus
 import Prometheus
 import ServiceLifecycle
 
-/// A real ingress on 127.0.0.1 (port 0) producing to a librdkafka mock cluster, with a real HTTP client.
+/// A real ingress on 127.0.0.1 (port 0, its status server on another) producing to a librdkafka mock cluster, with a
+/// real HTTP client.
 struct IngressHarness: Sendable {
     static let rawTopic = PipelineTopics.raw
     static let partitions = 8
@@ -41,6 +43,8 @@ struct IngressHarness: Sendable {
 
     let mock: KafkaMockCluster
     let port: Int
+    /// The status server's: the probes and `/metrics`.
+    let statusPort: Int
     let client: HTTPClient
     let group: ServiceGroup
     let logger: Logger
@@ -70,22 +74,36 @@ struct IngressHarness: Sendable {
         producerConfiguration.shutdownFlushTimeout = .seconds(10)
         let producer = try KafkaProducer(configuration: producerConfiguration, logger: logger)
         let (ports, portContinuation) = AsyncStream.makeStream(of: Int.self)
+        let (statusPorts, statusPortContinuation) = AsyncStream.makeStream(of: Int.self)
         let server = try IngressServer(
             configuration: configuration,
             producer: producer,
             logger: logger,
             onListening: { port in portContinuation.yield(port) }
         )
+        let status = server.statusServer(
+            configuration: StatusServerConfiguration(host: "127.0.0.1", port: 0),
+            logger: logger,
+            onListening: { port in statusPortContinuation.yield(port) }
+        )
         let group = ServiceGroup(
-            configuration: .init(services: [.init(service: producer), .init(service: server)], logger: logger)
+            configuration: .init(
+                services: [.init(service: producer), .init(service: status), .init(service: server)],
+                logger: logger
+            )
         )
         return try await withThrowingTaskGroup(of: T?.self) { tasks in
             tasks.addTask {
-                defer { portContinuation.finish() }
+                defer {
+                    portContinuation.finish()
+                    statusPortContinuation.finish()
+                }
                 try await group.run()
                 return nil
             }
-            guard let port = await ports.first(where: { _ in true }) else {
+            guard let port = await ports.first(where: { _ in true }),
+                let statusPort = await statusPorts.first(where: { _ in true })
+            else {
                 throw IngressHarnessError(reason: "the ingress did not start listening")
             }
             var clientConfiguration = HTTPClient.Configuration()
@@ -101,7 +119,14 @@ struct IngressHarness: Sendable {
             // closes it is reset (a loaded run saw it), so the client lets idle connections go well before.
             clientConfiguration.connectionPool.idleTimeout = .milliseconds(200)
             let client = HTTPClient(eventLoopGroupProvider: .singleton, configuration: clientConfiguration)
-            let harness = IngressHarness(mock: mock, port: port, client: client, group: group, logger: logger)
+            let harness = IngressHarness(
+                mock: mock,
+                port: port,
+                statusPort: statusPort,
+                client: client,
+                group: group,
+                logger: logger
+            )
             let result: T
             do {
                 try await Self.warmUp(producer)
@@ -156,9 +181,19 @@ struct IngressHarness: Sendable {
         try await send(method, path, bytes: body.map { Array($0.utf8) }, headers: [])
     }
 
-    func send(_ method: HTTPMethod, _ path: String, bytes: [UInt8]?, headers: [(String, String)]) async throws -> Reply
-    {
-        var request = HTTPClientRequest(url: "http://127.0.0.1:\(port)\(path)")
+    /// `GET path` on the status port (the probes, `/metrics`).
+    func status(_ path: String) async throws -> Reply {
+        try await send(.GET, path, bytes: nil, headers: [], port: statusPort)
+    }
+
+    func send(
+        _ method: HTTPMethod,
+        _ path: String,
+        bytes: [UInt8]?,
+        headers: [(String, String)],
+        port: Int? = nil
+    ) async throws -> Reply {
+        var request = HTTPClientRequest(url: "http://127.0.0.1:\(port ?? self.port)\(path)")
         request.method = method
         for (name, value) in headers { request.headers.add(name: name, value: value) }
         if let bytes {
@@ -179,7 +214,7 @@ struct IngressHarness: Sendable {
         _ condition: (Double) -> Bool
     ) async throws -> Bool {
         try await eventually(timeout: timeout) {
-            let lines = try await send(.GET, "/metrics").body.split(separator: "\n")
+            let lines = try await status("/metrics").body.split(separator: "\n")
             let value = lines.first { $0.hasPrefix(name + " ") }.flatMap { Double($0.dropFirst(name.count + 1)) }
             return value.map(condition) ?? false
         }

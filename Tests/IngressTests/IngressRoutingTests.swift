@@ -101,7 +101,6 @@ struct IngressRoutingTests {
                 (.POST, "/v3/notifications/sandbox", valid, .notFound),
                 (.POST, "/v2/notifications/staging", valid, .notFound),
                 (.POST, "/v2/notifications/sandbox/other-app", valid, .notFound),
-                (.POST, "/health/ready", nil, .methodNotAllowed),
                 (.GET, "/", nil, .notFound),
             ]
             for (method, path, body, status) in cases {
@@ -124,6 +123,38 @@ struct IngressRoutingTests {
             let messages = try await ingress.consume(count: 1)
             #expect(messages.count == 1)
             #expect(messages.first?.headerFields[RawNotificationHeaders.Name.environment] == "Production")
+        }
+    }
+
+    @Test(
+        """
+        The public port serves only the notification routes: /metrics and the probes are 404 there (counted as \
+        unmatched), with or without the path token before them; the status port serves them and takes no notification
+        """
+    )
+    func statusRoutesOffThePublicPort() async throws {
+        let valid = try #require(Fixtures.v2Cases.first { $0.expectedStatus == "OK" }).body
+        let token = "s3cret-token-0123456789"
+        try await IngressHarness.with(configure: { $0.pathToken = token }) { ingress in
+            let statusPaths = ["/metrics", "/health/live", "/health/ready"]
+            for path in statusPaths + statusPaths.map({ "/\(token)\($0)" }) {
+                #expect(try await ingress.send(.GET, path).status == .notFound, "public GET \(path)")
+                #expect(try await ingress.send(.POST, path, body: "{}").status == .notFound, "public POST \(path)")
+            }
+            for path in statusPaths {
+                #expect(try await ingress.status(path).status == .ok, "status GET \(path)")
+            }
+            let notification = try await ingress.send(
+                .POST,
+                "/\(token)/v2/notifications/sandbox",
+                bytes: Array(valid.utf8),
+                headers: [],
+                port: ingress.statusPort
+            )
+            #expect(notification.status == .notFound)
+            #expect(try await ingress.consume(count: 0).isEmpty)
+            let metrics = try await ingress.status("/metrics").body
+            #expect(metrics.contains(#"asnp_ingress_requests_total{route="unmatched",status="404"} 12"#), "\(metrics)")
         }
     }
 
@@ -238,7 +269,7 @@ struct IngressRoutingTests {
             let messages = try await ingress.consume(count: 1)
             #expect(messages.count == 1)
             #expect(messages.first?.headerFields[RawNotificationHeaders.Name.environment] == "Sandbox")
-            let metrics = try await ingress.send(.GET, "/metrics")
+            let metrics = try await ingress.status("/metrics")
             #expect(
                 metrics.body.contains(
                     #"asnp_ingress_unverifiable_total{app="games",environment="Production",version="2"} 1"#

@@ -82,8 +82,9 @@ struct DeployCustomResourceTests {
             contentsOf: Self.kubernetes.appendingPathComponent("overlays/production/pod-monitors.yaml"),
             encoding: .utf8
         )
-        #expect(podMonitors.contains("- port: http\n"))
-        try podMonitors.replacingOccurrences(of: "- port: http\n", with: "- port: 8080\n")
+        // The first PodMonitor is the ingress's.
+        let statusPort = try #require(podMonitors.range(of: "- port: status\n"))
+        try podMonitors.replacingCharacters(in: statusPort, with: "- port: 9090\n")
             .write(to: directory.appendingPathComponent("pod-monitors.yaml"), atomically: true, encoding: .utf8)
         try """
         apiVersion: monitoring.coreos.com/v1
@@ -105,7 +106,7 @@ struct DeployCustomResourceTests {
         )
         #expect(
             report.contains(
-                "PodMonitor/asnp-ingress: $.spec.podMetricsEndpoints[0].port: 8080 is not of type 'string'"
+                "PodMonitor/asnp-ingress: $.spec.podMetricsEndpoints[0].port: 9090 is not of type 'string'"
             ),
             "\(report)"
         )

@@ -132,8 +132,20 @@ struct DeployFilesTests {
         #expect(commands == ["migrate": "migrate", "ingress": "ingress", "worker": "worker"])
         let worker = try #require(services["worker"] as? [String: Any])
         #expect((worker["deploy"] as? [String: Any])?["replicas"] as? Int == 2)
+        // The public port on every interface; the status port (probes, /metrics) on the host's loopback only.
         let ingress = try #require(services["ingress"] as? [String: Any])
-        #expect(ingress["ports"] as? [String] == ["8080:8080"])
+        let ingressEnvironment = (ingress["environment"] as? [String: Any] ?? [:]).mapValues(Self.composeValue)
+        let ingressRole = try await PipelineSettings.load(
+            file: nil,
+            environment: Self.minimalEnvironment.merging(ingressEnvironment) { $1 }
+        ).ingressRole()
+        #expect(
+            ingress["ports"] as? [String]
+                == [
+                    "\(ingressRole.ingress.port):\(ingressRole.ingress.port)",
+                    "127.0.0.1:9091:\(ingressRole.status.port)",
+                ]
+        )
         // The broker writes where its volume is (the image's default log.dirs is under /tmp).
         let kafka = try #require(services["kafka"] as? [String: Any])
         let logDirectory = try #require((kafka["environment"] as? [String: Any])?["KAFKA_LOG_DIRS"] as? String)
@@ -380,18 +392,15 @@ struct DeployFilesTests {
         let jobs = try #require(prometheus["scrape_configs"] as? [[String: Any]])
         #expect(jobs.allSatisfy { $0["metrics_path"] as? String == "/metrics" })
         let targets = jobs.compactMap { (Self.value($0, "static_configs") as? [[String: Any]])?.first?["targets"] }
-        #expect(targets.first as? [String] == ["ingress:8080"])
+        #expect(targets.first as? [String] == ["ingress:9090"], "the ingress's status port")
         #expect((jobs.last?["dns_sd_configs"] as? [[String: Any]])?.first?["port"] as? Int == 9090)
     }
 
     @Test(
-        "the probe paths the manifests use answer on the status server (worker, reconciler) and are the ingress's routes"
+        "the probe paths the manifests use answer on the status server (the ingress's, the worker's, the reconciler's)"
     )
     func probePaths() async throws {
         let paths = ["/health/live", "/health/ready", "/metrics"]
-        for path in paths {
-            #expect(RequestMetricsMiddleware.allowedMethod(path: path, pathToken: nil) == .get, "\(path)")
-        }
         let listening = AsyncStream<Int>.makeStream()
         let logger = Logger(label: "test.deploy") { _ in SwiftLogNoOpLogHandler() }
         let server = StatusServer(
@@ -482,23 +491,33 @@ struct DeployFilesTests {
             #expect(ports.isEmpty)
             return
         }
-        let port = try await withSecretFiles(minimalEnvironment.merging(settings) { $1 }) { environment in
+        // Every role serves its probes and /metrics on its status port; the ingress its notification routes on a
+        // public port of its own.
+        let (statusPort, publicPort) = try await withSecretFiles(minimalEnvironment.merging(settings) { $1 }) {
+            environment -> (Int, Int?) in
             let loaded = try await PipelineSettings.load(file: nil, environment: environment)
             switch command {
-            case "ingress": return try loaded.ingressRole().ingress.port
+            case "ingress":
+                let role = try loaded.ingressRole()
+                return (role.status.port, role.ingress.port)
             case "history":
                 // Only the periodic sync serves its status endpoints.
                 #expect((container["args"] as? [String])?.contains("--every") == true)
-                return try loaded.historyRole(appName: nil).status.port
-            default: return try loaded.workerRole().status.port
+                return (try loaded.historyRole(appName: nil).status.port, nil)
+            default: return (try loaded.workerRole().status.port, nil)
             }
         }
-        let portName = try #require(ports.first?["name"] as? String)
-        #expect(ports.first?["containerPort"] as? Int == port)
+        let named = Dictionary(
+            ports.map { ($0["name"] as? String ?? "", $0["containerPort"] as? Int ?? -1) },
+            uniquingKeysWith: { first, _ in first }
+        )
+        var expected = ["status": statusPort]
+        if let publicPort { expected["http"] = publicPort }
+        #expect(named == expected, "\(command)")
         for (probe, path) in [("livenessProbe", "/health/live"), ("readinessProbe", "/health/ready")] {
             let httpGet = try #require(value(container, probe, "httpGet") as? [String: Any], "\(command) \(probe)")
             #expect(httpGet["path"] as? String == path)
-            #expect(httpGet["port"] as? String == portName)
+            #expect(httpGet["port"] as? String == "status")
         }
     }
 

@@ -36,7 +36,12 @@ struct IngressCommandTests {
         )
         defer { mock.stop() }
         let port = try LoopbackPort.free()
-        let ingress = try IngressProcess.start(bootstrapServers: mock.bootstrapServers, port: port)
+        let statusPort = try LoopbackPort.free()
+        let ingress = try IngressProcess.start(
+            bootstrapServers: mock.bootstrapServers,
+            port: port,
+            statusPort: statusPort
+        )
         defer { if ingress.isRunning { ingress.terminate() } }
 
         var configuration = HTTPClient.Configuration()
@@ -45,7 +50,7 @@ struct IngressCommandTests {
         let client = HTTPClient(eventLoopGroupProvider: .singleton, configuration: configuration)
         do {
             let base = "http://127.0.0.1:\(port)"
-            let ready = try await IngressProcess.waitUntilReady(port: port, client: client, while: ingress)
+            let ready = try await IngressProcess.waitUntilReady(statusPort: statusPort, client: client, while: ingress)
             try #require(ready, "asnp ingress did not become ready")
 
             let bodies = Fixtures.v2Cases.filter { $0.expectedStatus == "OK" }.map(\.body)
@@ -233,6 +238,8 @@ struct ConfigFileTests {
         #expect(ingress.port == 9191)
         #expect(ingress.host == "127.0.0.1")
         #expect(ingress.acknowledgementTimeout == .seconds(2))
+        // The probes and /metrics on the loopback, beside a worker's default 9090.
+        #expect(try settings.ingressRole().status == StatusServerConfiguration(host: "127.0.0.1", port: 9091))
         #expect(ingress.maximumBodySize == 256 * 1_024)
         #expect(try settings.kafkaCluster(clientID: "x").bootstrapServers == ["127.0.0.1:9092"])
     }

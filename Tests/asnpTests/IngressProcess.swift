@@ -8,10 +8,12 @@ import Foundation
 
 /// `asnp ingress` as a child process on 127.0.0.1, configured through the environment as a container would be.
 enum IngressProcess {
-    /// Starts an ingress for one app, "notes"; output discarded. `extra` adds or overrides variables.
+    /// Starts an ingress for one app, "notes", its probes and `/metrics` on `statusPort`; output discarded. `extra`
+    /// adds or overrides variables.
     static func start(
         bootstrapServers: String,
         port: Int,
+        statusPort: Int,
         bundleID: String = Fixtures.bundleId,
         extra: [String: String] = [:]
     ) throws -> ChildProcess {
@@ -21,6 +23,8 @@ enum IngressProcess {
         environment["APPS_NOTES_BUNDLE_ID"] = bundleID
         environment["INGRESS_HOST"] = "127.0.0.1"
         environment["INGRESS_PORT"] = String(port)
+        environment["INGRESS_STATUS_HOST"] = "127.0.0.1"
+        environment["INGRESS_STATUS_PORT"] = String(statusPort)
         environment.merge(extra) { _, new in new }
         return try ChildProcess(
             executable: ASNPProcess.executable.path,
@@ -29,12 +33,12 @@ enum IngressProcess {
         )
     }
 
-    /// Polls `/health/ready` until it answers 200 (true) or the process exits (false). The ingress promises no
+    /// Polls `/health/ready` on the status port until it answers 200 (true) or the process exits (false). The ingress promises no
     /// start-up time (it is ready once its producer reaches a broker with the raw topic), and a loaded run took more
     /// than the 20 s this used to allow; so no bound here but the suite's own watchdog, as for the worker.
-    static func waitUntilReady(port: Int, client: HTTPClient, while ingress: ChildProcess) async throws -> Bool {
+    static func waitUntilReady(statusPort: Int, client: HTTPClient, while ingress: ChildProcess) async throws -> Bool {
         while ingress.isRunning {
-            if try await EndToEndPipeline.waitUntilReady(port: port, client: client, within: .seconds(2)) {
+            if try await EndToEndPipeline.waitUntilReady(statusPort: statusPort, client: client, within: .seconds(2)) {
                 return true
             }
         }

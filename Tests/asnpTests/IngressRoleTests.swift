@@ -8,11 +8,21 @@ import NIOCore
 import NIOHTTP1
 import PipelineContract
 import PipelineServices
+import PipelineStatus
 import ServiceLifecycle
 import Testing
 
 @Suite("The ingress role built in-process as `asnp ingress` builds it: settings from the environment, receive, stop")
 struct IngressRoleTests {
+    /// The ingress's settings from `variables` and what every ingress needs, as `asnp ingress` reads them.
+    static func role(_ variables: [String: String]) async throws -> IngressRoleSettings {
+        let base = [
+            "KAFKA_BOOTSTRAP_SERVERS": "127.0.0.1:9092", "APPS_NAMES": "notes",
+            "APPS_NOTES_BUNDLE_ID": Fixtures.bundleId,
+        ]
+        return try await PipelineSettings.load(file: nil, environment: base.merging(variables) { $1 }).ingressRole()
+    }
+
     @Test(
         """
         the raw topic is written uncompressed unless ingress.compression names a codec, and an unknown one is refused \
@@ -21,30 +31,41 @@ struct IngressRoleTests {
         """
     )
     func rawTopicProducerAndEventLoops() async throws {
-        let base = [
-            "KAFKA_BOOTSTRAP_SERVERS": "127.0.0.1:9092", "APPS_NAMES": "notes",
-            "APPS_NOTES_BUNDLE_ID": Fixtures.bundleId,
-        ]
-        func role(_ variables: [String: String]) async throws -> IngressRoleSettings {
-            try await PipelineSettings.load(file: nil, environment: base.merging(variables) { $1 }).ingressRole()
-        }
-        let defaults = try await role([:])
+        let defaults = try await Self.role([:])
         #expect(defaults.producer.compression == "none")
         #expect(defaults.producer.deliveryTimeout == defaults.ingress.acknowledgementTimeout)
         #expect(defaults.producer.linger == .milliseconds(5))
         #expect(defaults.ingress.eventLoopThreads == nil)
-        #expect(try await role(["INGRESS_EVENT_LOOP_THREADS": "1"]).ingress.eventLoopThreads == 1)
-        let none = await #expect(throws: SettingsError.self) { try await role(["INGRESS_EVENT_LOOP_THREADS": "0"]) }
+        #expect(try await Self.role(["INGRESS_EVENT_LOOP_THREADS": "1"]).ingress.eventLoopThreads == 1)
+        let none = await #expect(throws: SettingsError.self) {
+            try await Self.role(["INGRESS_EVENT_LOOP_THREADS": "0"])
+        }
         #expect("\(none.map { "\($0)" } ?? "")".contains("eventLoopThreads must be at least 1"))
 
-        let lz4 = try await role(["INGRESS_COMPRESSION": "lz4", "INGRESS_ACK_TIMEOUT_SECONDS": "2"])
+        let lz4 = try await Self.role(["INGRESS_COMPRESSION": "lz4", "INGRESS_ACK_TIMEOUT_SECONDS": "2"])
         #expect(lz4.producer.compression == "lz4")
         #expect(lz4.producer.deliveryTimeout == .seconds(2))
 
-        let error = await #expect(throws: SettingsError.self) { try await role(["INGRESS_COMPRESSION": "brotli"]) }
+        let error = await #expect(throws: SettingsError.self) { try await Self.role(["INGRESS_COMPRESSION": "brotli"]) }
         let message = error.map { "\($0)" } ?? ""
         let says = "ingress.compression (environment INGRESS_COMPRESSION) is 'brotli', not one of none, gzip"
         #expect(message.contains(says), "\(message)")
+    }
+
+    @Test(
+        """
+        the probes and /metrics are on ingress.statusHost:statusPort (default 0.0.0.0:9090), apart from the public \
+        ingress.port (8080); the one port for both is refused, naming the setting
+        """
+    )
+    func statusPortSettings() async throws {
+        let defaults = try await Self.role([:])
+        #expect(defaults.ingress.port == 8080)
+        #expect(defaults.status == StatusServerConfiguration(host: "0.0.0.0", port: 9090))
+        let moved = try await Self.role(["INGRESS_STATUS_HOST": "127.0.0.1", "INGRESS_STATUS_PORT": "9191"])
+        #expect(moved.status == StatusServerConfiguration(host: "127.0.0.1", port: 9191))
+        let error = await #expect(throws: SettingsError.self) { try await Self.role(["INGRESS_STATUS_PORT": "8080"]) }
+        #expect("\(error.map { "\($0)" } ?? "")".contains("ingress.statusPort"))
     }
 
     @Test(
@@ -65,16 +86,35 @@ struct IngressRoleTests {
             "APPS_NOTES_BUNDLE_ID": Fixtures.bundleId,
             "INGRESS_HOST": "127.0.0.1",
             "INGRESS_PORT": "0",
+            "INGRESS_STATUS_HOST": "127.0.0.1",
+            "INGRESS_STATUS_PORT": "0",
             "INGRESS_EVENT_LOOP_THREADS": "1",
         ]
         let settings = try await PipelineSettings.load(file: nil, environment: variables).ingressRole()
         let (ports, listening) = AsyncStream<Int>.makeStream()
-        let role = try buildIngress(settings, logger: logger) { port in listening.yield(port) }
+        let (statusPorts, statusListening) = AsyncStream<Int>.makeStream()
+        let role = try buildIngress(settings, logger: logger, onStatusListening: { statusListening.yield($0) }) {
+            port in listening.yield(port)
+        }
         let group = role.serviceGroup(logger: logger, gracefulShutdownSignals: [])
         let running = Task { try await group.run() }
         defer { running.cancel() }
         var iterator = ports.makeAsyncIterator()
         let port = try #require(await iterator.next())
+        var statusIterator = statusPorts.makeAsyncIterator()
+        let statusPort = try #require(await statusIterator.next())
+        // The public port has no /metrics; the status port has, with the ingress's own metrics.
+        func get(_ port: Int, _ path: String) async throws -> (HTTPResponseStatus, String) {
+            let reply = try await HTTPClient.shared.execute(
+                HTTPClientRequest(url: "http://127.0.0.1:\(port)\(path)"),
+                timeout: .seconds(30)
+            )
+            return (reply.status, String(buffer: try await reply.body.collect(upTo: 1 << 20)))
+        }
+        #expect(try await get(port, "/metrics").0 == .notFound)
+        let metrics = try await get(statusPort, "/metrics")
+        #expect(metrics.0 == .ok)
+        #expect(metrics.1.contains("asnp_ingress_requests_total"), "\(metrics.1)")
 
         // As Apple does: a 503 (the broker not acknowledging in time, as a fresh mock cluster may not under load) is
         // sent again; the contract under test is that a 200 means stored.

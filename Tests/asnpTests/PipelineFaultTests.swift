@@ -78,10 +78,12 @@ struct PipelineFaultTests {
         let server = try await TestPostgresServer.start()
         let database = try await server.makeDatabase()
         let port = try LoopbackPort.free()
+        let statusPort = try LoopbackPort.free()
         func startIngress() throws -> ChildProcess {
             try IngressProcess.start(
                 bootstrapServers: cluster.bootstrapServers,
                 port: port,
+                statusPort: statusPort,
                 bundleID: Self.bundleID,
                 extra: ["INGRESS_ACK_TIMEOUT_SECONDS": "1"]
             )
@@ -100,7 +102,7 @@ struct PipelineFaultTests {
         defer { for process in workers + [ingress] where process.isRunning { process.terminate() } }
 
         let client = HTTPClient(eventLoopGroupProvider: .singleton)
-        let ready = try await IngressProcess.waitUntilReady(port: port, client: client, while: ingress)
+        let ready = try await IngressProcess.waitUntilReady(statusPort: statusPort, client: client, while: ingress)
         try await client.shutdown()
         try #require(ready, "asnp ingress did not become ready")
 

@@ -11,6 +11,8 @@ package struct IngressRoleSettings {
     package var apps: [PipelineApp]
     package var ingress: IngressConfiguration
     package var producer: KafkaProducerConfiguration
+    /// `ingress.statusHost`, `ingress.statusPort`: the probes and the Prometheus scrape, off the public port.
+    package var status: StatusServerConfiguration
 }
 
 /// Everything `asnp worker` reads from the settings.
@@ -29,7 +31,15 @@ extension PipelineSettings {
         let apps = try apps()
         let ingress = try ingress(apps: apps)
         let producer = ingress.producerConfiguration(cluster: try kafkaCluster(clientID: "asnp-ingress"))
-        return IngressRoleSettings(apps: apps, ingress: ingress, producer: producer)
+        let status = try status(section: "ingress")
+        // Both on one port would bind twice; and the point of the status port is that the public one lacks them.
+        if status.port != 0, status.port == ingress.port {
+            throw SettingsError(
+                key: "ingress.statusPort",
+                reason: "is \(status.port), the public ingress.port: the probes and /metrics need a port of their own"
+            )
+        }
+        return IngressRoleSettings(apps: apps, ingress: ingress, producer: producer, status: status)
     }
 
     /// The worker's settings, each checked.

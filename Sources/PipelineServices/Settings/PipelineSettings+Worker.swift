@@ -125,8 +125,8 @@ extension PipelineSettings {
         try status(section: "worker")
     }
 
-    /// `{section}.statusHost`, `{section}.statusPort`: where a service without HTTP traffic of its own serves its
-    /// probes and the Prometheus scrape.
+    /// `{section}.statusHost`, `{section}.statusPort`: where a service serves its probes and the Prometheus scrape
+    /// (the ingress: apart from the notification routes).
     func status(section: String) throws -> StatusServerConfiguration {
         var configuration = StatusServerConfiguration()
         configuration.host = try string("\(section).statusHost") ?? configuration.host
