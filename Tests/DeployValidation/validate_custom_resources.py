@@ -12,7 +12,9 @@ no vendored schema, or an apiVersion the vendored CRD does not serve, is a failu
 
 Files listed as patches in a kustomization (`patches`, `patchesStrategicMerge`) are partial resources: they are
 not checked alone but merged into the resources of that kustomization they target, as kustomize does for custom
-resources (a JSON merge patch, RFC 7386), and the result is checked.
+resources (a JSON merge patch, RFC 7386), and the result is checked. A kustomize Component (`kind: Component`) is
+built only where a kustomization lists it under `components`: its resources join that kustomization's, and its
+patches apply to them all.
 
 Prints one line per problem (file, document index, Kind/name, JSON path, message) and exits 1 if there is any;
 otherwise prints a summary naming every resource checked and exits 0. Needs PyYAML and jsonschema 4.x.
@@ -89,6 +91,20 @@ OBJECT_META = {
 KNOWN_CEL_RULES = {
     "!has(self.minReplicaCount) || self.minReplicaCount <= (has(self.maxReplicaCount) ? self.maxReplicaCount : 100)": (
         lambda s: "minReplicaCount" not in s or s["minReplicaCount"] <= s.get("maxReplicaCount", 100)
+    ),
+    # Gateway API: a listener that terminates TLS names its certificate; a Service backend names its port; Exact
+    # and PathPrefix paths are absolute and have no empty segment.
+    "self.mode == 'Terminate' ? size(self.certificateRefs) > 0 || size(self.options) > 0 : true": (
+        lambda s: s.get("mode", "Terminate") != "Terminate" or bool(s.get("certificateRefs")) or bool(s.get("options"))
+    ),
+    "(size(self.group) == 0 && self.kind == 'Service') ? has(self.port) : true": (
+        lambda s: not (s.get("group", "") == "" and s.get("kind", "Service") == "Service") or "port" in s
+    ),
+    "(self.type in ['Exact','PathPrefix']) ? self.value.startsWith('/') : true": (
+        lambda s: s.get("type", "PathPrefix") not in ("Exact", "PathPrefix") or s.get("value", "/").startswith("/")
+    ),
+    "(self.type in ['Exact','PathPrefix']) ? !self.value.contains('//') : true": (
+        lambda s: s.get("type", "PathPrefix") not in ("Exact", "PathPrefix") or "//" not in s.get("value", "/")
     ),
 }
 
@@ -356,8 +372,28 @@ class Build:
             return []
         documents = load_documents(kustomization_path, self.problems)
         kustomization = documents[0] if documents and isinstance(documents[0], dict) else {}
-        directory = os.path.dirname(kustomization_path)
         result = []  # [document, origin file, document index, [patch files applied]]
+        self.accumulate(kustomization_path, kustomization, result, stack)
+        # A component's resources, then its patches, over everything accumulated so far (as kustomize orders them).
+        for entry in kustomization.get("components") or []:
+            if not isinstance(entry, str) or "://" in entry:
+                continue
+            directory = os.path.normpath(os.path.join(os.path.dirname(kustomization_path), entry))
+            component_path = kustomization_in(directory)
+            if component_path is None:
+                self.problems.add(kustomization_path, 0, "?", "$", f"component {entry} has no kustomization")
+                continue
+            loaded = load_documents(component_path, self.problems)
+            component = loaded[0] if loaded and isinstance(loaded[0], dict) else {}
+            self.accumulate(component_path, component, result, stack + (kustomization_path,), owner=kustomization_path)
+        self.cache[kustomization_path] = result
+        return result
+
+    def accumulate(self, kustomization_path, kustomization, result, stack, owner=None):
+        """Adds a kustomization's (or component's) resources to `result`, then applies its patches to `result`; the
+        patches are reported as `owner`'s (the kustomization that lists the component), or its own."""
+        owner = owner or kustomization_path
+        directory = os.path.dirname(kustomization_path)
         for entry in (kustomization.get("resources") or []) + (kustomization.get("bases") or []):
             if not isinstance(entry, str) or "://" in entry or entry.startswith(("github.com/", "git@")):
                 continue  # remote: not here
@@ -389,13 +425,11 @@ class Build:
                     document = item[0]
                     if matches_target(document, target) if target is not None else same_resource(document, patch):
                         item[0] = merge_patch(document, patch)
-                        item[3].append((label, kustomization_path))
+                        item[3].append((label, owner))
                         applied += 1
                 if applied == 0:
-                    message = f"the patch matches no resource of {kustomization_path}"
+                    message = f"the patch matches no resource of {owner}"
                     self.problems.add(label, index, resource_name(patch), "$", message)
-        self.cache[kustomization_path] = result
-        return result
 
 
 def main():
@@ -435,6 +469,9 @@ def main():
 
     build = Build(problems)
     for path in kustomizations:
+        documents = load_documents(path, problems)
+        if documents and isinstance(documents[0], dict) and documents[0].get("kind") == "Component":
+            continue  # built where a kustomization lists it
         for document, origin, index, applied in build.resources(path):
             mine = [label for label, owner in applied if owner == path]
             if mine and is_custom(document):
