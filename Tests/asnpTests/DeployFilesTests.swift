@@ -158,8 +158,15 @@ struct DeployFilesTests {
         let production = base.merging(try Self.envFile("kubernetes/overlays/production/settings.env")) { $1 }
         let baseDocuments = try Self.yamlDocuments(under: "kubernetes/base")
         let productionDocuments = try baseDocuments + Self.yamlDocuments(under: "kubernetes/overlays/production")
+        // The production overlay with each cloud's component (its settings merged, as kustomize merges them).
+        let clouds = try Self.components.map { component in
+            (
+                production.merging(try Self.envFile("kubernetes/components/\(component)/settings.env")) { $1 },
+                productionDocuments
+            )
+        }
         var seen: Set<String> = []
-        for (settings, documents) in [(base, baseDocuments), (production, productionDocuments)] {
+        for (settings, documents) in [(base, baseDocuments), (production, productionDocuments)] + clouds {
             // The ConfigMap serves every role: each of its variables must be read by one of them.
             var readByAnyRole: Set<String> = []
             for document in documents {
@@ -434,6 +441,9 @@ struct DeployFilesTests {
 
     // MARK: - Reading the files
 
+    /// The kustomize components of the production overlay's cloud (Deploy/kubernetes/components): it lists one.
+    static let components = ["gke", "eks"]
+
     /// What every role needs and the manifests may leave to the environment of a cluster.
     static let minimalEnvironment = [
         "KAFKA_BOOTSTRAP_SERVERS": "kafka:9092",
@@ -578,7 +588,9 @@ struct DeployFilesTests {
         "every whole Kubernetes resource passes kubernetes-validate --strict: the API's schemas, unknown fields refused"
     )
     func kubernetesValidate() async throws {
-        let directories = ["kubernetes/base", "kubernetes/overlays/production", "kubernetes/kafka-topics"]
+        let directories =
+            ["kubernetes/base", "kubernetes/overlays/production", "kubernetes/kafka-topics"]
+            + Self.components.map { "kubernetes/components/\($0)" }
         var files: [String] = []
         for directory in directories {
             // kustomize's patches are partial resources, checked after merging by the tests above.
