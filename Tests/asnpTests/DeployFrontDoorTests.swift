@@ -6,10 +6,10 @@ import Testing
 @testable import Ingress
 
 /// The front door of Deploy/kubernetes (Docs/front-door.md): the Gateway and HTTPRoute of the production overlay, each
-/// cloud's component (Deploy/kubernetes/components) and the NetworkPolicies, held to the code
+/// cloud's component (Deploy/kubernetes/components), the NetworkPolicies and the spread of the pods, held to the code
 /// (the ingress's routes, ports, allow-list) since no cluster runs here. kubernetes-validate and the CRD schemas check
 /// their shape (DeployFilesTests, DeployCustomResourceTests).
-@Suite("Deploy/kubernetes: the front door and the network policies agree with the code")
+@Suite("Deploy/kubernetes: the front door, the network policies and the spread of the pods agree with the code")
 struct DeployFrontDoorTests {
     static let production = "kubernetes/overlays/production"
 
@@ -268,6 +268,37 @@ struct DeployFrontDoorTests {
         // Apple's API is public: the reconciler reaches no private address on 443 (the cluster's own services).
         #expect(!policies.allows(from: history, to: .address("10.1.2.3"), port: 443))
         #expect(!policies.allows(from: history, to: .address("169.254.169.254"), port: 443))
+    }
+
+    @Test(
+        "the ingress and the workers spread over zones and nodes, each counting its own pods, never left Pending for it"
+    )
+    func topologySpread() throws {
+        let documents = try Self.documents(["kubernetes/base"])
+        for name in ["asnp-ingress", "asnp-worker"] {
+            let deployment = try Self.document(documents, kind: "Deployment", name: name)
+            let labels = try #require(
+                DeployFilesTests.value(deployment, "spec", "template", "metadata", "labels") as? [String: String]
+            )
+            let constraints = try #require(
+                DeployFilesTests.value(deployment, "spec", "template", "spec", "topologySpreadConstraints")
+                    as? [[String: Any]]
+            )
+            #expect(
+                constraints.compactMap { $0["topologyKey"] as? String }
+                    == ["topology.kubernetes.io/zone", "kubernetes.io/hostname"],
+                "\(name)"
+            )
+            for constraint in constraints {
+                #expect(constraint["maxSkew"] as? Int == 1)
+                #expect(constraint["whenUnsatisfiable"] as? String == "ScheduleAnyway")
+                let selector = try #require(
+                    DeployFilesTests.value(constraint, "labelSelector", "matchLabels") as? [String: String]
+                )
+                #expect(!selector.isEmpty && selector.allSatisfy { labels[$0.key] == $0.value }, "\(name)")
+                #expect(constraint["matchLabelKeys"] as? [String] == ["pod-template-hash"])
+            }
+        }
     }
 }
 
