@@ -39,8 +39,8 @@ struct DeployFrontDoorTests {
 
     @Test(
         """
-        the HTTPRoute sends only Apple's notification routes (POST, behind the path token) to the ingress Service's \
-        public port; /metrics and the probes match no rule, and the Service leaves the status port out
+        the HTTPRoute sends only Apple's notification paths (behind the path token) to the ingress Service's public \
+        port; /metrics and the probes match no rule, and the Service leaves the status port out
         """
     )
     func routeSendsOnlyNotifications() async throws {
@@ -56,7 +56,8 @@ struct DeployFrontDoorTests {
             #expect(backends.first?["name"] as? String == "asnp-ingress")
             #expect(backends.first?["port"] as? Int == 80)
             for match in try #require(rule["matches"] as? [[String: Any]]) {
-                #expect(match["method"] as? String == "POST")
+                // Path only: a method match is an extended feature not every load balancer has.
+                #expect(Set(match.keys) == ["path"], "\(match)")
                 #expect(DeployFilesTests.value(match, "path", "type") as? String == "PathPrefix")
                 let prefix = try #require(DeployFilesTests.value(match, "path", "value") as? String)
                 #expect(prefix.hasPrefix("/REPLACE-WITH-PATH-TOKEN/"), "\(prefix)")
