@@ -52,12 +52,12 @@ struct SoakWorkload: Sendable {
         let setAsideSet = Set(setAside)
         var posted = load.bodies.filter { !setAsideSet.contains($0) }
         var generator = SeededGenerator(seed: seed ^ 0x50AC)
-        var tampered = Set<String>()
-        for _ in 0..<max(1, count / 100) where !posted.isEmpty {
-            let copy = NotificationSigner.tampered(posted[Int.random(in: 0..<posted.count, using: &generator)])
-            tampered.insert(copy)
-            posted.insert(copy, at: Int.random(in: 0...posted.count, using: &generator))
-        }
+        let tampered = insertTampered(
+            into: &posted,
+            picks: max(1, count / 100),
+            using: &generator,
+            tamper: NotificationSigner.tampered
+        )
         let direct = stride(from: 0, to: setAside.count, by: boundaryInstants).map {
             Array(setAside[$0..<min($0 + boundaryInstants, setAside.count)])
         }
@@ -68,6 +68,24 @@ struct SoakWorkload: Sendable {
             tampered: tampered,
             duplicates: load.duplicates
         )
+    }
+
+    /// Tampered copies of `picks` bodies of `posted` put among them at random places, each copy once: a body picked
+    /// twice (or a duplicate delivery of it) gives the same copy, and the checks expect one rejection per post of a
+    /// tampered body (a 30-minute soak's 324 picks met twice). Returns the copies.
+    static func insertTampered(
+        into posted: inout [String],
+        picks: Int,
+        using generator: inout some RandomNumberGenerator,
+        tamper: (String) -> String
+    ) -> Set<String> {
+        var tampered = Set<String>()
+        for _ in 0..<picks where !posted.isEmpty {
+            let copy = tamper(posted[Int.random(in: 0..<posted.count, using: &generator)])
+            guard tampered.insert(copy).inserted else { continue }
+            posted.insert(copy, at: Int.random(in: 0...posted.count, using: &generator))
+        }
+        return tampered
     }
 
     /// The times of receipt a month-boundary fault gives its bodies, around `now`: the last millisecond of the month

@@ -1,3 +1,4 @@
+import AppStoreSigning
 import Foundation
 import PipelineContract
 import Testing
@@ -74,6 +75,17 @@ struct SoakScheduleTests {
         #expect(SoakWorkload.hostileBodies(pick: 1, sample: sample) == (refused, rejected))
         let other = SoakWorkload.hostileBodies(pick: 2, sample: sample).rejected
         #expect(Set(big).isDisjoint(with: other))
+    }
+
+    @Test("Each tampered copy is posted once, though the same body (or a duplicate of it) is picked again")
+    func tamperedOnce() {
+        var posted = ["a", "a", "b"]
+        var generator = SeededGenerator(seed: 53)
+        let tampered = SoakWorkload.insertTampered(into: &posted, picks: 20, using: &generator) { $0 + "!" }
+        // Twenty picks of three bodies and their copies: some picks give a copy made before.
+        #expect(tampered.count < 20)
+        for copy in tampered { #expect(posted.filter { $0 == copy }.count == 1, "\(copy)") }
+        #expect(posted.count == 3 + tampered.count && posted.filter { $0 == "a" }.count == 2)
     }
 
     @Test("The state check compares timestamps as instants, whatever offset PostgreSQL wrote them with")
