@@ -39,14 +39,7 @@ extension NotificationStore {
                 PostgresQuery(unsafeSQL: Self.claimStatement, binds: bindings),
                 logger: logger
             )
-            var claimed: [KafkaTopicPartition: PartitionClaim] = [:]
-            for try await (topic, partition, epoch, storedThrough) in rows.decode((String, Int32, Int64, Int64?).self) {
-                claimed[KafkaTopicPartition(topic: topic, partition: partition)] = PartitionClaim(
-                    epoch: epoch,
-                    storedThroughOffset: storedThrough
-                )
-            }
-            return claimed
+            return try await Self.claims(in: rows)
         }
     }
 
@@ -75,14 +68,19 @@ extension NotificationStore {
             PostgresQuery(unsafeSQL: BatchStatements.owners, binds: bindings),
             logger: logger
         )
-        var owners: [KafkaTopicPartition: PartitionClaim] = [:]
+        return try await claims(in: rows)
+    }
+
+    /// Rows of `partition_owners` (topic, partition, epoch, stored-through offset), as claims.
+    private static func claims(in rows: PostgresRowSequence) async throws -> [KafkaTopicPartition: PartitionClaim] {
+        var claims: [KafkaTopicPartition: PartitionClaim] = [:]
         for try await (topic, partition, epoch, storedThrough) in rows.decode((String, Int32, Int64, Int64?).self) {
-            owners[KafkaTopicPartition(topic: topic, partition: partition)] = PartitionClaim(
+            claims[KafkaTopicPartition(topic: topic, partition: partition)] = PartitionClaim(
                 epoch: epoch,
                 storedThroughOffset: storedThrough
             )
         }
-        return owners
+        return claims
     }
 
     /// The claim: a new epoch per partition, unless the same owner claimed it last; with the offset the database

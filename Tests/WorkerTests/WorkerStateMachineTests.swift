@@ -609,6 +609,15 @@ struct WorkerStateMachineTests {
             var clock = 0.0
             var failures = true
 
+            /// The simulated database's rows of `partitions` in `partition_owners` (one member: epochs stay 1).
+            func ownerRows(_ partitions: [KafkaTopicPartition]) -> [KafkaTopicPartition: PartitionClaim] {
+                Dictionary(
+                    uniqueKeysWithValues: partitions.map { partition in
+                        (partition, PartitionClaim(epoch: 1, storedThroughOffset: simulated[partition]!.storedThrough))
+                    }
+                )
+            }
+
             func perform(_ actions: [Action]) {
                 var pending = actions[...]
                 while let action = pending.popFirst() {
@@ -664,13 +673,8 @@ struct WorkerStateMachineTests {
                     case .claim(let requests):
                         // The claim ends at once; while failures are on, one in four fails (tried again later).
                         let fails = failures && Int.random(in: 0..<4, using: &generator) == 0
-                        let claims = Dictionary(
-                            uniqueKeysWithValues: requests.map { request in
-                                let storedThrough = simulated[request.partition]!.storedThrough
-                                return (request.partition, PartitionClaim(epoch: 1, storedThroughOffset: storedThrough))
-                            }
-                        )
-                        pending += machine.claimEnded(requests, claims: fails ? nil : claims, now: Self.at(clock))
+                        let claims = fails ? nil : ownerRows(requests.map(\.partition))
+                        pending += machine.claimEnded(requests, claims: claims, now: Self.at(clock))
                     case .rewind(let offset, _):
                         // The consumer seeks back to what the database holds.
                         let partition = offset.topicPartition
@@ -685,13 +689,8 @@ struct WorkerStateMachineTests {
                     case .checkStored(let checks):
                         // The read ends at once; while failures are on, one in four fails.
                         let fails = failures && Int.random(in: 0..<4, using: &generator) == 0
-                        let owners = Dictionary(
-                            uniqueKeysWithValues: checks.map { check in
-                                let storedThrough = simulated[check.partition]!.storedThrough
-                                return (check.partition, PartitionClaim(epoch: 1, storedThroughOffset: storedThrough))
-                            }
-                        )
-                        pending += machine.storedChecked(checks, owners: fails ? nil : owners, now: Self.at(clock))
+                        let owners = fails ? nil : ownerRows(checks.map(\.partition))
+                        pending += machine.storedChecked(checks, owners: owners, now: Self.at(clock))
                     case .withdrawOutputs(let withdrawn):
                         for partition in withdrawn {
                             #expect(simulated[partition]!.batchInFlight == nil, "round \(round): withdrawn in flight")
