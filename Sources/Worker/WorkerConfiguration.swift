@@ -53,7 +53,8 @@ package struct WorkerConfiguration: Sendable {
     package var outboxSweepInterval: Duration = .seconds(5)
     /// How often the owned partitions' rows of `partition_owners` are read to find a database restored to an earlier
     /// point under the running worker, for partitions receiving nothing (a batch's fence finds it at once; an idle
-    /// partition would otherwise be repaired only at its next message). One small read per interval. Default 30 s.
+    /// partition would otherwise be repaired only at its next message). One small read per interval
+    /// (`worker.storedOffsetCheckSeconds`). Default 30 s.
     package var storedOffsetCheckInterval: Duration = .seconds(30)
     /// How often the gauges that need PostgreSQL or Kafka are sampled (``WorkerMetricsSampler``). Default 5 s.
     package var metricsSampleInterval: Duration = .seconds(5)
