@@ -21,14 +21,16 @@ extension NotificationStore {
     /// server enforces) is stored as rejected with status `UNSTORABLE` and the reason, and the rest of the batch
     /// is stored: one bad row never blocks a partition.
     ///
-    /// A batch with ``NotificationBatch/fences`` is stored only while each is its partition's latest claim, checked
-    /// first in the transaction (``NotificationStore/claim(_:)``).
+    /// A batch with ``NotificationBatch/fences`` is stored only while each is its partition's latest claim and the
+    /// database holds the partition through what the fence expects, checked first in the transaction
+    /// (``NotificationStore/claim(_:)``).
     ///
     /// - Throws: ``NotificationStoreError``; when ``NotificationStoreError/isRetriable``, write the same batch again
     ///   later. Nothing of it was written, unless the connection went while `COMMIT` was on the wire: then the
     ///   retry reports duplicates, and the first attempt's outbox rows are still in the table to publish.
     ///   ``NotificationStoreError/Code/partitionNotOwned``: a fence's partition was claimed by someone else since,
-    ///   and nothing was written.
+    ///   and nothing was written; ``NotificationStoreError/Code/storedOffsetBehind``: the database holds a fence's
+    ///   partition through less than the fence expects (restored to an earlier point), and nothing was written.
     /// - Parameter lockTimeout: how long a statement may wait for a row lock (another transaction's, a retention
     ///   drop's) before the write fails as ``NotificationStoreError/Code/conflict``, not written again here: for a
     ///   batch gathered from several callers, who then write theirs apart. Nil: the operation timeout bounds the wait.

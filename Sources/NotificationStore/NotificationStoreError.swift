@@ -17,7 +17,8 @@ package struct NotificationStoreError: Error, Sendable, Hashable, CustomStringCo
     /// Extra detail for debugging (the server's message, the client's error).
     package var context: String?
     /// The raw-topic partitions the failure concerns: for ``Code/partitionNotOwned``, those claimed by another
-    /// worker since (a transaction shared by several partitions' batches fails for all of them).
+    /// worker since; for ``Code/storedOffsetBehind``, those the database holds through less than their writer
+    /// expects (a transaction shared by several partitions' batches fails for all of them).
     package var partitions: [KafkaTopicPartition]
 
     /// Creates an error; keep notification data and secrets out of `reason`.
@@ -92,5 +93,12 @@ extension NotificationStoreError {
         /// nothing of the batch was stored, and writing it again cannot help; the partition belongs to someone else
         /// (``NotificationStoreError/partitions`` names it).
         case partitionNotOwned = "PARTITION_NOT_OWNED"
+        /// The database holds a batch's partition through an earlier offset than its writer knows was stored (its
+        /// own last batch, or the group's committed offset it resumed from): the database was restored to an
+        /// earlier point since, or lost what it held. Nothing of the batch was stored, and writing it as it is would
+        /// skip what the database no longer holds: the writer rewinds to what the database holds (claiming the
+        /// partition again tells it how far; ``PartitionClaim``). ``NotificationStoreError/partitions`` names the
+        /// partitions.
+        case storedOffsetBehind = "STORED_OFFSET_BEHIND"
     }
 }

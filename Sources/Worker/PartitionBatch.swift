@@ -8,6 +8,10 @@ struct PartitionBatch: Sendable {
     /// The epoch of its partition's claim by this member: the batch is stored only while it is the latest.
     var epoch: Int64
     var attempts = 0
+    /// The offset the database must hold the partition through before this batch: the one after the member's last
+    /// batch stored, or the group's committed offset it resumed from (nil: unknown, nothing checked). Less in the
+    /// database means it was restored to an earlier point, and the batch is refused rather than skip the difference.
+    var storedThroughOffset: Int64?
     /// Whether its partition had more messages waiting than the batch could take, or as many as it may hold (more
     /// then wait in Kafka): the partition is behind, and its transaction should not wait for others to join
     /// (``GroupCommitWriter``).
@@ -18,9 +22,15 @@ struct PartitionBatch: Sendable {
         KafkaTopicPartitionOffset(partition, offset: (messages.last?.offset ?? -1) + 1)
     }
 
-    /// What the batch's write must check first: that its claim is still its partition's latest.
+    /// What the batch's write must check first: that its claim is still its partition's latest, and that the
+    /// database holds what came before it.
     var fence: PartitionFence {
-        PartitionFence(partition: partition, epoch: epoch, nextOffset: nextOffset.offset)
+        PartitionFence(
+            partition: partition,
+            epoch: epoch,
+            nextOffset: nextOffset.offset,
+            storedThroughOffset: storedThroughOffset
+        )
     }
 }
 
@@ -35,8 +45,12 @@ struct BatchOutcome: Sendable {
     }
 
     var batch: PartitionBatch
-    /// Nil: not stored, to be retried (unless ``notOwned``).
+    /// Nil: not stored, to be retried (unless ``notOwned`` or ``storedBehind``).
     var stored: Stored?
     /// Not stored because another member claimed the partition since this one did: not to be retried as it is.
     var notOwned = false
+    /// Not stored because the database holds the partition through less than the batch's
+    /// ``PartitionBatch/storedThroughOffset`` (restored to an earlier point): the partition is to be claimed again,
+    /// which tells how far the database holds it, and rewound there.
+    var storedBehind = false
 }

@@ -17,12 +17,26 @@ extension Worker {
     /// for one another beyond ``WorkerConfiguration/maximumConcurrentBatches``, which counts the batches being
     /// verified: a batch verified and waiting for its shared transaction (``batchVerified(_:nextOffset:)``) makes room
     /// for another partition's, so that every partition's batch can join the next transaction.
+    ///
+    /// Nothing is skipped when the database was restored to an earlier point than the group's committed offsets: each
+    /// partition knows the offset the database must hold it through (the committed offset it resumed from, then each
+    /// batch's next offset); a claim that finds the database behind it rewinds the partition there
+    /// (``Action/rewind(_:from:)``), and a batch the database turns out to be behind for
+    /// (``BatchOutcome/storedBehind``, a restore while running) has its partition claimed again, which finds it so.
     struct StateMachine {
         /// A partition to claim, and which of its assignments to this member the claim is for: a claim made again for
         /// the same assignment (after a failure whose answer may have been lost) names the same owner.
         struct ClaimRequest: Hashable, Sendable {
             var partition: KafkaTopicPartition
             var assignment: Int
+        }
+
+        /// A held partition to check in `partition_owners` (``Action/checkStored(_:)``): its claim's epoch and the
+        /// offset the database must hold it through, as the check started.
+        struct StoredCheck: Hashable, Sendable {
+            var partition: KafkaTopicPartition
+            var epoch: Int64
+            var storedThrough: Int64
         }
 
         /// What the worker is to do.
@@ -48,10 +62,20 @@ extension Worker {
             /// These partitions are given up, their batches ended and offsets committed (or lost): the drain lets
             /// them go once their running publications end, and the next poll hands them over.
             case handOver([KafkaTopicPartition])
-            /// Another member claimed these partitions since their claim here (a batch was refused): the drain lets
-            /// them go as at a hand-over. They store nothing more until their revocation comes or, should none come
-            /// (this member still owns them in the group's eyes), they are claimed again after a backoff.
+            /// Another member claimed these partitions since their claim here (a batch was refused), or the database
+            /// was found behind them: the drain lets them go as at a hand-over. They store nothing more until they
+            /// are claimed again: at once when the database is behind; otherwise after a backoff, should their
+            /// revocation not come first (this member still owns them in the group's eyes).
             case withdrawOutputs([KafkaTopicPartition])
+            /// The database holds the partition only through this offset, less than `from`, the offset the member
+            /// would resume from: make the consumer hand out the partition's messages from it again (messages already
+            /// stored are duplicates). What was queued is dropped, and the offset is committed (the group follows the
+            /// database back).
+            case rewind(KafkaTopicPartitionOffset, from: Int64)
+            /// Read these partitions' rows of `partition_owners` (``NotificationStore/partitionOwners(_:)``), in a
+            /// task of its own, and report to ``storedChecked(_:owners:now:)``: one restored behind a partition that
+            /// receives nothing is found without waiting for its next batch's fence.
+            case checkStored([StoredCheck])
         }
 
         /// A partition's claim in PostgreSQL.
@@ -80,6 +104,10 @@ extension Worker {
             var claim = Claim.wanted(notBefore: nil)
             /// Claims that failed or were overtaken by another member's since a batch was last stored.
             var claimAttempts = 0
+            /// The offset the database must hold the partition through before the next batch: the group's committed
+            /// offset when it was assigned (or the offset rewound to), then the next offset of each batch stored. Nil
+            /// while unknown (nothing committed, the database's word unknown): nothing is checked.
+            var storedThrough: Int64?
             /// Messages not yet in a batch, in offset order.
             var queued: [KafkaMessage] = []
             /// When the oldest queued message arrived (the longest-waiting partition goes first).
@@ -115,6 +143,10 @@ extension Worker {
         /// Refused commits are tried again after this long.
         static let commitRetryInterval: Duration = .milliseconds(500)
 
+        private let storedCheckInterval: Duration
+        private var nextStoredCheck: ContinuousClock.Instant
+        /// Whether a ``Action/checkStored(_:)`` runs (one at a time).
+        private(set) var isCheckingStored = false
         private let maximumBatchSize: Int
         private let maximumConcurrentBatches: Int
         private let initialBackoff: Duration
@@ -132,6 +164,8 @@ extension Worker {
             now: ContinuousClock.Instant,
             jitter: @escaping @Sendable (ClosedRange<Double>) -> Double = { Double.random(in: $0) }
         ) {
+            self.storedCheckInterval = configuration.storedOffsetCheckInterval
+            self.nextStoredCheck = now.advanced(by: configuration.storedOffsetCheckInterval)
             self.maximumBatchSize = max(1, configuration.maximumBatchSize)
             self.maximumConcurrentBatches = max(1, configuration.maximumConcurrentBatches)
             self.initialBackoff = configuration.initialBackoff
@@ -171,33 +205,56 @@ extension Worker {
 
         // MARK: - Events
 
-        /// Partitions now owned: they are claimed first; their messages queue meanwhile.
-        mutating func assigned(_ assigned: some Sequence<KafkaTopicPartition>, now: ContinuousClock.Instant) -> [Action]
-        {
+        /// Partitions now owned, with the group's committed offsets where known: they are claimed first; their
+        /// messages queue meanwhile.
+        mutating func assigned(
+            _ assigned: some Sequence<KafkaTopicPartition>,
+            committed: [KafkaTopicPartition: Int64] = [:],
+            now: ContinuousClock.Instant
+        ) -> [Action] {
             for partition in assigned where partitions[partition] == nil {
                 assignments += 1
-                partitions[partition] = Partition(assignment: assignments, queuedSince: now)
+                var state = Partition(assignment: assignments, queuedSince: now)
+                state.storedThrough = committed[partition]
+                partitions[partition] = state
             }
             return startClaim(now: now)
         }
 
-        /// A ``Action/claim(_:)`` ended: with each partition's epoch, or nil when it failed (tried again after a
-        /// backoff, the partition paused meanwhile). Claimed partitions go to the drain, and their batches may start.
+        /// A ``Action/claim(_:)`` ended: with each partition's claim, or nil when it failed (tried again after a
+        /// backoff, the partition paused meanwhile). Claimed partitions go to the drain, and their batches may start;
+        /// one the database holds through less than the member would resume from is rewound first.
         mutating func claimEnded(
             _ requests: [ClaimRequest],
-            epochs: [KafkaTopicPartition: Int64]?,
+            claims: [KafkaTopicPartition: PartitionClaim]?,
             now: ContinuousClock.Instant
         ) -> [Action] {
             isClaiming = false
             var held: [KafkaTopicPartition] = []
+            var rewinds: [Action] = []
             for request in requests {
                 // A partition revoked meanwhile, or owned again since (a claim of its own to come), is not this claim's.
                 guard var state = partitions[request.partition], state.assignment == request.assignment,
                     state.claim == .claiming
                 else { continue }
-                if let epoch = epochs?[request.partition] {
-                    state.claim = .held(epoch: epoch)
+                if let claim = claims?[request.partition] {
+                    state.claim = .held(epoch: claim.epoch)
                     held.append(request.partition)
+                    if let stored = claim.storedThroughOffset, let expected = state.storedThrough, stored < expected {
+                        // Restored to an earlier point: never skip what the database no longer holds.
+                        state.queued = []
+                        state.queuedSince = now
+                        state.attempts = 0
+                        state.retryAt = nil
+                        state.storedThrough = stored
+                        state.uncommitted = stored
+                        let offset = KafkaTopicPartitionOffset(request.partition, offset: stored)
+                        rewinds.append(.rewind(offset, from: expected))
+                    } else if claim.storedThroughOffset == nil {
+                        // Unknown (stored before the table recorded it): the group's offset is the best word, and
+                        // the first batch records the database's.
+                        state.storedThrough = nil
+                    }
                 } else {
                     state.claimAttempts += 1
                     state.claim = .wanted(notBefore: now.advanced(by: backoff(attempts: state.claimAttempts)))
@@ -205,7 +262,7 @@ extension Worker {
                 partitions[request.partition] = state
             }
             let actions: [Action] = held.isEmpty ? [] : [.assignOutputs(held.sorted())]
-            return actions + startClaim(now: now)
+            return rewinds + actions + startClaim(now: now)
         }
 
         /// Messages polled. Those of a partition not owned, or being given up, are ignored: the consumer hands out
@@ -224,7 +281,8 @@ extension Worker {
         /// What to do now: claim what is due, start the batches that may start, commit again what is due, pause and
         /// resume.
         mutating func tick(now: ContinuousClock.Instant) -> [Action] {
-            var actions = startClaim(now: now) + startBatches(now: now).map(Action.startBatch)
+            var actions =
+                startClaim(now: now) + startBatches(now: now).map(Action.startBatch) + startStoredCheck(now: now)
             if now >= nextCommitAttempt {
                 // A partition with a batch in flight commits a later offset with it.
                 let due = partitions.compactMap { partition, state in
@@ -261,22 +319,15 @@ extension Worker {
             // A lost or revoked partition's rows wait in the table for its next owner, which reads it on assignment.
             let publishes = state.ending?.handsOver != true
             var actions: [Action] = []
-            if outcome.notOwned {
-                // Another member claimed the partition since: nothing of the batch was stored, and nothing more is
-                // until this member claims it again (a new assignment of it), after a pause, unless it is revoked
-                // first, as it should be. Its messages wait in front of what arrived since.
+            if outcome.notOwned || outcome.storedBehind {
+                // Its messages wait in front of what arrived since.
                 if state.queued.isEmpty { state.queuedSince = now }
                 state.queued = outcome.batch.messages + state.queued
-                state.attempts = 0
-                state.retryAt = nil
-                assignments += 1
-                state.assignment = assignments
-                state.claimAttempts += 1
-                state.claim = .wanted(notBefore: now.advanced(by: backoff(attempts: state.claimAttempts)))
-                actions.append(.withdrawOutputs([partition]))
+                actions.append(claimAgain(partition, &state, claimedByAnother: outcome.notOwned, now: now))
             } else if let stored = outcome.stored {
                 state.claimAttempts = 0
                 let offset = outcome.batch.nextOffset.offset
+                state.storedThrough = offset
                 if stored.committed {
                     if let pending = state.uncommitted, pending <= offset { state.uncommitted = nil }
                 } else {
@@ -293,6 +344,35 @@ extension Worker {
             }
             partitions[partition] = state
             return actions + advanceEndings(now: now)
+        }
+
+        /// A ``Action/checkStored(_:)`` ended, with the rows read (nil: the read failed; the next check tries again).
+        /// A partition whose row names another epoch is treated as claimed by another member; one the database
+        /// holds through less than the check expected, as a batch refused for it: claimed again at once, which
+        /// rewinds it. A partition with a batch in flight, or whose claim changed meanwhile, is left to its fence.
+        mutating func storedChecked(
+            _ checks: [StoredCheck],
+            owners: [KafkaTopicPartition: PartitionClaim]?,
+            now: ContinuousClock.Instant
+        ) -> [Action] {
+            isCheckingStored = false
+            guard let owners else { return [] }
+            var actions: [Action] = []
+            for check in checks {
+                guard var state = partitions[check.partition], state.isConsuming, !state.inFlight,
+                    state.epoch == check.epoch
+                else { continue }
+                let row = owners[check.partition]
+                if row?.epoch != check.epoch {
+                    actions.append(claimAgain(check.partition, &state, claimedByAnother: true, now: now))
+                } else if row?.storedThroughOffset.map({ $0 < check.storedThrough }) ?? true {
+                    actions.append(claimAgain(check.partition, &state, claimedByAnother: false, now: now))
+                } else {
+                    continue
+                }
+                partitions[check.partition] = state
+            }
+            return actions
         }
 
         /// A ``Action/commit(_:)`` ended.
@@ -337,6 +417,29 @@ extension Worker {
 
         // MARK: - Transitions
 
+        /// Another member claimed the partition since, or the database was found behind it: nothing more is stored
+        /// until this member claims it again (a new assignment of it). Claimed by another: after a pause, unless it is
+        /// revoked first, as it should be. The database behind: at once, and the claim says how far back it holds the
+        /// partition. Meanwhile the drain lets its outputs go.
+        private mutating func claimAgain(
+            _ partition: KafkaTopicPartition,
+            _ state: inout Partition,
+            claimedByAnother: Bool,
+            now: ContinuousClock.Instant
+        ) -> Action {
+            state.attempts = 0
+            state.retryAt = nil
+            assignments += 1
+            state.assignment = assignments
+            if claimedByAnother {
+                state.claimAttempts += 1
+                state.claim = .wanted(notBefore: now.advanced(by: backoff(attempts: state.claimAttempts)))
+            } else {
+                state.claim = .wanted(notBefore: nil)
+            }
+            return .withdrawOutputs([partition])
+        }
+
         /// A claim of the consuming partitions whose claim is due, unless one runs.
         private mutating func startClaim(now: ContinuousClock.Instant) -> [Action] {
             guard !isClaiming else { return [] }
@@ -348,6 +451,22 @@ extension Worker {
             for partition in due { partitions[partition]?.claim = .claiming }
             isClaiming = true
             return [.claim(due.map { ClaimRequest(partition: $0, assignment: partitions[$0]!.assignment) })]
+        }
+
+        /// A check of the held, consuming partitions whose expected offset is known, every ``storedCheckInterval``,
+        /// unless one runs.
+        private mutating func startStoredCheck(now: ContinuousClock.Instant) -> [Action] {
+            guard !isCheckingStored, now >= nextStoredCheck else { return [] }
+            nextStoredCheck = now.advanced(by: storedCheckInterval)
+            let checks = partitions.compactMap { partition, state -> StoredCheck? in
+                guard state.isConsuming, let epoch = state.epoch, let storedThrough = state.storedThrough else {
+                    return nil
+                }
+                return StoredCheck(partition: partition, epoch: epoch, storedThrough: storedThrough)
+            }
+            guard !checks.isEmpty else { return [] }
+            isCheckingStored = true
+            return [.checkStored(checks.sorted { $0.partition < $1.partition })]
         }
 
         /// A batch (at most ``maximumBatchSize`` messages, the oldest) of each partition that is consuming, not in
@@ -383,6 +502,7 @@ extension Worker {
                 messages: Array(state.queued.prefix(count)),
                 epoch: epoch,
                 attempts: state.attempts,
+                storedThroughOffset: state.storedThrough,
                 // More than the batch takes, or as much as the partition may hold: messages are waiting, here or in
                 // Kafka (the partition is paused for memory).
                 isBehind: state.queued.count > count || state.queued.count >= queueLimit

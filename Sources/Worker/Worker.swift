@@ -24,6 +24,11 @@ import Synchronization
 /// outbox: the claim waits for a previous owner's transactions still running, and a batch of a partition claimed by
 /// another member since stores nothing (Docs/adr/0016-partition-ownership-fence.md).
 ///
+/// A database restored to an earlier point than the group's committed offsets is never skipped over: a claim that
+/// finds the database holding a partition through less than the member would resume from, or a batch whose fence
+/// finds it so (a restore while running), rewinds the partition to what the database holds, and the group's
+/// committed offset follows; what the raw topic no longer holds is reported as lost, like any retention gap.
+///
 /// A batch that fails (database unavailable, a verification to retry, anything else) is never skipped: its partition
 /// is paused, the same messages are tried again after a growing, jittered pause, and no offset moves past them.
 /// Other partitions go on. On a revocation the member finishes (or, for lost partitions, abandons) their pending
@@ -43,10 +48,14 @@ package final class Worker: Service, Sendable {
     /// transaction, and other partitions' batches may start in their place
     /// (``StateMachine/batchVerified(_:nextOffset:)``).
     private let verifiedBatches = Mutex<[(partition: KafkaTopicPartition, nextOffset: Int64)]>([])
-    /// Claims ended since the run loop last looked, with their epochs (nil: failed).
-    private let endedClaims = Mutex<[(requests: [StateMachine.ClaimRequest], epochs: [KafkaTopicPartition: Int64]?)]>(
-        []
-    )
+    /// Claims ended since the run loop last looked, with their outcome (nil: failed).
+    private let endedClaims = Mutex<
+        [(requests: [StateMachine.ClaimRequest], claims: [KafkaTopicPartition: PartitionClaim]?)]
+    >([])
+    /// Checks of `partition_owners` ended since the run loop last looked, with the rows read (nil: failed).
+    private let endedStoredChecks = Mutex<
+        [(checks: [StateMachine.StoredCheck], owners: [KafkaTopicPartition: PartitionClaim]?)]
+    >([])
     /// Who this member is in `partition_owners` (with the assignment claimed, ``claim(_:)``): the host, the process,
     /// and a random part, since one process may run several members.
     private let member =
@@ -126,6 +135,7 @@ package final class Worker: Service, Sendable {
         var machine = StateMachine(configuration: configuration, now: .now)
         var tasks = PartitionTasks()
         var claimTask: Task<Void, Never>?
+        var storedCheckTask: Task<Void, Never>?
         /// Performs `actions`, and those that their results lead to.
         func perform(_ actions: [StateMachine.Action]) async throws(KafkaError) {
             var pending = actions[...]
@@ -167,6 +177,13 @@ package final class Worker: Service, Sendable {
                     // The next owner publishes what is left; its publications must not overlap ours.
                     handWritten()
                     await drain.revoke(partitions)
+                case .checkStored(let checks):
+                    // The state machine starts one check at a time, after the previous one ended.
+                    storedCheckTask = Task { await self.checkStored(checks) }
+                case .rewind(let offset, let from):
+                    // A failed seek throws: going on from the later offset would skip what the database lacks.
+                    try await consumer.seek([offset])
+                    reportRewound(offset, from: from)
                 }
             }
         }
@@ -196,8 +213,15 @@ package final class Worker: Service, Sendable {
                     return claims
                 }
                 var ended: [StateMachine.Action] = []
-                for (requests, epochs) in claims {
-                    ended += machine.claimEnded(requests, epochs: epochs, now: .now)
+                for (requests, claimed) in claims {
+                    ended += machine.claimEnded(requests, claims: claimed, now: .now)
+                }
+                let checks = endedStoredChecks.withLock { checks in
+                    defer { checks = [] }
+                    return checks
+                }
+                for (checked, owners) in checks {
+                    ended += machine.storedChecked(checked, owners: owners, now: .now)
                 }
                 for outcome in await tasks.takeFinished() {
                     ended += machine.batchEnded(outcome, now: .now)
@@ -216,7 +240,9 @@ package final class Worker: Service, Sendable {
                         machine.received(messages, now: .now)
                     case .partitionsAssigned(let assigned):
                         logger.info("Partitions assigned", metadata: ["kafka.partitions": "\(assigned.sorted())"])
-                        try await perform(machine.assigned(assigned, now: .now))
+                        // Read before the next poll, while they are the group's committed offsets.
+                        let committed = consumer.positions(of: assigned)
+                        try await perform(machine.assigned(assigned, committed: committed, now: .now))
                     case .partitionsRevoked(let revocation):
                         // Settled before the next poll hands them over: revoked partitions leave with everything
                         // in hand stored and committed; lost ones already belong to another member, and their work
@@ -236,14 +262,18 @@ package final class Worker: Service, Sendable {
             // to the next owner.
             try await perform(machine.shutDown(now: .now))
             try await settleEndings()
-            // A claim still running is of no use now.
-            claimTask?.cancel()
-            await claimTask?.value
+            // A claim or a check still running is of no use now.
+            for task in [claimTask, storedCheckTask] {
+                task?.cancel()
+                await task?.value
+            }
             await drain.finish()
         } catch {
             await tasks.waitForAll()
-            claimTask?.cancel()
-            await claimTask?.value
+            for task in [claimTask, storedCheckTask] {
+                task?.cancel()
+                await task?.value
+            }
             await drain.revoke(consumer.assignment)
             try? await consumer.close()
             throw error
@@ -267,16 +297,36 @@ package final class Worker: Service, Sendable {
         )
     }
 
+    private func reportRewound(_ offset: KafkaTopicPartitionOffset, from: Int64) {
+        metrics.countRewound(offset.topicPartition, offsets: from - offset.offset)
+        logger.error(
+            """
+            The database holds this partition through an earlier offset than the group committed or this member \
+            stored (restored to an earlier point, or emptied): consuming it again from there; notifications already \
+            stored are duplicates, and any the raw topic no longer holds are reported as lost
+            """,
+            metadata: [
+                "kafka.partition": "\(offset.topicPartition)",
+                "kafka.resumeOffset": "\(from)",
+                "database.storedThroughOffset": "\(offset.offset)",
+                "messages.rewound": "\(from - offset.offset)",
+            ]
+        )
+    }
+
     /// Claims `requests`' partitions in PostgreSQL (``NotificationStore/claim(_:)``) and reports the outcome to the
     /// run loop; the claim waits for a previous owner's transactions still running, for at most the store's operation
     /// timeout, while the loop goes on polling.
     private func claim(_ requests: [StateMachine.ClaimRequest]) async {
         let owners = Dictionary(uniqueKeysWithValues: requests.map { ($0.partition, "\(member)#\($0.assignment)") })
-        var epochs: [KafkaTopicPartition: Int64]?
+        var claims: [KafkaTopicPartition: PartitionClaim]?
         do {
             let claimed = try await store.claim(owners)
-            epochs = claimed
-            let described = claimed.sorted { $0.key < $1.key }.map { "\($0.key) epoch \($0.value)" }
+            claims = claimed
+            let described = claimed.sorted { $0.key < $1.key }.map { partition, claim in
+                let stored = claim.storedThroughOffset.map { "stored through \($0)" } ?? "stored through unknown"
+                return "\(partition) epoch \(claim.epoch) \(stored)"
+            }
             logger.info("Partitions claimed", metadata: ["kafka.partitions": "\(described)"])
         } catch {
             metrics.failedClaims.increment()
@@ -285,7 +335,22 @@ package final class Worker: Service, Sendable {
                 metadata: ["kafka.partitions": "\(owners.keys.sorted())", "error": "\(error)"]
             )
         }
-        endedClaims.withLock { $0.append((requests, epochs)) }
+        endedClaims.withLock { $0.append((requests, claims)) }
+    }
+
+    /// Reads the owned partitions' rows of `partition_owners` for the state machine's check of a database restored
+    /// behind the member (``StateMachine/storedChecked(_:owners:now:)``); a failed read is logged and the next check
+    /// tries again.
+    private func checkStored(_ checks: [StateMachine.StoredCheck]) async {
+        var owners: [KafkaTopicPartition: PartitionClaim]?
+        do {
+            // What is found is the state machine's to judge; a partition found behind is claimed again, and the
+            // claim's rewind is logged.
+            owners = try await store.partitionOwners(checks.map(\.partition))
+        } catch {
+            logger.debug("Partition owners not read; checking again later", metadata: ["error": "\(error)"])
+        }
+        endedStoredChecks.withLock { $0.append((checks, owners)) }
     }
 
     /// Verifies, stores and commits one partition's batch: stored (whether its offset was committed, the write's
@@ -327,6 +392,15 @@ package final class Worker: Service, Sendable {
                 metadata: ["error": "\(error)"]
             )
             return BatchOutcome(batch: batch, notOwned: true)
+        } catch let error as NotificationStoreError
+            where error.code == .storedOffsetBehind && error.partitions.contains(batch.partition)
+        {
+            // Not a failure to retry as it is: storing it would skip what the database no longer holds.
+            logger.warning(
+                "Batch refused: the database holds the partition through less than was stored; claiming it again",
+                metadata: ["error": "\(error)"]
+            )
+            return BatchOutcome(batch: batch, storedBehind: true)
         } catch {
             metrics.countFailedBatch(stage: stage, code: Self.code(of: error))
             logger.warning(

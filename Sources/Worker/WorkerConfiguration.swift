@@ -51,6 +51,11 @@ package struct WorkerConfiguration: Sendable {
     /// How often the owned partitions' outbox is looked at for rows this member did not write (a previous owner
     /// finishing a batch after the partition moved). Default 5 s.
     package var outboxSweepInterval: Duration = .seconds(5)
+    /// How often the owned partitions' rows of `partition_owners` are read to find a database restored to an earlier
+    /// point under the running worker, for partitions receiving nothing (a batch's fence finds it at once; an idle
+    /// partition would otherwise be repaired only at its next message). One small read per interval
+    /// (`worker.storedOffsetCheckSeconds`). Default 30 s.
+    package var storedOffsetCheckInterval: Duration = .seconds(30)
     /// How often the gauges that need PostgreSQL or Kafka are sampled (``WorkerMetricsSampler``). Default 5 s.
     package var metricsSampleInterval: Duration = .seconds(5)
     /// The longest a sample waits for PostgreSQL or Kafka. Default 5 s.

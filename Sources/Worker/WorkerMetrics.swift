@@ -216,6 +216,28 @@ package final class WorkerMetrics: Sendable {
         ).increment(by: gap.count)
     }
 
+    /// Counts a partition rewound to what the database holds (restored to an earlier point), and the offsets it
+    /// consumes again.
+    func countRewound(_ partition: KafkaTopicPartition, offsets: Int64) {
+        let labels = [("topic", partition.topic), ("partition", String(partition.partition))]
+        registry.makeCounter(
+            descriptor: Self.name(
+                "partitions_rewound",
+                "total",
+                "Partitions rewound because the database held them through less than the group had committed."
+            ),
+            labels: labels
+        ).increment()
+        registry.makeCounter(
+            descriptor: Self.name(
+                "rewound_messages",
+                "total",
+                "Raw-topic offsets consumed again after a rewind to what the database holds."
+            ),
+            labels: labels
+        ).increment(by: max(0, offsets))
+    }
+
     /// Sets the group's lag per partition; partitions no longer in the topic are dropped from the output.
     func setLag(_ lags: [KafkaPartitionLag]) {
         lagGauges.withLock { gauges in

@@ -43,9 +43,9 @@ struct PartitionOwnershipTests {
         let bodies = try Self.bodies(4)
         try await withStore(configuration) { store in
             let first = try await store.claim([Self.partition: "a#1"])
-            #expect(first == [Self.partition: 1])
+            #expect(first == [Self.partition: PartitionClaim(epoch: 1, storedThroughOffset: 0)], "an empty database")
             #expect(try await store.claim([Self.partition: "a#1"]) == first, "the same claim made again")
-            #expect(try await store.claim([Self.partition: "b#1"]) == [Self.partition: 2])
+            #expect(try await store.claim([Self.partition: "b#1"])[Self.partition]?.epoch == 2)
 
             let stale = await Self.batch(Array(bodies.prefix(3)), from: 0, epoch: 1)
             let refused = await #expect(throws: NotificationStoreError.self) { try await store.write(stale) }
@@ -56,7 +56,7 @@ struct PartitionOwnershipTests {
                 #expect(try await Self.count(table, server, database) == "0", "\(table): nothing stored")
             }
             let offset = "SELECT coalesce(stored_through_offset::text, 'none') FROM partition_owners"
-            #expect(try await server.psql(database, offset) == "none")
+            #expect(try await server.psql(database, offset) == "0", "nothing stored, in a database holding nothing")
 
             let owned = try await store.write(await Self.batch(Array(bodies.prefix(3)), from: 0, epoch: 2))
             #expect(owned.storedNotifications.count == 3)
@@ -78,7 +78,7 @@ struct PartitionOwnershipTests {
         let database = configuration.database
         let bodies = try Self.bodies(3)
         try await withStore(configuration) { store in
-            let epoch = try #require(try await store.claim([Self.partition: "a#1"])[Self.partition])
+            let epoch = try #require(try await store.claim([Self.partition: "a#1"])[Self.partition]?.epoch)
             // Two notifications and a rejected body whose row a session of the test holds: the batch's transaction
             // stays open after its fence and its notifications.
             let batch = await Self.batch([bodies[0], bodies[1], "not a notification"], from: 0, epoch: epoch)
@@ -103,7 +103,7 @@ struct PartitionOwnershipTests {
                 // Right as the claim returns: what the previous owner stored is there to read.
                 let notifications = try await Self.count("notifications", server, database)
                 let outbox = try await store.pendingOutbox(source: Self.partition, limit: 100)
-                return (epochs[Self.partition], notifications, outbox.map(\.id))
+                return (epochs[Self.partition]?.epoch, notifications, outbox.map(\.id))
             }
             let claimWaits = try await eventually {
                 try await HeldRowLock.waiting(server: server, database: database) == 2
@@ -123,5 +123,59 @@ struct PartitionOwnershipTests {
             #expect(refused?.code == .partitionNotOwned)
             #expect(try await Self.count("notifications", server, database) == "2")
         }
+    }
+
+    @Test(
+        """
+        A claim says how far the database holds the partition: 0 in a database holding nothing, unknown (NULL) when it \
+        holds notifications stored without a fence, the last batch's next offset otherwise; a batch whose fence \
+        expects more than the database holds is refused as STORED_OFFSET_BEHIND and stores nothing
+        """
+    )
+    func storedThroughOffsets() async throws {
+        let (server, configuration) = try await makeDatabase()
+        let database = configuration.database
+        let bodies = try Self.bodies(5)
+        let other = KafkaTopicPartition(topic: StoreFixtures.topic, partition: 1)
+        try await withStore(configuration) { store in
+            // Stored without a fence, as a worker before migration 11 did.
+            _ = try await store.write(await Self.batch([bodies[0]], from: 0, epoch: 0).withoutFences())
+            let upgraded = try await store.claim([Self.partition: "a#1"])[Self.partition]
+            #expect(upgraded == PartitionClaim(epoch: 1, storedThroughOffset: nil), "unknown after an upgrade")
+
+            var first = await Self.batch(Array(bodies[1...2]), from: 1, epoch: 1)
+            first.fences[0].storedThroughOffset = 1  // the group's committed offset: the database cannot say
+            let refused = await #expect(throws: NotificationStoreError.self) { try await store.write(first) }
+            #expect(refused?.code == .storedOffsetBehind, "NULL holds nothing the writer expects")
+            first.fences[0].storedThroughOffset = nil
+            _ = try await store.write(first)
+            #expect(try await store.claim([Self.partition: "a#1"])[Self.partition]?.storedThroughOffset == 3)
+
+            // The database restored to before that batch: the owner's next batch expects 3.
+            try await server.psql(database, "UPDATE partition_owners SET stored_through_offset = 1")
+            var next = await Self.batch(Array(bodies[3...4]), from: 3, epoch: 1)
+            next.fences[0].storedThroughOffset = 3
+            let behind = await #expect(throws: NotificationStoreError.self) { try await store.write(next) }
+            #expect(behind?.code == .storedOffsetBehind)
+            #expect(behind?.partitions == [Self.partition])
+            #expect(behind?.isRetriable == false)
+            #expect(try await Self.count("notifications", server, database) == "3", "nothing of it stored")
+            let offset = "SELECT stored_through_offset FROM partition_owners WHERE kafka_partition = 0"
+            #expect(try await server.psql(database, offset) == "1")
+            // The epoch went back too: claimed by another, which takes precedence.
+            try await server.psql(database, "UPDATE partition_owners SET epoch = 0")
+            let stale = await #expect(throws: NotificationStoreError.self) { try await store.write(next) }
+            #expect(stale?.code == .partitionNotOwned)
+
+            // Another partition claimed in this database, which holds notifications: unknown, not 0.
+            #expect(try await store.claim([other: "a#2"])[other]?.storedThroughOffset == nil)
+        }
+    }
+}
+
+extension NotificationBatch {
+    /// The same entries, with no fence: a write by a tool, or by a worker before migration 11.
+    fileprivate func withoutFences() -> NotificationBatch {
+        NotificationBatch(entries: entries)
     }
 }

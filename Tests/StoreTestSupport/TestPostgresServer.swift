@@ -119,6 +119,35 @@ package final class TestPostgresServer: Sendable {
         return configuration
     }
 
+    /// Backs `database` up with `pg_dump` (custom format) into a file, whose path is returned: a backup taken while
+    /// the pipeline runs, to ``restore(_:from:)`` later.
+    package func dump(_ database: String) async throws -> String {
+        let path = directory + "/\(database)-\(UUID().uuidString.prefix(8)).dump"
+        try await LocalPostgresServer.offPool {
+            try LocalPostgresServer.run(
+                try LocalPostgresServer.binary("pg_dump"),
+                ["-h", "127.0.0.1", "-p", "\(self.port)", "-U", "postgres", "-Fc", "-f", path, database]
+            )
+        }
+        return path
+    }
+
+    /// Replaces `database` with what `dump` holds, as restoring a backup replaces a server's data: restored into a
+    /// database of its own, then swapped in, every connection to the old one ended (clients reconnect to the restored
+    /// one; in between they find no database).
+    package func restore(_ database: String, from dump: String) async throws {
+        let restored = "\(database)_restored"
+        try await psql("postgres", "CREATE DATABASE \(restored)")
+        try await LocalPostgresServer.offPool {
+            try LocalPostgresServer.run(
+                try LocalPostgresServer.binary("pg_restore"),
+                ["-h", "127.0.0.1", "-p", "\(self.port)", "-U", "postgres", "-d", restored, dump]
+            )
+        }
+        try await psql("postgres", "DROP DATABASE \(database) WITH (FORCE)")
+        try await psql("postgres", "ALTER DATABASE \(restored) RENAME TO \(database)")
+    }
+
     /// Runs SQL through `psql` (an independent client) and returns its unaligned, tuples-only output, trimmed.
     @discardableResult
     package func psql(_ database: String, _ sql: String) async throws -> String {

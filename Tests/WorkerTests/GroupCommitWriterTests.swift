@@ -191,9 +191,13 @@ struct GroupCommitWriterTests {
             let mine = try await store.claim([p0: "me#1", p1: "me#2"])
             _ = try await store.claim([p0: "another#1"])
             var stale = try await WorkerOutputTests.batch(subscriptions[0].map(\.body), partition: 0, firstOffset: 0)
-            stale.fences = [PartitionFence(partition: p0, epoch: mine[p0]!, nextOffset: Int64(stale.entries.count))]
+            stale.fences = [
+                PartitionFence(partition: p0, epoch: mine[p0]!.epoch, nextOffset: Int64(stale.entries.count))
+            ]
             var owned = try await WorkerOutputTests.batch(subscriptions[1].map(\.body), partition: 1, firstOffset: 0)
-            owned.fences = [PartitionFence(partition: p1, epoch: mine[p1]!, nextOffset: Int64(owned.entries.count))]
+            owned.fences = [
+                PartitionFence(partition: p1, epoch: mine[p1]!.epoch, nextOffset: Int64(owned.entries.count))
+            ]
             let ownedOffset = KafkaTopicPartitionOffset(p1, offset: Int64(owned.entries.count))
             let writer = Self.writer(store, metrics: WorkerMetrics(), commits: Commits())
             let (results, lanes) = await Self.writeTogether(

@@ -35,8 +35,8 @@ struct PartitionHandOverTests {
             // The previous owner's batch: the earlier notification, and a rejected body whose row a session of the
             // test holds, so that its transaction stays open after storing the notification.
             var late = try await Output.batch([earlier.body, "not a notification"], partition: 0, firstOffset: 5_000)
-            let epochs = try await rig.store.claim([partition: "previous owner"])  // FENCE
-            late.fences = [PartitionFence(partition: partition, epoch: epochs[partition]!, nextOffset: 5_002)]  // FENCE
+            let epoch = try await rig.store.claim([partition: "previous owner"])[partition]!.epoch  // FENCE
+            late.fences = [PartitionFence(partition: partition, epoch: epoch, nextOffset: 5_002)]  // FENCE
             let held = try #require(
                 try await HeldRowLock.take(
                     """
@@ -93,7 +93,7 @@ struct PartitionHandOverTests {
             _ = try await rig.producer.send(Pipeline.rawMessage(lines[0].body))
             try await rig.expectRows(notifications: 1, rejected: 0)
 
-            let taken = try #require(try await rig.store.claim([partition: "another member"])[partition])
+            let taken = try #require(try await rig.store.claim([partition: "another member"])[partition]?.epoch)
             _ = try await rig.producer.send(Pipeline.rawMessage(lines[1].body))
             let fenced = await eventually {
                 var scraped: [UInt8] = []

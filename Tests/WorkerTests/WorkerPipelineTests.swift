@@ -407,9 +407,34 @@ struct WorkerPipelineTests {
 
     @Test("Messages deleted before the group consumed them: counted as lost in the metrics, the rest consumed")
     func retentionGap() async throws {
+        let (firstKept, metrics) = try await consumeAfterRetention(databaseStoredThrough: 3)
+        let lost = metrics.first { $0.hasPrefix("asnp_worker_lost_messages_total{") }
+        #expect(lost?.hasSuffix(" \(firstKept - 3)") == true, "\(lost ?? "no lost-messages metric")")
+        #expect(!metrics.contains { $0.hasPrefix("asnp_worker_partitions_rewound_total{") }, "nothing rewound")
+    }
+
+    @Test(
+        """
+        A database that holds less than the group committed, and a raw topic that no longer holds the difference: \
+        the partition is rewound, and what retention deleted is counted as lost
+        """
+    )
+    func rewindPastRetention() async throws {
+        // An empty database (nothing stored through 0), a group that committed 3.
+        let (firstKept, metrics) = try await consumeAfterRetention(databaseStoredThrough: nil)
+        let lost = metrics.first { $0.hasPrefix("asnp_worker_lost_messages_total{") }
+        #expect(lost?.hasSuffix(" \(firstKept)") == true, "\(lost ?? "no lost-messages metric")")
+        let rewound = metrics.first { $0.hasPrefix("asnp_worker_partitions_rewound_total{") }
+        #expect(rewound?.hasSuffix(" 1") == true, "\(rewound ?? "no rewound-partitions metric")")
+    }
+
+    /// The group has consumed (committed) the first 3 of 5 offsets of one partition, and the database holds the
+    /// partition through `databaseStoredThrough` (nil: an empty database); then retention deletes offsets past 3 and a
+    /// worker consumes what is kept. Returns the first offset kept and the worker's metrics lines.
+    private func consumeAfterRetention(databaseStoredThrough: Int64?) async throws -> (Int64, [Substring]) {
         let lines = try Self.scenarioLines()
+        var result: (Int64, [Substring]) = (0, [])
         try await WorkerTestRig.run(partitions: 1) { rig, startWorker in
-            // The group has consumed the first 3 offsets when the worker starts.
             _ = await rig.producer.send(contentsOf: lines.prefix(5).map { Self.rawMessage($0.body) })
             let early = try KafkaConsumer(
                 configuration: Self.workerConfiguration(rig.mock).consumer,
@@ -423,6 +448,17 @@ struct WorkerPipelineTests {
             }
             try await early.commit([KafkaTopicPartitionOffset(topic: Self.topic, partition: 0, offset: 3)])
             try await early.close()
+            if let databaseStoredThrough {
+                // As a worker's batches through it would have recorded.
+                try await rig.server.psql(
+                    rig.database.database,
+                    """
+                    INSERT INTO partition_owners (kafka_topic, kafka_partition, epoch, owner, claimed_at,
+                        stored_through_offset)
+                    VALUES ('\(Self.topic)', 0, 1, 'an earlier worker', now(), \(databaseStoredThrough))
+                    """
+                )
+            }
 
             // The mock keeps about 5 MB per partition: 7 MB more (uncompressed) deletes the offsets after 3.
             var uncompressed = KafkaProducerConfiguration(cluster: rig.mock.clusterConfiguration)
@@ -444,11 +480,9 @@ struct WorkerPipelineTests {
             try await rig.expectRows(notifications: 0, rejected: kept)
             var scraped: [UInt8] = []
             worker.metrics.registry.emit(into: &scraped)
-            let lost = String(decoding: scraped, as: UTF8.self).split(separator: "\n").first {
-                $0.hasPrefix("asnp_worker_lost_messages_total{")
-            }
-            #expect(lost?.hasSuffix(" \(firstKept - 3)") == true, "\(lost ?? "no lost-messages metric")")
+            result = (firstKept, String(decoding: scraped, as: UTF8.self).split(separator: "\n"))
         }
+        return result
     }
 
     @Test("A partition whose batch is stuck on a row lock holds up no other partition")

@@ -23,7 +23,8 @@ struct WorkerStateMachineTests {
         batchSize: Int = 1_000,
         concurrency: Int = 8,
         initialBackoff: Duration = .seconds(1),
-        maximumBackoff: Duration = .seconds(4)
+        maximumBackoff: Duration = .seconds(4),
+        storedCheckInterval: Duration = .seconds(1_000_000)
     ) -> Machine {
         var configuration = WorkerConfiguration(
             consumer: KafkaConsumerConfiguration(cluster: .init(bootstrapServers: []), groupID: "g", topics: ["raw"])
@@ -32,6 +33,8 @@ struct WorkerStateMachineTests {
         configuration.maximumConcurrentBatches = concurrency
         configuration.initialBackoff = initialBackoff
         configuration.maximumBackoff = maximumBackoff
+        // Far off unless a test checks for a restore under a running member.
+        configuration.storedOffsetCheckInterval = storedCheckInterval
         // No jitter: backoffs are exact.
         return Machine(configuration: configuration, now: start, jitter: { _ in 1 })
     }
@@ -62,6 +65,13 @@ struct WorkerStateMachineTests {
 
     static func fenced(_ batch: PartitionBatch) -> BatchOutcome { BatchOutcome(batch: batch, notOwned: true) }
 
+    static func behind(_ batch: PartitionBatch) -> BatchOutcome { BatchOutcome(batch: batch, storedBehind: true) }
+
+    /// Claims of these epochs, the database's stored offset unknown (nothing to compare).
+    static func claimed(_ epochs: [KafkaTopicPartition: Int64]) -> [KafkaTopicPartition: PartitionClaim] {
+        epochs.mapValues { PartitionClaim(epoch: $0, storedThroughOffset: nil) }
+    }
+
     /// The claims among `actions`.
     static func claims(_ actions: [Action]) -> [Machine.ClaimRequest] {
         actions.flatMap { action -> [Machine.ClaimRequest] in
@@ -80,7 +90,7 @@ struct WorkerStateMachineTests {
         let requests = claims(machine.assigned(partitions, now: now))
         _ = machine.claimEnded(
             requests,
-            epochs: Dictionary(uniqueKeysWithValues: requests.map { ($0.partition, epoch) }),
+            claims: claimed(Dictionary(uniqueKeysWithValues: requests.map { ($0.partition, epoch) })),
             now: now
         )
     }
@@ -105,6 +115,10 @@ struct WorkerStateMachineTests {
             case .publishFromTable(let partitions): "publishFromTable \(partitions.map(\.partition))"
             case .handOver(let partitions): "handOver \(partitions.map(\.partition))"
             case .withdrawOutputs(let partitions): "withdrawOutputs \(partitions.map(\.partition))"
+            case .rewind(let offset, let from):
+                "rewind \(offset.topicPartition.partition)@\(offset.offset) from \(from)"
+            case .checkStored(let checks):
+                "checkStored \(checks.map { "\($0.partition.partition)@\($0.storedThrough) epoch \($0.epoch)" })"
             }
         }
     }
@@ -129,7 +143,11 @@ struct WorkerStateMachineTests {
         let claim = machine.assigned([Self.p1, Self.p0], now: Self.at(0))
         #expect(Self.others(claim) == ["claim [0, 1]"])
         #expect(machine.assigned([Self.p0], now: Self.at(0)).isEmpty, "already owned")
-        let claimed = machine.claimEnded(Self.claims(claim), epochs: [Self.p0: 3, Self.p1: 1], now: Self.at(0))
+        let claimed = machine.claimEnded(
+            Self.claims(claim),
+            claims: Self.claimed([Self.p0: 3, Self.p1: 1]),
+            now: Self.at(0)
+        )
         #expect(Self.others(claimed) == ["assignOutputs [0, 1]"])
         machine.received(Self.messages(Self.p0, 0...4), now: Self.at(0))
         let first = try #require(Self.batches(machine.tick(now: Self.at(0))).first)
@@ -364,6 +382,13 @@ struct WorkerStateMachineTests {
         var committed: Int64 = 0
         /// Offsets stored in the database.
         var stored: Set<Int64> = []
+        /// Offsets batches stored, a restore notwithstanding: nothing else may be committed (a commit due before the
+        /// member found the restore is taken back by its rewind).
+        var written: Set<Int64> = []
+        /// The database's `stored_through_offset`: everything below it is in ``stored``; restores take it back.
+        var storedThrough: Int64 = 0
+        /// The offset of the last rewind: the group's committed offset may go back to it, no further.
+        var rewoundTo: Int64?
         /// The offset the next batch must start at.
         var nextBatch: Int64 = 0
         var batchInFlight: PartitionBatch?
@@ -384,10 +409,10 @@ struct WorkerStateMachineTests {
         #expect(machine.isClaiming)
         #expect(Self.batches(machine.tick(now: Self.at(0.1))).isEmpty, "no batch before the claim")
         #expect(machine.assigned([Self.p1], now: Self.at(0.1)).isEmpty, "one claim at a time")
-        let failed = machine.claimEnded(claim, epochs: nil, now: Self.at(0.2))
+        let failed = machine.claimEnded(claim, claims: nil, now: Self.at(0.2))
         #expect(Self.others(failed) == ["claim [1]"], "p1's claim starts; p0's waits out its backoff")
         #expect(Self.others(machine.tick(now: Self.at(0.3))) == ["pause [0]"], "paused while its claim waits")
-        let p1Claimed = machine.claimEnded(Self.claims(failed), epochs: [Self.p1: 1], now: Self.at(0.4))
+        let p1Claimed = machine.claimEnded(Self.claims(failed), claims: Self.claimed([Self.p1: 1]), now: Self.at(0.4))
         #expect(Self.others(p1Claimed) == ["assignOutputs [1]"], "p0 still not the drain's")
         // The backoff (1 s) ends at 1.2.
         #expect(machine.tick(now: Self.at(1.1)).isEmpty)
@@ -395,7 +420,9 @@ struct WorkerStateMachineTests {
         #expect(Self.claims(retry) == claim, "the same assignment: the same owner")
         #expect(Self.others(retry) == ["claim [0]", "resume [0]"])
         #expect(
-            Self.others(machine.claimEnded(claim, epochs: [Self.p0: 2], now: Self.at(1.3))) == ["assignOutputs [0]"]
+            Self.others(machine.claimEnded(claim, claims: Self.claimed([Self.p0: 2]), now: Self.at(1.3))) == [
+                "assignOutputs [0]"
+            ]
         )
         let started = Self.batches(machine.tick(now: Self.at(1.3)))
         #expect(started.map(Self.offsets) == [[0, 1, 2]])
@@ -413,7 +440,7 @@ struct WorkerStateMachineTests {
         #expect(Self.others(revoked) == ["handOver [0]"] && Self.batches(revoked).isEmpty, "no last batch unclaimed")
         #expect(machine.owned.isEmpty)
         #expect(machine.assigned([Self.p0], now: Self.at(0.2)).isEmpty, "the first claim still runs")
-        let ended = machine.claimEnded(claim, epochs: [Self.p0: 1], now: Self.at(0.3))
+        let ended = machine.claimEnded(claim, claims: Self.claimed([Self.p0: 1]), now: Self.at(0.3))
         #expect(Self.others(ended) == ["claim [0]"], "not the new assignment's claim: it makes its own")
         #expect(Self.claims(ended).first?.assignment != claim.first?.assignment, "under a new owner name")
         machine.received(Self.messages(Self.p0, 0...0), now: Self.at(0.3))
@@ -436,7 +463,9 @@ struct WorkerStateMachineTests {
         let requests = Self.claims(machine.tick(now: Self.at(1.25)))
         #expect(requests.map(\.partition) == [Self.p0])
         #expect(
-            Self.others(machine.claimEnded(requests, epochs: [Self.p0: 5], now: Self.at(1.3))) == ["assignOutputs [0]"]
+            Self.others(machine.claimEnded(requests, claims: Self.claimed([Self.p0: 5]), now: Self.at(1.3))) == [
+                "assignOutputs [0]"
+            ]
         )
         let batches = Self.batches(machine.tick(now: Self.at(1.3)))
         #expect(batches.map(Self.offsets) == [[0, 1, 2, 3, 4]])
@@ -452,22 +481,142 @@ struct WorkerStateMachineTests {
     }
 
     @Test(
-        "Random interleavings of polls, claims, verified batches, batch outcomes (fenced ones too), refused commits, revocations and losses: in order, no gap"
+        "A claim that finds the database behind the committed offset rewinds the partition there: the queue dropped, the lower offset committed, batches expecting it"
+    )
+    func rewindOnClaim() throws {
+        var machine = Self.machine()
+        let claim = Self.claims(
+            machine.assigned([Self.p0, Self.p1], committed: [Self.p0: 10, Self.p1: 10], now: Self.at(0))
+        )
+        machine.received(Self.messages(Self.p0, 10...12) + Self.messages(Self.p1, 10...12), now: Self.at(0))
+        let claimed = machine.claimEnded(
+            claim,
+            claims: [
+                Self.p0: PartitionClaim(epoch: 1, storedThroughOffset: 4),
+                Self.p1: PartitionClaim(epoch: 1, storedThroughOffset: 12),
+            ],
+            now: Self.at(0.1)
+        )
+        #expect(Self.others(claimed) == ["rewind 0@4 from 10", "assignOutputs [0, 1]"])
+        let ticked = machine.tick(now: Self.at(0.2))
+        #expect(Self.batches(ticked).map(\.partition) == [Self.p1], "p0's queue was dropped")
+        #expect(Self.batches(ticked).first?.storedThroughOffset == 10, "ahead of the group: its offset holds")
+        #expect(Self.others(ticked) == ["commit [\"0@4\"]"], "the group follows the database back")
+        _ = machine.commitEnded([KafkaTopicPartitionOffset(Self.p0, offset: 4)], committed: true, now: Self.at(0.3))
+        machine.received(Self.messages(Self.p0, 4...6), now: Self.at(0.3))
+        let again = try #require(Self.batches(machine.tick(now: Self.at(0.4))).first)
+        #expect(Self.offsets(again) == [4, 5, 6])
+        #expect(again.storedThroughOffset == 4)
+        _ = machine.batchEnded(Self.stored(again), now: Self.at(0.5))
+        machine.received(Self.messages(Self.p0, 7...7), now: Self.at(0.5))
+        #expect(Self.batches(machine.tick(now: Self.at(0.6))).first?.storedThroughOffset == 7)
+
+        // Unknown to the database (an upgrade): nothing rewound, nothing expected of the first batch.
+        var upgraded = Self.machine()
+        let requests = Self.claims(upgraded.assigned([Self.p0], committed: [Self.p0: 10], now: Self.at(0)))
+        let ended = upgraded.claimEnded(
+            requests,
+            claims: [Self.p0: PartitionClaim(epoch: 1, storedThroughOffset: nil)],
+            now: Self.at(0)
+        )
+        #expect(Self.others(ended) == ["assignOutputs [0]"])
+        upgraded.received(Self.messages(Self.p0, 10...11), now: Self.at(0))
+        let first = try #require(Self.batches(upgraded.tick(now: Self.at(0.1))).first)
+        #expect(first.storedThroughOffset == nil)
+    }
+
+    @Test(
+        "A batch the database turns out to be behind (restored under the member): nothing committed, the partition claimed again at once, and rewound to what the claim finds"
+    )
+    func rewindAfterABatchFoundBehind() throws {
+        let (inFlight, batch) = try Self.batchInFlight(0...2)
+        var machine = inFlight
+        _ = machine.batchEnded(Self.stored(batch), now: Self.at(0.1))
+        machine.received(Self.messages(Self.p0, 3...5), now: Self.at(0.1))
+        let next = try #require(Self.batches(machine.tick(now: Self.at(0.2))).first)
+        #expect(next.storedThroughOffset == 3)
+        #expect(Self.others(machine.batchEnded(Self.behind(next), now: Self.at(0.3))) == ["withdrawOutputs [0]"])
+        let reclaim = machine.tick(now: Self.at(0.3))
+        #expect(Self.others(reclaim) == ["claim [0]"], "at once, no pause")
+        let rewound = machine.claimEnded(
+            Self.claims(reclaim),
+            claims: [Self.p0: PartitionClaim(epoch: 2, storedThroughOffset: 1)],
+            now: Self.at(0.4)
+        )
+        #expect(Self.others(rewound) == ["rewind 0@1 from 3", "assignOutputs [0]"])
+        #expect(machine.uncommitted == [Self.p0: 1])
+        machine.received(Self.messages(Self.p0, 1...5), now: Self.at(0.5))
+        let replay = try #require(Self.batches(machine.tick(now: Self.at(0.5))).first)
+        #expect(Self.offsets(replay) == [1, 2, 3, 4, 5])
+        #expect(replay.epoch == 2 && replay.storedThroughOffset == 1)
+    }
+
+    @Test(
+        "The periodic check: a partition whose row went back (its stored offset, or its epoch) is claimed again; one in flight, claimed meanwhile, or as expected is left alone"
+    )
+    func storedCheck() throws {
+        var machine = Self.machine(storedCheckInterval: .seconds(30))
+        Self.own(&machine, [Self.p0, Self.p1, Self.p2], now: Self.at(0))
+        for partition in [Self.p0, Self.p1, Self.p2] {
+            machine.received(Self.messages(partition, 0...1), now: Self.at(0))
+        }
+        for batch in Self.batches(machine.tick(now: Self.at(0))) {
+            _ = machine.batchEnded(Self.stored(batch), now: Self.at(0.1))
+        }
+        #expect(machine.tick(now: Self.at(29)).isEmpty, "not before the interval")
+        let check = machine.tick(now: Self.at(30))
+        #expect(Self.others(check) == ["checkStored [\"0@2 epoch 1\", \"1@2 epoch 1\", \"2@2 epoch 1\"]"])
+        guard case .checkStored(let checks) = check.first else { return }
+        #expect(machine.tick(now: Self.at(61)).isEmpty, "one check at a time")
+        let found = machine.storedChecked(
+            checks,
+            owners: [
+                Self.p0: PartitionClaim(epoch: 1, storedThroughOffset: 1),  // restored behind
+                Self.p1: PartitionClaim(epoch: 0, storedThroughOffset: 2),  // its epoch went back
+                Self.p2: PartitionClaim(epoch: 1, storedThroughOffset: 2),
+            ],
+            now: Self.at(62)
+        )
+        #expect(Self.others(found) == ["withdrawOutputs [0]", "withdrawOutputs [1]"])
+        let claims = machine.tick(now: Self.at(62))
+        #expect(
+            Self.others(claims) == ["claim [0]", "checkStored [\"2@2 epoch 1\"]", "pause [1]"],
+            "behind: at once; another epoch: after a backoff; the next check, of what is still held"
+        )
+        // A failed read changes nothing.
+        #expect(machine.storedChecked(checks, owners: nil, now: Self.at(63)).isEmpty)
+    }
+
+    @Test(
+        "Random interleavings of polls, claims, verified batches, batch outcomes (fenced ones too), refused commits, revocations, losses and database restores: in order, no gap"
     )
     func randomInterleavings() throws {
         var generator = SeededGenerator(seed: 0xBA7C4)
         let partitions = [Self.p0, Self.p1, Self.p2]
+        // How often the restores were found: by a claim (a rewind) and by a batch's fence.
+        var rewinds = 0
+        var batchesBehind = 0
         for round in 0..<300 {
             let concurrency = Int.random(in: 1...2, using: &generator)
             var machine = Self.machine(
                 batchSize: Int.random(in: 1...4, using: &generator),
                 concurrency: concurrency,
                 initialBackoff: .milliseconds(100),
-                maximumBackoff: .milliseconds(400)
+                maximumBackoff: .milliseconds(400),
+                storedCheckInterval: .seconds(1)
             )
             var simulated = Dictionary(uniqueKeysWithValues: partitions.map { ($0, SimulatedPartition()) })
             var clock = 0.0
             var failures = true
+
+            /// The simulated database's rows of `partitions` in `partition_owners` (one member: epochs stay 1).
+            func ownerRows(_ partitions: [KafkaTopicPartition]) -> [KafkaTopicPartition: PartitionClaim] {
+                Dictionary(
+                    uniqueKeysWithValues: partitions.map { partition in
+                        (partition, PartitionClaim(epoch: 1, storedThroughOffset: simulated[partition]!.storedThrough))
+                    }
+                )
+            }
 
             func perform(_ actions: [Action]) {
                 var pending = actions[...]
@@ -489,10 +638,13 @@ struct WorkerStateMachineTests {
                         for offset in offsets {
                             let state = simulated[offset.topicPartition]!
                             #expect(
-                                (0..<offset.offset).allSatisfy(state.stored.contains),
+                                (0..<offset.offset).allSatisfy(state.written.contains),
                                 "round \(round): committing \(offset) past what is stored"
                             )
-                            #expect(offset.offset >= state.committed, "round \(round): \(offset) moves the group back")
+                            #expect(
+                                offset.offset >= min(state.committed, state.rewoundTo ?? .max),
+                                "round \(round): \(offset) moves the group back further than a rewind"
+                            )
                             if committed { simulated[offset.topicPartition]!.committed = offset.offset }
                         }
                         pending += machine.commitEnded(offsets, committed: committed, now: Self.at(clock))
@@ -521,8 +673,24 @@ struct WorkerStateMachineTests {
                     case .claim(let requests):
                         // The claim ends at once; while failures are on, one in four fails (tried again later).
                         let fails = failures && Int.random(in: 0..<4, using: &generator) == 0
-                        let epochs = Dictionary(uniqueKeysWithValues: requests.map { ($0.partition, Int64(round)) })
-                        pending += machine.claimEnded(requests, epochs: fails ? nil : epochs, now: Self.at(clock))
+                        let claims = fails ? nil : ownerRows(requests.map(\.partition))
+                        pending += machine.claimEnded(requests, claims: claims, now: Self.at(clock))
+                    case .rewind(let offset, _):
+                        // The consumer seeks back to what the database holds.
+                        let partition = offset.topicPartition
+                        #expect(
+                            offset.offset == simulated[partition]!.storedThrough,
+                            "round \(round): \(partition) rewound to \(offset.offset), not what the database holds"
+                        )
+                        simulated[partition]!.position = offset.offset
+                        simulated[partition]!.nextBatch = offset.offset
+                        simulated[partition]!.rewoundTo = offset.offset
+                        rewinds += 1
+                    case .checkStored(let checks):
+                        // The read ends at once; while failures are on, one in four fails.
+                        let fails = failures && Int.random(in: 0..<4, using: &generator) == 0
+                        let owners = fails ? nil : ownerRows(checks.map(\.partition))
+                        pending += machine.storedChecked(checks, owners: owners, now: Self.at(clock))
                     case .withdrawOutputs(let withdrawn):
                         for partition in withdrawn {
                             #expect(simulated[partition]!.batchInFlight == nil, "round \(round): withdrawn in flight")
@@ -542,7 +710,11 @@ struct WorkerStateMachineTests {
                 guard let batch = simulated[partition]!.batchInFlight else { return }
                 simulated[partition]!.batchInFlight = nil
                 let outcome: BatchOutcome
-                if failures, Int.random(in: 0..<4, using: &generator) == 0 {
+                if let expected = batch.storedThroughOffset, simulated[partition]!.storedThrough < expected {
+                    // The fence: the database was restored behind what the member stored.
+                    outcome = Self.behind(batch)
+                    batchesBehind += 1
+                } else if failures, Int.random(in: 0..<4, using: &generator) == 0 {
                     outcome = Self.failed(batch)
                 } else if failures, Int.random(in: 0..<8, using: &generator) == 0 {
                     // Another member claimed the partition meanwhile: nothing stored.
@@ -551,6 +723,11 @@ struct WorkerStateMachineTests {
                     // The batch commits its offset itself after storing.
                     let committed = !failures || Int.random(in: 0..<5, using: &generator) > 0
                     simulated[partition]!.stored.formUnion(Self.offsets(batch))
+                    simulated[partition]!.written.formUnion(Self.offsets(batch))
+                    simulated[partition]!.storedThrough = max(
+                        simulated[partition]!.storedThrough,
+                        batch.nextOffset.offset
+                    )
                     simulated[partition]!.nextBatch = batch.nextOffset.offset
                     if committed { simulated[partition]!.committed = batch.nextOffset.offset }
                     outcome = Self.stored(batch, committed: committed)
@@ -563,7 +740,13 @@ struct WorkerStateMachineTests {
                 simulated[partition]!.owned = true
                 simulated[partition]!.position = simulated[partition]!.committed
                 simulated[partition]!.nextBatch = simulated[partition]!.committed
-                perform(machine.assigned([partition], now: Self.at(clock)))
+                perform(
+                    machine.assigned(
+                        [partition],
+                        committed: [partition: simulated[partition]!.committed],
+                        now: Self.at(clock)
+                    )
+                )
             }
 
             func poll() {
@@ -581,7 +764,12 @@ struct WorkerStateMachineTests {
             for _ in 0..<80 {
                 clock += Double.random(in: 0...0.2, using: &generator)
                 let partition = partitions.randomElement(using: &generator)!
-                switch Int.random(in: 0..<10, using: &generator) {
+                switch Int.random(in: 0..<11, using: &generator) {
+                case 10:
+                    // The database restored to an earlier point: it holds the partition through less.
+                    let restoredTo = Int64.random(in: 0...simulated[partition]!.storedThrough, using: &generator)
+                    simulated[partition]!.storedThrough = restoredTo
+                    simulated[partition]!.stored = simulated[partition]!.stored.filter { $0 < restoredTo }
                 case 0...2:
                     simulated[partition]!.end += Int64.random(in: 1...5, using: &generator)
                 case 3...5:
@@ -627,5 +815,6 @@ struct WorkerStateMachineTests {
             }
             #expect(machine.uncommitted.isEmpty)
         }
+        #expect(rewinds > 0 && batchesBehind > 0, "restores found: \(rewinds) rewinds, \(batchesBehind) batches behind")
     }
 }

@@ -28,6 +28,7 @@ enum ExportedMetrics {
         worker.countRejected(status: "UNKNOWN_APP", count: 1)
         worker.countFailedBatch(stage: "store", code: "UNAVAILABLE")
         worker.countLost(KafkaOffsetGap(topicPartition: partition, offsets: 0..<1, logStartOffset: 1))
+        worker.countRewound(partition, offsets: 1)
         worker.countRefused(stream: OutboxStream(rawValue: "decoded"), error: error)
         worker.countUnacknowledged(stream: OutboxStream(rawValue: "decoded"), error: error)
         worker.setSampleAge(.outbox, seconds: 1)

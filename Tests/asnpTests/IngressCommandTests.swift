@@ -148,23 +148,40 @@ struct ConfigFileTests {
         #expect(worker.maximumConcurrentBatches == 4)
         #expect(worker.maximumConcurrentWrites == 1)
         #expect(worker.transactionInterval == .milliseconds(200))
+        #expect(worker.storedOffsetCheckInterval == .seconds(30))
         #expect(worker.consumer.sessionTimeout == .seconds(45))
         #expect(try settings.workerStatus().port == 9090)
+    }
+
+    /// Settings loaded from a file holding `json`.
+    static func settings(_ json: String) async throws -> PipelineSettings {
+        let file = FileManager.default.temporaryDirectory.appendingPathComponent("asnp-settings-\(UUID()).json")
+        try Data(json.utf8).write(to: file)
+        defer { try? FileManager.default.removeItem(at: file) }
+        return try await PipelineSettings.load(file: file.path)
     }
 
     @Test("worker.transactionIntervalSeconds may be 0 (transactions as often as the database answers), not negative")
     func transactionInterval() async throws {
         let cluster = KafkaClusterConfiguration(bootstrapServers: "127.0.0.1:9092")
         func settings(_ seconds: String) async throws -> PipelineSettings {
-            let file = FileManager.default.temporaryDirectory.appendingPathComponent("asnp-settings-\(UUID()).json")
-            try Data(#"{"worker": {"transactionIntervalSeconds": \#(seconds)}}"#.utf8).write(to: file)
-            defer { try? FileManager.default.removeItem(at: file) }
-            return try await PipelineSettings.load(file: file.path)
+            try await Self.settings(#"{"worker": {"transactionIntervalSeconds": \#(seconds)}}"#)
         }
         #expect(try await settings("0").worker(cluster: cluster).transactionInterval == .zero)
         #expect(try await settings("0.05").worker(cluster: cluster).transactionInterval == .milliseconds(50))
         let negative = try await settings("-1")
         #expect(throws: SettingsError.self) { try negative.worker(cluster: cluster) }
+    }
+
+    @Test("worker.storedOffsetCheckSeconds sets how often a running worker looks for a restored database; 0 is refused")
+    func storedOffsetCheck() async throws {
+        let cluster = KafkaClusterConfiguration(bootstrapServers: "127.0.0.1:9092")
+        func settings(_ seconds: String) async throws -> PipelineSettings {
+            try await Self.settings(#"{"worker": {"storedOffsetCheckSeconds": \#(seconds)}}"#)
+        }
+        #expect(try await settings("5").worker(cluster: cluster).storedOffsetCheckInterval == .seconds(5))
+        let zero = try await settings("0")
+        #expect(throws: SettingsError.self) { try zero.worker(cluster: cluster) }
     }
 
     @Test("Config/production.json gives valid reconciler settings once its secrets are there")

@@ -7,14 +7,42 @@ extension KafkaConsumer {
     /// log line; comparing what arrives with what was expected is what makes the loss visible to the application.
     struct ExpectedOffsets {
         private var next: [KafkaTopicPartition: Int64] = [:]
+        /// The offsets reported lost so far per owned partition: a seek back before them (a rewind) skips them again,
+        /// and they are not reported twice.
+        private var reported: [KafkaTopicPartition: Range<Int64>] = [:]
 
         /// Starts expecting the committed offsets of newly assigned partitions (nil: none committed, anything goes).
         mutating func assigned(_ committed: [KafkaTopicPartition: Int64?]) {
             for (partition, offset) in committed { next[partition] = offset }
         }
 
+        /// The offset `partition` should hand out next, if known.
+        func next(_ partition: KafkaTopicPartition) -> Int64? {
+            next[partition]
+        }
+
         mutating func revoked(_ partitions: [KafkaTopicPartition]) {
-            for partition in partitions { next[partition] = nil }
+            for partition in partitions {
+                next[partition] = nil
+                reported[partition] = nil
+            }
+        }
+
+        /// `gap` without the offsets already reported for its partition (nil: all were), recorded as reported.
+        mutating func unreported(_ gap: KafkaOffsetGap) -> KafkaOffsetGap? {
+            let partition = gap.topicPartition
+            guard let earlier = reported[partition], gap.offsets.overlaps(earlier) else {
+                reported[partition] = gap.offsets
+                return gap
+            }
+            let lower = min(earlier.lowerBound, gap.offsets.lowerBound)
+            let upper = max(earlier.upperBound, gap.offsets.upperBound)
+            reported[partition] = lower..<upper
+            // A rewind skips the same deleted offsets again, from further back: only those before are new.
+            guard gap.offsets.lowerBound < earlier.lowerBound else { return nil }
+            var new = gap
+            new.offsets = gap.offsets.lowerBound..<earlier.lowerBound
+            return new
         }
 
         /// Records a message handed out; returns the offsets skipped before it, if any.

@@ -28,7 +28,7 @@ package final class KafkaConsumer: Sendable {
     /// Touched on the executor's thread only; locked to keep the class `Sendable`.
     let expectedOffsets = Locked(ExpectedOffsets())
     let logger: Logger
-    private let executor = BlockingExecutor(label: "asnp.kafka.consumer")
+    let executor = BlockingExecutor(label: "asnp.kafka.consumer")
     /// Set when a test simulates a crash: the release then skips every orderly step.
     private let abandoned = Locked(false)
     private var isCooperative: Bool { configuration.rebalanceProtocol.isCooperative }
@@ -390,9 +390,10 @@ package final class KafkaConsumer: Sendable {
                 if owned.contains(partition) {
                     let offset = message.pointee.offset
                     if let skipped = expectedOffsets.withLock({ $0.received(partition, offset: offset) }),
-                        let gap = gap(in: partition, offsets: skipped)
+                        let gap = gap(in: partition, offsets: skipped),
+                        let unreported = expectedOffsets.withLock({ $0.unreported(gap) })
                     {
-                        gaps.append(gap)
+                        gaps.append(unreported)
                     }
                     if buffersPerMessage {
                         var own = ByteBufferAllocator().buffer(capacity: RDKafkaMessage.byteCount(of: message))

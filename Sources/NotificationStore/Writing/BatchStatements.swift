@@ -270,15 +270,27 @@ package enum BatchStatements {
         """
 
     /// The ownership fence, first in a worker's batch transaction: locks the batch's partitions' rows of
-    /// `partition_owners` (in key order: the parameters are sorted) where the epoch is still the writer's, records the
-    /// offsets stored through, and returns the partitions it found so (``NotificationStore/fence(_:on:logger:)``).
+    /// `partition_owners` (in key order: the parameters are sorted) where the epoch is still the writer's and the
+    /// database holds the partition through what the writer expects (a NULL expectation checks nothing; a NULL
+    /// `stored_through_offset` holds nothing the writer expects), records the offsets stored through, and returns the
+    /// partitions it found so (``NotificationStore/fence(_:on:logger:)``).
     static let fence = """
         UPDATE partition_owners AS owners
         SET stored_through_offset = GREATEST(owners.stored_through_offset, fence.next_offset)
-        FROM unnest($1::text[], $2::integer[], $3::bigint[], $4::bigint[])
-            AS fence(kafka_topic, kafka_partition, epoch, next_offset)
+        FROM unnest($1::text[], $2::integer[], $3::bigint[], $4::bigint[], $5::bigint[])
+            AS fence(kafka_topic, kafka_partition, epoch, next_offset, stored_through_offset)
         WHERE owners.kafka_topic = fence.kafka_topic AND owners.kafka_partition = fence.kafka_partition
             AND owners.epoch = fence.epoch
+            AND (fence.stored_through_offset IS NULL OR owners.stored_through_offset >= fence.stored_through_offset)
         RETURNING owners.kafka_topic, owners.kafka_partition
+        """
+
+    /// The rows of some partitions (parameters: topics, partitions): to tell, for those a fence refused, a claim by
+    /// another writer from a database behind the writer, and for a worker's periodic check.
+    static let owners = """
+        SELECT owners.kafka_topic, owners.kafka_partition, owners.epoch, owners.stored_through_offset
+        FROM partition_owners AS owners
+        JOIN unnest($1::text[], $2::integer[]) AS refused(kafka_topic, kafka_partition)
+            USING (kafka_topic, kafka_partition)
         """
 }

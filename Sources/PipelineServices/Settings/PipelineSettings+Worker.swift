@@ -106,15 +106,18 @@ extension PipelineSettings {
             try duration("worker.outboxSweepSeconds") ?? configuration.outboxSweepInterval
         configuration.metricsSampleInterval =
             try duration("worker.metricsSampleSeconds") ?? configuration.metricsSampleInterval
+        configuration.storedOffsetCheckInterval =
+            try duration("worker.storedOffsetCheckSeconds") ?? configuration.storedOffsetCheckInterval
         guard configuration.maximumBatchSize > 0, configuration.verificationParallelism > 0,
             configuration.maximumConcurrentBatches > 0, configuration.maximumConcurrentWrites > 0,
             configuration.maximumConcurrentPublications > 0,
-            configuration.outboxSweepInterval > .zero, configuration.metricsSampleInterval > .zero
+            configuration.outboxSweepInterval > .zero, configuration.metricsSampleInterval > .zero,
+            configuration.storedOffsetCheckInterval > .zero
         else {
             throw SettingsError(
                 key: "worker",
                 reason: "batchSize, parallelism, maxConcurrentBatches, maxConcurrentWrites, maxConcurrentPublications, "
-                    + "outboxSweepSeconds and metricsSampleSeconds must be positive"
+                    + "outboxSweepSeconds, metricsSampleSeconds and storedOffsetCheckSeconds must be positive"
             )
         }
         return configuration
