@@ -34,4 +34,16 @@ struct VersionTests {
         #expect(BuildVersion.commit(environment: [BuildVersion.commitVariable: " "]) == "unknown")
         #expect(BuildVersion.commit(environment: [BuildVersion.commitVariable: "abc123"]) == "abc123")
     }
+
+    @Test("CHANGELOG.md has the VERSION file's release and an Unreleased section (Keep a Changelog)")
+    func changelogNamesTheRelease() throws {
+        let version = try Self.versionFile()
+        let changelog = try String(
+            contentsOf: Fixtures.packageRoot.appendingPathComponent("CHANGELOG.md"),
+            encoding: .utf8
+        )
+        let releases = changelog.split(separator: "\n").filter { $0.hasPrefix("## [") }
+        #expect(releases.first == "## [Unreleased]")
+        #expect(releases.dropFirst().first?.hasPrefix("## [\(version)] - ") == true, "\(releases)")
+    }
 }
