@@ -13,6 +13,7 @@ struct ASNPBench: AsyncParsableCommand {
             The commands that run pipeline processes (e2e, worker, ingress, kafka, soak) start the `asnp` binary built \
             beside this one: build both (`swift build -c release`) before measuring.
             """,
+        version: BuildVersion.description,
         subcommands: [
             BenchVerifyCommand.self, BenchKafkaCommand.self, BenchStoreCommand.self, BenchIngressCommand.self,
             BenchWorkerCommand.self, BenchEndToEndCommand.self, BenchMoveBodiesCommand.self, LoadgenCommand.self,

@@ -8,6 +8,7 @@ struct ASNP: AsyncParsableCommand {
     static let configuration = CommandConfiguration(
         commandName: "asnp",
         abstract: "App Store Notification Pipeline: verify, store and publish App Store Server Notifications.",
+        version: BuildVersion.description,
         subcommands: subcommands
     )
 

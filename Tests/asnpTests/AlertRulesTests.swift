@@ -72,26 +72,12 @@ struct AlertRulesTests {
         #expect(compose.contains("./prometheus/alerts.rules.yml:/etc/prometheus/alerts.rules.yml:ro"))
     }
 
-    @Test("every alert has a severity, annotations linking the runbook, and names only exported metrics and labels")
+    @Test("every alert has a severity, a summary and a description, and names only exported metrics and labels")
     func namesAreExported() throws {
         let exported = ExportedMetrics.labelsByName()
         #expect(exported["asnp_worker_failed_batches_total"] == ["stage", "code"])
         #expect(exported["asnp_ingress_unverifiable_total"] == ["app", "environment", "version"])
         #expect(exported["asnp_history_turns_total"] == ["app", "environment", "outcome"])
-        let runbook = try String(
-            contentsOf: Fixtures.packageRoot.appendingPathComponent("Docs/runbook.md"),
-            encoding: .utf8
-        )
-        let anchors = Set(
-            runbook.split(separator: "\n").filter { $0.hasPrefix("#") }.map { heading in
-                String(
-                    heading.drop { $0 == "#" }.trimmingCharacters(in: .whitespaces).lowercased()
-                        .filter { $0.isLetter || $0.isNumber || $0 == " " || $0 == "-" }
-                        .replacing(" ", with: "-")
-                )
-            }
-        )
-        #expect(anchors.contains("alerts-worth-having"))
         for rule in try Self.rules() {
             let name = try #require(rule["alert"] as? String)
             let expression = try #require(rule["expr"] as? String)
@@ -100,11 +86,7 @@ struct AlertRulesTests {
             #expect(severity == "page" || severity == "ticket", "\(name)")
             let annotations = try #require(rule["annotations"] as? [String: String], "\(name)")
             #expect(annotations["summary"]?.isEmpty == false, "\(name)")
-            let runbookURL = try #require(annotations["runbook_url"], "\(name)")
-            #expect(annotations["description"]?.contains(runbookURL) == true, "\(name)")
-            for link in (annotations.values.joined(separator: " ")).matches(of: /Docs\/runbook\.md#([a-z0-9-]+)/) {
-                #expect(anchors.contains(String(link.output.1)), "\(name): \(link.output.0) is no runbook heading")
-            }
+            #expect(annotations["description"]?.isEmpty == false, "\(name)")
             // Metric names, in the expression and the annotations.
             let metrics = Set(
                 (expression + " " + annotations.values.joined(separator: " ")).matches(of: /asnp_[a-z_]+/)
@@ -131,6 +113,74 @@ struct AlertRulesTests {
             labels.remove("")
             for label in labels.sorted() {
                 #expect(allowed.contains(label), "\(name): no metric it names has the label \(label)")
+            }
+        }
+    }
+
+    /// Alertmanager's receivers show runbook_url as a link: a URL, from the one base an operator sets (the production
+    /// overlay's runbook.yaml, which kustomize writes into the PrometheusRule), to a heading Docs/runbook.md has.
+    @Test(
+        """
+        every runbook_url is the runbook base and a heading of Docs/runbook.md; kustomize writes the production \
+        overlay's base into every rule; no annotation names a repository path instead
+        """
+    )
+    func runbookLinks() throws {
+        let overlay = Fixtures.packageRoot.appendingPathComponent("Deploy/kubernetes/overlays/production")
+        let runbookBase = try Self.yaml(overlay.appendingPathComponent("runbook.yaml"))
+        #expect(runbookBase["kind"] as? String == "ConfigMap")
+        let metadata = try #require(runbookBase["metadata"] as? [String: Any])
+        #expect(
+            (metadata["annotations"] as? [String: String])?["config.kubernetes.io/local-config"] == "true",
+            "the base is kustomize's input, never applied to the cluster"
+        )
+        let base = try #require((runbookBase["data"] as? [String: String])?["base"])
+        #expect(base.hasPrefix("https://") && !base.contains("#"), "\(base)")
+
+        let kustomization = try Self.yaml(overlay.appendingPathComponent("kustomization.yaml"))
+        #expect((kustomization["resources"] as? [String])?.contains("runbook.yaml") == true)
+        let replacements = try #require(kustomization["replacements"] as? [[String: Any]])
+        let replacement = try #require(
+            replacements.first { ($0["source"] as? [String: String])?["name"] == metadata["name"] as? String }
+        )
+        #expect(
+            replacement["source"] as? [String: String] == [
+                "kind": "ConfigMap", "name": "asnp-runbook", "fieldPath": "data.base",
+            ]
+        )
+        let target = try #require((replacement["targets"] as? [[String: Any]])?.first)
+        #expect((target["select"] as? [String: String])?["kind"] == "PrometheusRule")
+        #expect(target["fieldPaths"] as? [String] == ["spec.groups.*.rules.*.annotations.runbook_url"])
+        // The part before the anchor is replaced, the anchor kept.
+        let options = try #require(target["options"] as? [String: Any])
+        #expect(options["delimiter"] as? String == "#" && options["index"] as? Int == 0)
+
+        let runbook = try String(
+            contentsOf: Fixtures.packageRoot.appendingPathComponent("Docs/runbook.md"),
+            encoding: .utf8
+        )
+        let anchors = Set(
+            runbook.split(separator: "\n").filter { $0.hasPrefix("#") }.map { heading in
+                String(
+                    heading.drop { $0 == "#" }.trimmingCharacters(in: .whitespaces).lowercased()
+                        .filter { $0.isLetter || $0.isNumber || $0 == " " || $0 == "-" }
+                        .replacing(" ", with: "-")
+                )
+            }
+        )
+        #expect(anchors.contains("alerts-worth-having"))
+        // The rules file (docker-compose's Prometheus reads it as it is) and the PrometheusRule carry the same base.
+        let rules = try Self.rules()
+        #expect(!rules.isEmpty)
+        for rule in rules {
+            let name = try #require(rule["alert"] as? String)
+            let annotations = try #require(rule["annotations"] as? [String: String], "\(name)")
+            let url = try #require(annotations["runbook_url"], "\(name)")
+            let parts = url.split(separator: "#", maxSplits: 1, omittingEmptySubsequences: false)
+            #expect(parts.count == 2 && parts[0] == base, "\(name): \(url) does not start with \(base)#")
+            #expect(anchors.contains(String(parts.last ?? "")), "\(name): \(url) names no heading of Docs/runbook.md")
+            for (key, value) in annotations where key != "runbook_url" {
+                #expect(!value.contains("Docs/"), "\(name): \(key) names a repository path; the link is runbook_url")
             }
         }
     }

@@ -2,6 +2,7 @@ import AppStoreModels
 import AppStoreTestSupport
 import ArgumentParser
 import AsyncHTTPClient
+import CommandSupport
 import CoreMetrics
 import Foundation
 import HTTPTypes
@@ -107,6 +108,61 @@ struct DeployFilesTests {
             }
             #expect(excluding.isEmpty, "COPY \(source) is excluded by Dockerfile.dockerignore's \(excluding)")
         }
+    }
+
+    /// Registries, scanners and `docker inspect` read the OCI labels; `asnp --version` in a container reads the commit
+    /// the image sets (ADR 0017). The build context has no .git, so both come in as build arguments.
+    @Test(
+        """
+        the image is labelled with its release, commit, source, license, title, description and build time, from \
+        build arguments Deploy/README.md passes; its binary knows the commit, and carries the license
+        """
+    )
+    func imageLabels() throws {
+        let text = try Self.text("Dockerfile")
+        // The runtime stage: after the last FROM, continuation lines joined.
+        let runtime = try #require(text.components(separatedBy: "\nFROM ").last).replacing("\\\n", with: " ")
+        let lines = runtime.split(separator: "\n").map { $0.trimmingCharacters(in: .whitespaces) }
+        let arguments = Set(lines.filter { $0.hasPrefix("ARG ") }.map { $0.dropFirst(4).prefix { $0 != "=" } })
+        #expect(arguments == ["VERSION", "COMMIT", "CREATED", "SOURCE"])
+        let label = try #require(lines.first { $0.hasPrefix("LABEL ") })
+        let labels = Dictionary(
+            label.matches(of: /([a-z.]+)="([^"]*)"/).map { (String($0.output.1), String($0.output.2)) },
+            uniquingKeysWith: { first, _ in first }
+        )
+        #expect(
+            labels.filter { $0.key != "org.opencontainers.image.description" }
+                == [
+                    "org.opencontainers.image.title": "asnp",
+                    "org.opencontainers.image.version": "$VERSION",
+                    "org.opencontainers.image.revision": "$COMMIT",
+                    "org.opencontainers.image.created": "$CREATED",
+                    "org.opencontainers.image.source": "$SOURCE",
+                    "org.opencontainers.image.licenses": "Apache-2.0",
+                ]
+        )
+        #expect(labels["org.opencontainers.image.description"]?.isEmpty == false)
+        #expect(lines.contains("ENV \(BuildVersion.commitVariable)=$COMMIT"))
+        // The label's license is the repository's, and the image carries its text.
+        let license = try String(
+            contentsOf: Fixtures.packageRoot.appendingPathComponent("LICENSE"),
+            encoding: .utf8
+        )
+        #expect(license.hasPrefix("                                 Apache License\n"))
+        #expect(license.contains("Version 2.0, January 2004"))
+        #expect(lines.contains("COPY LICENSE /usr/share/doc/asnp/LICENSE"))
+        // A VERSION argument must be the binary's own release: the builder checks it against `asnp --version`.
+        #expect(
+            text.contains(#"test "$VERSION" = unknown || test "$(/out/asnp --version | cut -d ' ' -f 1)" = "$VERSION""#)
+        )
+        // The documented build command names the release and the commit.
+        let readme = try Self.text("README.md")
+        let command = try #require(
+            readme.firstMatch(of: /docker build -f Deploy\/Dockerfile(?:[^\n]*\\\n)*[^\n]*/).map { String($0.output) }
+        )
+        #expect(command.contains(#"--build-arg VERSION="$(cat VERSION)""#), "\(command)")
+        #expect(command.contains(#"--build-arg COMMIT="$(git rev-parse HEAD)""#), "\(command)")
+        #expect(command.contains("--build-arg CREATED="), "\(command)")
     }
 
     @Test("docker-compose: each asnp service runs a command asnp has, and sets only settings that command reads")
