@@ -123,7 +123,7 @@ package final class TestPostgresServer: Sendable {
     /// the pipeline runs, to ``restore(_:from:)`` later.
     package func dump(_ database: String) async throws -> String {
         let path = directory + "/\(database)-\(UUID().uuidString.prefix(8)).dump"
-        try await LocalPostgresServer.offPool {
+        _ = try await LocalPostgresServer.offPool {
             try LocalPostgresServer.run(
                 try LocalPostgresServer.binary("pg_dump"),
                 ["-h", "127.0.0.1", "-p", "\(self.port)", "-U", "postgres", "-Fc", "-f", path, database]
@@ -138,7 +138,7 @@ package final class TestPostgresServer: Sendable {
     package func restore(_ database: String, from dump: String) async throws {
         let restored = "\(database)_restored"
         try await psql("postgres", "CREATE DATABASE \(restored)")
-        try await LocalPostgresServer.offPool {
+        _ = try await LocalPostgresServer.offPool {
             try LocalPostgresServer.run(
                 try LocalPostgresServer.binary("pg_restore"),
                 ["-h", "127.0.0.1", "-p", "\(self.port)", "-U", "postgres", "-d", restored, dump]
