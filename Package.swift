@@ -94,6 +94,10 @@ let package = Package(
             name: "KafkaClient",
             dependencies: [
                 "CRDKafka",
+                // OAUTHBEARER tokens by the client-credentials grant, requested by this layer itself: Debian's
+                // librdkafka has no libcurl for its own (Docs/kafka.md#oauthbearer-without-libcurl).
+                .product(name: "AsyncHTTPClient", package: "async-http-client"),
+                .product(name: "NIOHTTP1", package: "swift-nio"),
                 .product(name: "NIOCore", package: "swift-nio"),
                 .product(name: "Logging", package: "swift-log"),
                 .product(name: "ServiceLifecycle", package: "swift-service-lifecycle"),

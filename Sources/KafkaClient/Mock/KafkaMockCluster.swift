@@ -45,7 +45,7 @@ package final class KafkaMockCluster: Sendable {
         owner = try RDKafkaClient.make(
             kind: .producer,
             properties: properties,
-            callbacks: RDKafkaCallbacks(logger: logger)
+            callbacks: RDKafkaCallbacks(logger: logger, oauth: nil)
         )
         let handle = owner.handle
         let created = Self.listenerLock.withLock { _ in
