@@ -314,7 +314,14 @@ let package = Package(
         // Fixture loading shared by the test targets.
         .target(
             name: "AppStoreTestSupport",
-            dependencies: ["AppStoreModels", .product(name: "Logging", package: "swift-log")],
+            dependencies: [
+                "AppStoreModels",
+                .product(name: "Logging", package: "swift-log"),
+                // LoopbackServer: the tests' stand-in HTTP servers.
+                .product(name: "Hummingbird", package: "hummingbird"),
+                .product(name: "HummingbirdCore", package: "hummingbird"),
+                .product(name: "ServiceLifecycle", package: "swift-service-lifecycle"),
+            ],
             path: "Tests/AppStoreTestSupport",
             swiftSettings: strictSettings
         ),
@@ -437,6 +444,7 @@ let package = Package(
             name: "HistoryTestSupport",
             dependencies: [
                 "AppStoreModels",
+                "AppStoreTestSupport",
                 "PipelineStatus",
                 .product(name: "Hummingbird", package: "hummingbird"),
                 .product(name: "HummingbirdCore", package: "hummingbird"),
