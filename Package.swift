@@ -348,6 +348,10 @@ let package = Package(
             dependencies: [
                 "KafkaClient",
                 "AppStoreTestSupport",
+                // The token endpoint stand-in of the OAUTHBEARER tests.
+                .product(name: "Hummingbird", package: "hummingbird"),
+                .product(name: "HummingbirdCore", package: "hummingbird"),
+                .product(name: "HTTPTypes", package: "swift-http-types"),
                 .product(name: "NIOCore", package: "swift-nio"),
                 .product(name: "Logging", package: "swift-log"),
                 .product(name: "ServiceLifecycle", package: "swift-service-lifecycle"),
