@@ -72,6 +72,8 @@ final class RDKafkaClient: @unchecked Sendable {
         // rebalance callback in order with the messages.
         rd_kafka_poll_set_consumer(handle)
         guard let backgroundQueue = rd_kafka_queue_get_background(handle) else {
+            // A token request may already run for the handle.
+            callbacks.oauthBearer?.detach()
             rd_kafka_destroy_flags(handle, Int32(RD_KAFKA_DESTROY_F_NO_CONSUMER_CLOSE))
             context.release()
             throw .invalidConfiguration("librdkafka could not start the consumer's background thread")
