@@ -94,6 +94,10 @@ let package = Package(
             name: "KafkaClient",
             dependencies: [
                 "CRDKafka",
+                // OAUTHBEARER tokens by the client-credentials grant, requested by this layer itself: Debian's
+                // librdkafka has no libcurl for its own (Docs/kafka.md#oauthbearer-without-libcurl).
+                .product(name: "AsyncHTTPClient", package: "async-http-client"),
+                .product(name: "NIOHTTP1", package: "swift-nio"),
                 .product(name: "NIOCore", package: "swift-nio"),
                 .product(name: "Logging", package: "swift-log"),
                 .product(name: "ServiceLifecycle", package: "swift-service-lifecycle"),
@@ -310,7 +314,14 @@ let package = Package(
         // Fixture loading shared by the test targets.
         .target(
             name: "AppStoreTestSupport",
-            dependencies: ["AppStoreModels", .product(name: "Logging", package: "swift-log")],
+            dependencies: [
+                "AppStoreModels",
+                .product(name: "Logging", package: "swift-log"),
+                // LoopbackServer: the tests' stand-in HTTP servers.
+                .product(name: "Hummingbird", package: "hummingbird"),
+                .product(name: "HummingbirdCore", package: "hummingbird"),
+                .product(name: "ServiceLifecycle", package: "swift-service-lifecycle"),
+            ],
             path: "Tests/AppStoreTestSupport",
             swiftSettings: strictSettings
         ),
@@ -337,6 +348,10 @@ let package = Package(
             dependencies: [
                 "KafkaClient",
                 "AppStoreTestSupport",
+                // The token endpoint stand-in of the OAUTHBEARER tests.
+                .product(name: "Hummingbird", package: "hummingbird"),
+                .product(name: "HummingbirdCore", package: "hummingbird"),
+                .product(name: "HTTPTypes", package: "swift-http-types"),
                 .product(name: "NIOCore", package: "swift-nio"),
                 .product(name: "Logging", package: "swift-log"),
                 .product(name: "ServiceLifecycle", package: "swift-service-lifecycle"),
@@ -433,6 +448,7 @@ let package = Package(
             name: "HistoryTestSupport",
             dependencies: [
                 "AppStoreModels",
+                "AppStoreTestSupport",
                 "PipelineStatus",
                 .product(name: "Hummingbird", package: "hummingbird"),
                 .product(name: "HummingbirdCore", package: "hummingbird"),

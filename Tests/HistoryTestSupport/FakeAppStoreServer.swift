@@ -1,4 +1,5 @@
 import AppStoreModels
+import AppStoreTestSupport
 import Crypto
 import Foundation
 import HTTPTypes
@@ -162,40 +163,13 @@ package final class FakeAppStoreServer: Sendable {
         router.post("/production/inApps/v1/notifications/history") { request, _ in
             try await self.answer(request, environment: "Production")
         }
-        let port = AsyncStream<Int>.makeStream()
-        var logger = Logger(label: "fake-app-store")
-        logger.logLevel = .critical
-        let application = Application(
-            router: router,
+        // A connection accepted as it stops is closed by AcceptedHTTP1Channel (swift-nio#3481).
+        return try await LoopbackServer.serve(
+            router,
             server: HTTPServerBuilder { AcceptedHTTP1Channel(responder: $0) },
-            configuration: .init(address: .hostname("127.0.0.1", port: 0)),
-            onServerRunning: { port.continuation.yield($0.localAddress?.port ?? 0) },
-            logger: logger
-        )
-        // Shut down gracefully, not cancelled, as swift-nio's maintainers advise for servers; a connection accepted as
-        // it stops is closed by AcceptedHTTP1Channel (swift-nio#3481).
-        let services = ServiceGroup(services: [application], logger: logger)
-        return try await withThrowingTaskGroup(of: Void.self) { group in
-            group.addTask {
-                // A server that fails before it runs ends the wait for its port (its error then ends the group).
-                defer { port.continuation.finish() }
-                try await services.run()
-            }
-            var ports = port.stream.makeAsyncIterator()
-            guard let bound = await ports.next() else {
-                try await group.next()
-                throw ServerStopped()
-            }
-            do {
-                let result = try await body("http://127.0.0.1:\(bound)")
-                await services.triggerGracefulShutdown()
-                try await group.waitForAll()
-                return result
-            } catch {
-                await services.triggerGracefulShutdown()
-                try? await group.waitForAll()
-                throw error
-            }
+            label: "fake-app-store"
+        ) { port in
+            try await body("http://127.0.0.1:\(port)")
         }
     }
 
@@ -319,4 +293,3 @@ package final class FakeAppStoreServer: Sendable {
 }
 
 /// The fake server's application returned before it was listening.
-private struct ServerStopped: Error {}

@@ -8,7 +8,7 @@ import Testing
 
 /// Kafka settings as a platform team writes them for a managed cluster: the examples in Config/kafka/ must give
 /// librdkafka exactly the properties Docs/kafka.md says, and anything else librdkafka takes is reachable.
-@Suite("Kafka settings: every managed service's example, kafka.properties, OAUTHBEARER OIDC, refusals")
+@Suite("Kafka settings: every managed service's example, kafka.properties, OAUTHBEARER client credentials, refusals")
 struct KafkaSettingsTests {
     /// Secrets as the environment (or a mounted file) would give them.
     static let secrets = [
@@ -53,13 +53,18 @@ struct KafkaSettingsTests {
                 ]
             ),
             (
+                // The tokens come from the Kafka layer's own requests (OAuthBearerTests), not from librdkafka.
                 "confluent-cloud-oauth",
                 [
-                    "security.protocol": "sasl_ssl", "sasl.mechanism": "OAUTHBEARER", "sasl.oauthbearer.method": "oidc",
-                    "sasl.oauthbearer.token.endpoint.url": "https://login.example.com/oauth2/v2.0/token",
-                    "sasl.oauthbearer.client.id": "asnp-workers", "sasl.oauthbearer.client.secret": "s3cret-client",
-                    "sasl.oauthbearer.scope": "api://confluent/.default",
-                    "sasl.oauthbearer.extensions": "logicalCluster=lkc-abc123,identityPoolId=pool-xyz",
+                    "security.protocol": "sasl_ssl", "sasl.mechanism": "OAUTHBEARER",
+                    "ssl.endpoint.identification.algorithm": "https",
+                ]
+            ),
+            (
+                "strimzi-oauth",
+                [
+                    "security.protocol": "sasl_ssl", "sasl.mechanism": "OAUTHBEARER",
+                    "ssl.ca.location": "/etc/strimzi-cluster-ca/ca.crt",
                     "ssl.endpoint.identification.algorithm": "https",
                 ]
             ),
@@ -89,15 +94,12 @@ struct KafkaSettingsTests {
         ]
     )
     func managedServiceExamples(name: String, expected: [String: String]) async throws {
-        let settings = try await PipelineSettings.load(file: Self.example(name), environment: Self.secrets)
-        let cluster: KafkaClusterConfiguration
-        do {
-            cluster = try settings.kafkaCluster(clientID: "asnp-test")
-        } catch  where expected["sasl.oauthbearer.method"] == "oidc" && !Self.librdkafkaHasOIDC {
-            // Debian's librdkafka 2.0.2 is built without libcurl: the settings say so instead of failing later.
-            #expect("\(error)".contains("not supported in this build"), "\(error)")
-            return
-        }
+        // The secrets the example's service uses: an OAuth client's, or a SASL password.
+        let environment =
+            expected["sasl.mechanism"] == "OAUTHBEARER"
+            ? Self.secrets.filter { $0.key.hasPrefix("KAFKA_SASL_OAUTHBEARER_") } : Self.secrets
+        let settings = try await PipelineSettings.load(file: Self.example(name), environment: environment)
+        let cluster = try settings.kafkaCluster(clientID: "asnp-test")
         var properties = try cluster.librdkafkaProperties
         #expect(properties.removeValue(forKey: "client.id") == "asnp-test")
         #expect(properties.removeValue(forKey: "bootstrap.servers")?.isEmpty == false)
@@ -152,58 +154,66 @@ struct KafkaSettingsTests {
         }
     }
 
-    /// Whether the librdkafka linked here can fetch OIDC tokens (built with libcurl; Debian's 2.0.2 is not).
-    static var librdkafkaHasOIDC: Bool {
-        var cluster = KafkaClusterConfiguration(bootstrapServers: "127.0.0.1:9092")
-        cluster.additionalProperties = ["sasl.oauthbearer.method": "oidc"]
-        return (try? cluster.validate()) != nil
-    }
-
     @Test(
         """
-        OAUTHBEARER with OIDC client credentials: the properties librdkafka takes, or, where it was built without \
-        OIDC, an error that says so; incomplete or with another mechanism, refused
+        OAUTHBEARER client credentials: the examples' and the environment's settings reach the Kafka layer, the secret \
+        from a file and never printed; incomplete, malformed or with another mechanism, refused
         """
     )
-    func oauthBearerOIDC() async throws {
-        var environment = Self.secrets
-        environment["KAFKA_BOOTSTRAP_SERVERS"] = "broker.example.com:9092"
-        environment["KAFKA_SECURITY_PROTOCOL"] = "sasl_ssl"
-        environment["KAFKA_SASL_MECHANISM"] = "OAUTHBEARER"
-        environment["KAFKA_SASL_OAUTHBEARER_TOKEN_ENDPOINT_URL"] = "https://idp.example.com/token"
-        environment["KAFKA_SASL_OAUTHBEARER_CLIENT_ID"] = "asnp"
-        if Self.librdkafkaHasOIDC {
-            let cluster = try await Self.cluster(environment)
-            try cluster.validate()
-            #expect(try cluster.librdkafkaProperties["sasl.oauthbearer.method"] == "oidc")
-            #expect("\(cluster)".contains("oidc https://idp.example.com/token client asnp secret <redacted>"))
-        } else {
-            let error = await #expect(throws: SettingsError.self) { try await Self.cluster(environment) }
-            #expect(
-                error.map { "\($0)" }?.contains("OAuth/OIDC depends on libcurl") == true,
-                "\(String(describing: error))"
-            )
-            #expect(error.map { "\($0)" }?.contains("s3cret") == false)
-        }
-        let oidc = KafkaSecurity.OIDC(
-            tokenEndpointURL: "https://idp.example.com/token",
-            clientID: "asnp",
-            clientSecret: "x"
+    func oauthBearerClientCredentials() async throws {
+        let confluent = try await PipelineSettings.load(
+            file: Self.example("confluent-cloud-oauth"),
+            environment: Self.secrets
         )
-        var described = KafkaClusterConfiguration(bootstrapServers: "broker.example.com:9092")
-        described.security = KafkaSecurity(
-            securityProtocol: .saslSSL,
-            sasl: KafkaSecurity.SASL(mechanism: "OAUTHBEARER", oidc: oidc)
-        )
-        #expect("\(described)".contains("oidc https://idp.example.com/token client asnp secret <redacted>"))
-        #expect(try described.librdkafkaProperties["sasl.oauthbearer.client.secret"] == "x")
+        .kafkaCluster(clientID: "asnp-test")
+        let oauth = try #require(confluent.security.sasl?.oauth)
+        #expect(oauth.tokenEndpoint.hasPrefix("https://login.microsoftonline.com/"))
+        #expect(oauth.clientID == "asnp-workers")
+        #expect(oauth.clientSecret == "s3cret-client")
+        #expect(oauth.scope == "api://confluent/.default")
+        #expect(oauth.extensions == ["logicalCluster": "lkc-abc123", "identityPoolId": "pool-xyz"])
+        #expect(oauth.clientAuthentication == .basic)
+        #expect(!"\(confluent)".contains("s3cret"), "\(confluent)")
+        #expect("\(confluent)".contains("client asnp-workers secret <redacted>"), "\(confluent)")
+        let strimzi = try await PipelineSettings.load(file: Self.example("strimzi-oauth"), environment: Self.secrets)
+            .kafkaCluster(clientID: "asnp-test")
+        #expect(strimzi.security.sasl?.oauth?.principalClaim == "preferred_username")
 
-        var incomplete = environment
-        incomplete["KAFKA_SASL_OAUTHBEARER_CLIENT_ID"] = nil
-        await #expect(throws: SettingsError.self) { try await Self.cluster(incomplete) }
-        var scram = environment
-        scram["KAFKA_SASL_MECHANISM"] = "SCRAM-SHA-512"
-        let error = await #expect(throws: SettingsError.self) { try await Self.cluster(scram) }
-        #expect(error.map { "\($0)" }?.contains("use OAUTHBEARER") == true)
+        let secretFile = FileManager.default.temporaryDirectory.appendingPathComponent("oauth-\(UUID())")
+        defer { try? FileManager.default.removeItem(at: secretFile) }
+        try Data("from-a-file\n".utf8).write(to: secretFile)
+        let environment = [
+            "KAFKA_BOOTSTRAP_SERVERS": "broker.example.com:9092",
+            "KAFKA_SECURITY_PROTOCOL": "sasl_ssl",
+            "KAFKA_SASL_MECHANISM": "OAUTHBEARER",
+            "KAFKA_SASL_OAUTHBEARER_TOKEN_ENDPOINT_URL": "https://idp.example.com/token",
+            "KAFKA_SASL_OAUTHBEARER_CLIENT_ID": "asnp",
+            "KAFKA_SASL_OAUTHBEARER_CLIENT_SECRET_FILE": secretFile.path,
+            "KAFKA_SASL_OAUTHBEARER_PARAMETERS": "audience=https://kafka.example.com,resource=urn:kafka",
+            "KAFKA_SASL_OAUTHBEARER_EXTENSIONS": "logicalCluster=lkc-1",
+            "KAFKA_SASL_OAUTHBEARER_CLIENT_AUTH_METHOD": "client_secret_post",
+            "KAFKA_SASL_OAUTHBEARER_REQUEST_TIMEOUT_SECONDS": "2.5",
+        ]
+        let fromEnvironment = try #require(try await Self.cluster(environment).security.sasl?.oauth)
+        #expect(fromEnvironment.clientSecret == "from-a-file")
+        #expect(fromEnvironment.parameters == ["audience": "https://kafka.example.com", "resource": "urn:kafka"])
+        #expect(fromEnvironment.extensions == ["logicalCluster": "lkc-1"])
+        #expect(fromEnvironment.clientAuthentication == .post)
+        #expect(fromEnvironment.requestTimeout == .milliseconds(2_500))
+
+        for (change, says) in [
+            (["KAFKA_SASL_OAUTHBEARER_CLIENT_ID": nil], "needs kafka.sasl.oauthbearer.clientId"),
+            (["KAFKA_SASL_MECHANISM": "SCRAM-SHA-512"], "use OAUTHBEARER"),
+            (["KAFKA_SASL_OAUTHBEARER_EXTENSIONS": "logical-cluster=lkc-1"], "not a name of letters"),
+            (["KAFKA_SASL_OAUTHBEARER_PARAMETERS": "scope=all"], "set by the grant itself"),
+            (["KAFKA_SASL_OAUTHBEARER_CLIENT_AUTH_METHOD": "private_key_jwt"], "not client_secret_basic"),
+            (["KAFKA_PROPERTIES": "sasl.oauthbearer.method=oidc"], "cannot be set with OAuth client credentials"),
+        ] as [([String: String?], String)] {
+            var changed = environment
+            for (key, value) in change { changed[key] = value }
+            let error = await #expect(throws: SettingsError.self, "\(change)") { try await Self.cluster(changed) }
+            #expect(error.map { "\($0)" }?.contains(says) == true, "\(change): \(String(describing: error))")
+            #expect(error.map { "\($0)" }?.contains("from-a-file") == false)
+        }
     }
 }

@@ -17,7 +17,7 @@ package final class KafkaAdminClient: Sendable {
         client = try RDKafkaClient.make(
             kind: .producer,
             properties: properties,
-            callbacks: RDKafkaCallbacks(logger: logger)
+            callbacks: RDKafkaCallbacks(logger: logger, oauth: cluster.oauth)
         )
     }
 

@@ -21,8 +21,9 @@ extension KafkaSecurity: CustomStringConvertible, CustomDebugStringConvertible {
         if let sasl {
             parts.append(
                 "sasl: \(sasl.mechanism) user \(sasl.username ?? "-") password \(sasl.password == nil ? "-" : "<redacted>")"
-                    + (sasl.oidc.map {
-                        " oidc \($0.tokenEndpointURL) client \($0.clientID) secret <redacted> scope \($0.scope ?? "-")"
+                    + (sasl.oauth.map {
+                        " oauth \($0.tokenEndpoint) client \($0.clientID) secret <redacted> scope \($0.scope ?? "-")"
+                            + " extensions [\($0.extensions.keys.sorted().joined(separator: ","))]"
                     } ?? "")
             )
         }

@@ -69,7 +69,22 @@ package struct KafkaClusterConfiguration: Sendable, Hashable {
             }
             properties[key] = value
         }
+        if security.sasl?.oauth != nil,
+            let conflicting = additionalProperties.keys.sorted().first(where: Self.isOAuthBearerProperty)
+        {
+            // Tokens come from this layer's own refresh callback; librdkafka's own ways of getting one would compete.
+            throw .invalidConfiguration(
+                "\(conflicting) cannot be set with OAuth client credentials, which fetch the OAUTHBEARER tokens"
+            )
+        }
         return properties
+    }
+
+    /// The client credentials whose tokens every client of this configuration hands to librdkafka, if any.
+    var oauth: KafkaOAuthClientCredentials? { security.sasl?.oauth }
+
+    private static func isOAuthBearerProperty(_ key: String) -> Bool {
+        key.hasPrefix("sasl.oauthbearer.") || key == "enable.sasl.oauthbearer.unsecure.jwt"
     }
 }
 

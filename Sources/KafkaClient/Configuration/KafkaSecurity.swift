@@ -37,7 +37,7 @@ package struct KafkaSecurity: Sendable, Hashable {
         package static let saslSSL = SecurityProtocol(rawValue: "sasl_ssl")
     }
 
-    /// SASL authentication (`sasl.mechanism`, `sasl.username`, `sasl.password`, `sasl.oauthbearer.*`).
+    /// SASL authentication (`sasl.mechanism`, `sasl.username`, `sasl.password`), or `OAUTHBEARER` tokens.
     package struct SASL: Sendable, Hashable {
         /// `PLAIN`, `SCRAM-SHA-256`, `SCRAM-SHA-512` or `OAUTHBEARER`.
         package var mechanism: String
@@ -45,58 +45,20 @@ package struct KafkaSecurity: Sendable, Hashable {
         package var username: String?
         /// The password (`sasl.password`); a secret, keep it out of checked-in configuration.
         package var password: String?
-        /// With `OAUTHBEARER`: tokens from an OpenID Connect provider by the client-credentials grant.
-        package var oidc: OIDC?
+        /// With `OAUTHBEARER`: tokens this layer requests by the client-credentials grant.
+        package var oauth: KafkaOAuthClientCredentials?
 
         /// SASL settings with the given mechanism and credentials.
-        package init(mechanism: String, username: String? = nil, password: String? = nil, oidc: OIDC? = nil) {
+        package init(
+            mechanism: String,
+            username: String? = nil,
+            password: String? = nil,
+            oauth: KafkaOAuthClientCredentials? = nil
+        ) {
             self.mechanism = mechanism
             self.username = username
             self.password = password
-            self.oidc = oidc
-        }
-    }
-
-    /// OAUTHBEARER tokens fetched and refreshed by librdkafka from an OIDC token endpoint with the client-credentials
-    /// grant (`sasl.oauthbearer.method=oidc`, librdkafka 1.9 and later): Confluent Cloud identity pools, MSK, Aiven,
-    /// Strimzi with Keycloak.
-    package struct OIDC: Sendable, Hashable {
-        /// `sasl.oauthbearer.token.endpoint.url`.
-        package var tokenEndpointURL: String
-        /// `sasl.oauthbearer.client.id`.
-        package var clientID: String
-        /// `sasl.oauthbearer.client.secret`; a secret.
-        package var clientSecret: String
-        /// `sasl.oauthbearer.scope`, when the provider needs one.
-        package var scope: String?
-        /// `sasl.oauthbearer.extensions` (`key=value,...`), e.g. Confluent Cloud's `logicalCluster` and
-        /// `identityPoolId`.
-        package var extensions: String?
-
-        package init(
-            tokenEndpointURL: String,
-            clientID: String,
-            clientSecret: String,
-            scope: String? = nil,
-            extensions: String? = nil
-        ) {
-            self.tokenEndpointURL = tokenEndpointURL
-            self.clientID = clientID
-            self.clientSecret = clientSecret
-            self.scope = scope
-            self.extensions = extensions
-        }
-
-        var properties: [String: String] {
-            var properties = [
-                "sasl.oauthbearer.method": "oidc",
-                "sasl.oauthbearer.token.endpoint.url": tokenEndpointURL,
-                "sasl.oauthbearer.client.id": clientID,
-                "sasl.oauthbearer.client.secret": clientSecret,
-            ]
-            if let scope { properties["sasl.oauthbearer.scope"] = scope }
-            if let extensions { properties["sasl.oauthbearer.extensions"] = extensions }
-            return properties
+            self.oauth = oauth
         }
     }
 
@@ -143,13 +105,13 @@ package struct KafkaSecurity: Sendable, Hashable {
             properties["sasl.mechanism"] = sasl.mechanism
             if let username = sasl.username { properties["sasl.username"] = username }
             if let password = sasl.password { properties["sasl.password"] = password }
-            if let oidc = sasl.oidc {
+            if let oauth = sasl.oauth {
                 guard sasl.mechanism == "OAUTHBEARER" else {
                     throw .invalidConfiguration(
-                        "OIDC settings given but sasl.mechanism is \(sasl.mechanism); use OAUTHBEARER"
+                        "OAuth client credentials given but sasl.mechanism is \(sasl.mechanism); use OAUTHBEARER"
                     )
                 }
-                properties.merge(oidc.properties) { _, new in new }
+                try oauth.validate()
             }
         } else if sasl != nil {
             throw .invalidConfiguration(

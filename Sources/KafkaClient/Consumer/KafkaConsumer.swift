@@ -50,6 +50,7 @@ package final class KafkaConsumer: Sendable {
             properties: configuration.properties(),
             callbacks: RDKafkaCallbacks(
                 logger: logger,
+                oauth: configuration.cluster.oauth,
                 rebalance: Self.rebalanceHandler(
                     state: state,
                     isCooperative: configuration.rebalanceProtocol.isCooperative,

@@ -28,6 +28,8 @@ extension KafkaMockCluster {
         package static let leaveGroup = API(rawValue: 13)
         /// SyncGroup requests (API key 14): members receiving their partition assignment.
         package static let syncGroup = API(rawValue: 14)
+        /// ApiVersions requests (API key 18): a client's first request on every connection.
+        package static let apiVersions = API(rawValue: 18)
         /// InitProducerId requests (API key 22): an idempotent producer obtaining its producer id.
         package static let initProducerID = API(rawValue: 22)
     }
@@ -39,6 +41,8 @@ extension KafkaMockCluster {
         /// A broker error from its Kafka protocol error code.
         package init(rawValue: Int32) { self.rawValue = rawValue }
 
+        /// No error (0): the request is answered as usual.
+        package static let none = BrokerError(rawValue: 0)
         /// UNKNOWN_TOPIC_OR_PARTITION (3): the broker does not host this topic or partition.
         package static let unknownTopicOrPartition = BrokerError(rawValue: 3)
         /// LEADER_NOT_AVAILABLE (5): the partition has no leader, for example during an election; clients retry.

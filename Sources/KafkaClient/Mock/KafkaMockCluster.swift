@@ -45,7 +45,7 @@ package final class KafkaMockCluster: Sendable {
         owner = try RDKafkaClient.make(
             kind: .producer,
             properties: properties,
-            callbacks: RDKafkaCallbacks(logger: logger)
+            callbacks: RDKafkaCallbacks(logger: logger, oauth: nil)
         )
         let handle = owner.handle
         let created = Self.listenerLock.withLock { _ in
@@ -139,6 +139,35 @@ package final class KafkaMockCluster: Sendable {
         codes.withUnsafeBufferPointer {
             rd_kafka_mock_push_request_errors_array(cluster.pointer, api.rawValue, $0.count, $0.baseAddress)
         }
+    }
+
+    /// Makes the next requests of kind `api` that reach `broker` answer `errors`, one per request in order; these
+    /// come before errors injected for every broker. ``BrokerError/none`` answers as usual, as a mark whose use
+    /// ``injectedErrorsLeft(for:broker:)`` shows: with ``API/apiVersions``, whether a client connected to the broker.
+    package func injectErrors(_ errors: [BrokerError], into api: API, broker: Int32) throws(KafkaError) {
+        let id = try known(broker)
+        for error in errors {
+            try check(
+                asnp_mock_broker_push_request_error(
+                    cluster.pointer,
+                    id,
+                    api.rawValue,
+                    rd_kafka_resp_err_t(error.rawValue),
+                    0
+                ),
+                "could not inject errors into broker \(broker)"
+            )
+        }
+    }
+
+    /// How many of the errors injected into `broker` for `api` have not been answered yet.
+    package func injectedErrorsLeft(for api: API, broker: Int32) throws(KafkaError) -> Int {
+        var count = 0
+        try check(
+            rd_kafka_mock_broker_error_stack_cnt(cluster.pointer, try known(broker), api.rawValue, &count),
+            "could not count the errors injected into broker \(broker)"
+        )
+        return count
     }
 
     /// Makes every request about `topic` fail with `error` (nil clears it), as a topic deleted or not authorised

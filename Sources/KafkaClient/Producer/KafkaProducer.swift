@@ -41,6 +41,7 @@ package final class KafkaProducer: Service, Sendable {
         self.logger = logger
         let callbacks = RDKafkaCallbacks(
             logger: logger,
+            oauth: configuration.cluster.oauth,
             deliveryReport: { id, error, partition, offset in
                 // On the polling thread: complete the waiting send. Senders waiting for room are woken once the poll
                 // returns, when librdkafka has freed the report's place.

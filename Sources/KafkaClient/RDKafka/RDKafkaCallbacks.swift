@@ -20,19 +20,25 @@ final class RDKafkaCallbacks: Sendable {
     typealias ErrorHandler = @Sendable (rd_kafka_resp_err_t, String) -> Void
 
     let logger: Logger
+    /// Fetches the handle's `OAUTHBEARER` tokens, when the cluster configuration has OAuth client credentials.
+    let oauthBearer: RDKafkaOAuthBearer?
     let deliveryReport: DeliveryReportHandler?
     let rebalance: RebalanceHandler?
     let commit: CommitHandler?
     let error: ErrorHandler?
 
+    /// `oauth` has no default: every client made from a cluster configuration passes the configuration's
+    /// (``KafkaClusterConfiguration``'s `oauth`), so none connects without its tokens.
     init(
         logger: Logger,
+        oauth: KafkaOAuthClientCredentials?,
         deliveryReport: DeliveryReportHandler? = nil,
         rebalance: RebalanceHandler? = nil,
         commit: CommitHandler? = nil,
         error: ErrorHandler? = nil
     ) {
         self.logger = logger
+        oauthBearer = oauth.map { RDKafkaOAuthBearer(tokens: OAuthTokenClient(credentials: $0), logger: logger) }
         self.deliveryReport = deliveryReport
         self.rebalance = rebalance
         self.commit = commit
@@ -49,6 +55,11 @@ final class RDKafkaCallbacks: Sendable {
         rd_kafka_conf_set_error_cb(conf, rdKafkaErrorCallback)
         if deliveryReport != nil { rd_kafka_conf_set_dr_msg_cb(conf, rdKafkaDeliveryReportCallback) }
         if rebalance != nil { rd_kafka_conf_set_rebalance_cb(conf, rdKafkaRebalanceCallback) }
+        if oauthBearer != nil {
+            rd_kafka_conf_set_oauthbearer_token_refresh_cb(conf, rdKafkaOAuthBearerRefreshCallback)
+            // A queue of its own for the refresh, which RDKafkaClient hands to librdkafka's background thread.
+            rd_kafka_conf_enable_sasl_queue(conf, 1)
+        }
     }
 }
 

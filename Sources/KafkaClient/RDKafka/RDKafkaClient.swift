@@ -57,6 +57,14 @@ final class RDKafkaClient: @unchecked Sendable {
             context.release()
             throw .invalidConfiguration("librdkafka refused the configuration", context: detail)
         }
+        if callbacks.oauthBearer != nil, let failure = rd_kafka_sasl_background_callbacks_enable(handle) {
+            // Token refreshes served by librdkafka's background thread, whether or not anyone polls the handle.
+            let reason = String(cString: rd_kafka_error_string(failure))
+            rd_kafka_error_destroy(failure)
+            rd_kafka_destroy_flags(handle, Int32(RD_KAFKA_DESTROY_F_NO_CONSUMER_CLOSE))
+            context.release()
+            throw .invalidConfiguration("librdkafka could not serve OAUTHBEARER token refreshes", context: reason)
+        }
         guard kind == .consumer else {
             return RDKafkaClient(handle: handle, context: context, backgroundQueue: nil)
         }
@@ -64,6 +72,8 @@ final class RDKafkaClient: @unchecked Sendable {
         // rebalance callback in order with the messages.
         rd_kafka_poll_set_consumer(handle)
         guard let backgroundQueue = rd_kafka_queue_get_background(handle) else {
+            // A token request may already run for the handle.
+            callbacks.oauthBearer?.detach()
             rd_kafka_destroy_flags(handle, Int32(RD_KAFKA_DESTROY_F_NO_CONSUMER_CLOSE))
             context.release()
             throw .invalidConfiguration("librdkafka could not start the consumer's background thread")
@@ -104,6 +114,8 @@ final class RDKafkaClient: @unchecked Sendable {
         // Queues before the handle, the callbacks' context after it. Our reference to a queue goes even when the
         // handle stays.
         backgroundQueue.map { rd_kafka_queue_destroy($0) }
+        // No token request may reach the handle once it is destroyed (nor a leaked one, which nobody uses).
+        context.takeUnretainedValue().oauthBearer?.detach()
         guard !leaked.load(ordering: .relaxed) else { return }
         rd_kafka_destroy_flags(handle, destroyFlags.load(ordering: .relaxed))
         context.release()

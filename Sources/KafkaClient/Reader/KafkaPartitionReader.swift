@@ -31,7 +31,7 @@ package final class KafkaPartitionReader: Sendable {
         client = try RDKafkaClient.make(
             kind: .consumer,
             properties: properties,
-            callbacks: RDKafkaCallbacks(logger: logger)
+            callbacks: RDKafkaCallbacks(logger: logger, oauth: cluster.oauth)
         )
     }
 

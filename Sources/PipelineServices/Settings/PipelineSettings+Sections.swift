@@ -25,7 +25,7 @@ extension PipelineSettings {
                 mechanism: mechanism,
                 username: try string("kafka.sasl.username"),
                 password: try secret("kafka.sasl.password"),
-                oidc: try kafkaOIDC()
+                oauth: try kafkaOAuth()
             )
         }
         var tls: KafkaSecurity.TLS?
@@ -50,8 +50,9 @@ extension PipelineSettings {
         return cluster
     }
 
-    /// `kafka.sasl.oauthbearer.*`: OIDC client credentials for `OAUTHBEARER` (nil without a token endpoint).
-    private func kafkaOIDC() throws -> KafkaSecurity.OIDC? {
+    /// `kafka.sasl.oauthbearer.*`: OAuth client credentials whose tokens the Kafka clients fetch themselves for
+    /// `OAUTHBEARER` (nil without a token endpoint).
+    private func kafkaOAuth() throws -> KafkaOAuthClientCredentials? {
         let prefix = "kafka.sasl.oauthbearer."
         guard let endpoint = try string(prefix + "tokenEndpointUrl") else { return nil }
         guard let clientID = try string(prefix + "clientId"), let clientSecret = try secret(prefix + "clientSecret")
@@ -61,31 +62,43 @@ extension PipelineSettings {
                 reason: "needs \(prefix)clientId and \(prefix)clientSecret (or clientSecretFile) too"
             )
         }
-        return KafkaSecurity.OIDC(
-            tokenEndpointURL: endpoint,
+        var oauth = KafkaOAuthClientCredentials(
+            tokenEndpoint: endpoint,
             clientID: clientID,
             clientSecret: clientSecret,
-            scope: try string(prefix + "scope"),
-            extensions: try string(prefix + "extensions")
+            scope: try string(prefix + "scope")
         )
+        oauth.parameters = try nameValues(try stringArray(prefix + "parameters") ?? [], key: prefix + "parameters")
+        oauth.extensions = try nameValues(try stringArray(prefix + "extensions") ?? [], key: prefix + "extensions")
+        oauth.principalClaim = try string(prefix + "principalClaim") ?? oauth.principalClaim
+        oauth.clientAuthentication =
+            try string(prefix + "clientAuthMethod")
+            .map(KafkaOAuthClientCredentials.ClientAuthentication.init(rawValue:)) ?? oauth.clientAuthentication
+        oauth.requestTimeout = try duration(prefix + "requestTimeoutSeconds") ?? oauth.requestTimeout
+        return oauth
     }
 
     /// `kafka.properties` (`name=value` entries; `KAFKA_PROPERTIES` comma-separated) or `kafka.propertiesFile`
     /// (one per line, `#` comments, as a librdkafka properties file; may hold secrets): any further librdkafka
     /// property, such as `client.rack` or `ssl.cipher.suites`.
     private func kafkaProperties() throws -> [String: String] {
-        var properties: [String: String] = [:]
-        for entry in try secrets("kafka.properties") where !entry.hasPrefix("#") {
+        try nameValues(try secrets("kafka.properties").filter { !$0.hasPrefix("#") }, key: "kafka.properties")
+    }
+
+    /// `name=value` entries of `key`, each name once; the value may hold `=`.
+    private func nameValues(_ entries: [String], key: String) throws -> [String: String] {
+        var values: [String: String] = [:]
+        for entry in entries {
             guard let equals = entry.firstIndex(of: "="), equals != entry.startIndex else {
-                throw SettingsError(key: "kafka.properties", reason: "has an entry that is not name=value")
+                throw SettingsError(key: key, reason: "has an entry that is not name=value")
             }
             let name = String(entry[..<equals]).trimmingCharacters(in: .whitespaces)
-            guard properties[name] == nil else {
-                throw SettingsError(key: "kafka.properties", reason: "sets \(name) twice")
+            guard values[name] == nil else {
+                throw SettingsError(key: key, reason: "sets \(name) twice")
             }
-            properties[name] = String(entry[entry.index(after: equals)...]).trimmingCharacters(in: .whitespaces)
+            values[name] = String(entry[entry.index(after: equals)...]).trimmingCharacters(in: .whitespaces)
         }
-        return properties
+        return values
     }
 
     /// `apps.names` and `apps.{name}.*`: the apps served.
