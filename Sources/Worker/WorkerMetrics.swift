@@ -135,7 +135,7 @@ package final class WorkerMetrics: Sendable {
                 namespace: "asnp",
                 subsystem: "store",
                 metricName: "body_months_ahead",
-                unitName: nil,
+                unitName: "",
                 helpText:
                     "UTC months after the current one whose body partitions are made (the workers keep 3; sampled)."
             )

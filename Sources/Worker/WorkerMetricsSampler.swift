@@ -92,7 +92,7 @@ package final class WorkerMetricsSampler: Service, Sendable {
     /// limit counts. Trimming once a sample interval costs a walk of the free lists, microseconds when little is free.
     static func returnFreedMemory() {
         #if canImport(Glibc)
-        mallocTrim?(0)
+        _ = mallocTrim?(0)
         #endif
     }
 
