@@ -101,11 +101,10 @@ package final class KafkaPartitionReader: Sendable {
         await executor.run { _ = rd_kafka_assign(client.handle, nil) }
     }
 
-    /// On the executor: up to `maxMessages` messages below `upperBound`, and whether the partition's end was reached.
-    /// Whether `message` (or event) is of `partition`. After the assignment moves to the next partition to read, the
-    /// queue may still hand out a message or an end-of-partition event of the one read before: taken as this
-    /// partition's, it would end a read early or move the caller's next offset past messages never read. A
-    /// client-wide error names no partition.
+    /// Whether `message` (or event) is of `partition`. librdkafka's version barrier drops what a previous assignment
+    /// fetched, but should a message or end-of-partition event of the partition read before still come out of the
+    /// queue, taken as this partition's it would end the read early or move the caller's next offset past messages
+    /// never read. A client-wide error names no partition.
     private static func message(
         _ message: UnsafeMutablePointer<rd_kafka_message_t>,
         isOf partition: KafkaTopicPartition
@@ -117,6 +116,7 @@ package final class KafkaPartitionReader: Sendable {
             && String(cString: rd_kafka_topic_name(topic)) == partition.topic
     }
 
+    /// On the executor: up to `maxMessages` messages below `upperBound`, and whether the partition's end was reached.
     private static func poll(
         _ client: RDKafkaClient,
         _ partition: KafkaTopicPartition,
