@@ -56,9 +56,6 @@ private final class FinishedTasks: Sendable {
     }
 
     func take() -> Set<Int> {
-        ids.withLock { ids in
-            defer { ids = [] }
-            return ids
-        }
+        ids.takeAll()
     }
 }

@@ -136,6 +136,13 @@ package final class Worker: Service, Sendable {
         var tasks = PartitionTasks()
         var claimTask: Task<Void, Never>?
         var storedCheckTask: Task<Void, Never>?
+        /// Once the loop ends, however it ends: a claim or a check still running is of no use.
+        func endClaimAndCheck() async {
+            for task in [claimTask, storedCheckTask] {
+                task?.cancel()
+                await task?.value
+            }
+        }
         /// Performs `actions`, and those that their results lead to.
         func perform(_ actions: [StateMachine.Action]) async throws(KafkaError) {
             var pending = actions[...]
@@ -201,25 +208,16 @@ package final class Worker: Service, Sendable {
                 status.withLock { $0.lastTurn = .now }
                 // Before the ended batches, so that a report finds its batch still in flight; one that comes after its
                 // batch ended names no batch in flight and is ignored.
-                let verified = verifiedBatches.withLock { verified in
-                    defer { verified = [] }
-                    return verified
-                }
+                let verified = verifiedBatches.takeAll()
                 for verified in verified {
                     machine.batchVerified(verified.partition, nextOffset: verified.nextOffset)
                 }
-                let claims = endedClaims.withLock { claims in
-                    defer { claims = [] }
-                    return claims
-                }
+                let claims = endedClaims.takeAll()
                 var ended: [StateMachine.Action] = []
                 for (requests, claimed) in claims {
                     ended += machine.claimEnded(requests, claims: claimed, now: .now)
                 }
-                let checks = endedStoredChecks.withLock { checks in
-                    defer { checks = [] }
-                    return checks
-                }
+                let checks = endedStoredChecks.takeAll()
                 for (checked, owners) in checks {
                     ended += machine.storedChecked(checked, owners: owners, now: .now)
                 }
@@ -262,18 +260,11 @@ package final class Worker: Service, Sendable {
             // to the next owner.
             try await perform(machine.shutDown(now: .now))
             try await settleEndings()
-            // A claim or a check still running is of no use now.
-            for task in [claimTask, storedCheckTask] {
-                task?.cancel()
-                await task?.value
-            }
+            await endClaimAndCheck()
             await drain.finish()
         } catch {
             await tasks.waitForAll()
-            for task in [claimTask, storedCheckTask] {
-                task?.cancel()
-                await task?.value
-            }
+            await endClaimAndCheck()
             await drain.revoke(consumer.assignment)
             try? await consumer.close()
             throw error
