@@ -46,6 +46,9 @@ package struct IngressConfiguration: Sendable {
     /// own default): against 2 ms, 4% less of the ingress's CPU per notification at 2,500/s and 18% at 1,250/s
     /// (fewer, fuller requests and fewer wake-ups of the broker threads), for ~3 ms more until the answer.
     package var rawTopicLinger: Duration = .milliseconds(5)
+    /// How often the raw topic's producer reports what it wrote (`statistics.interval.ms`), for the
+    /// `asnp_ingress_raw_topic_*` metrics: bytes a notification costs the topic, notifications a batch. Default 10 s.
+    package var rawTopicStatisticsInterval: Duration = .seconds(10)
     /// The threads serving HTTP (SwiftNIO event loops). Default nil: one per core available to the process (its
     /// cgroup CPU limit, if any, else the machine's cores). A pod that serves a share of one core does better with
     /// 1: every request wakes its event loop twice (its body, then the broker's acknowledgement), and spread over
@@ -65,6 +68,7 @@ package struct IngressConfiguration: Sendable {
         producer.deliveryTimeout = acknowledgementTimeout
         producer.compression = rawTopicCompression
         producer.linger = rawTopicLinger
+        producer.statisticsInterval = rawTopicStatisticsInterval
         return producer
     }
 

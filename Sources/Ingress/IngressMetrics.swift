@@ -1,5 +1,6 @@
 import AppStoreModels
 import CoreMetrics
+import KafkaClient
 import Metrics
 import PipelineContract
 import Prometheus
@@ -27,6 +28,13 @@ final class IngressMetrics: Sendable {
     let busyRefusals: CoreMetrics.Counter
     /// Messages handed to librdkafka and not yet acknowledged, sampled at each scrape.
     let producerQueueDepth: CoreMetrics.Gauge
+    /// The raw topic's record batches, the messages in them, and their bytes after compression, as the producer's
+    /// statistics last reported them.
+    private let rawTopicBatches: CoreMetrics.Counter
+    private let rawTopicMessages: CoreMetrics.Counter
+    private let rawTopicBytes: CoreMetrics.Counter
+    /// The producer's totals already added to the three counters above.
+    private let rawTopicExported = Mutex(KafkaProducerStatistics.Topic())
 
     init(registry: PrometheusCollectorRegistry) {
         self.registry = registry
@@ -44,6 +52,25 @@ final class IngressMetrics: Sendable {
         inFlightRequests = CoreMetrics.Gauge(label: "asnp_ingress_in_flight_requests", factory: factory)
         busyRefusals = CoreMetrics.Counter(label: "asnp_ingress_busy_refusals_total", factory: factory)
         producerQueueDepth = CoreMetrics.Gauge(label: "asnp_ingress_producer_queue_depth", factory: factory)
+        rawTopicBatches = CoreMetrics.Counter(label: "asnp_ingress_raw_topic_batches_total", factory: factory)
+        rawTopicMessages = CoreMetrics.Counter(label: "asnp_ingress_raw_topic_messages_total", factory: factory)
+        rawTopicBytes = CoreMetrics.Counter(label: "asnp_ingress_raw_topic_bytes_total", factory: factory)
+    }
+
+    /// Brings the raw-topic counters up to `totals`, the producer's figures since it started (they only grow).
+    func recordRawTopic(_ totals: KafkaProducerStatistics.Topic) {
+        let added = rawTopicExported.withLock { exported in
+            let added = KafkaProducerStatistics.Topic(
+                batches: max(0, totals.batches - exported.batches),
+                messages: max(0, totals.messages - exported.messages),
+                bytes: max(0, totals.bytes - exported.bytes)
+            )
+            exported = totals
+            return added
+        }
+        rawTopicBatches.increment(by: added.batches)
+        rawTopicMessages.increment(by: added.messages)
+        rawTopicBytes.increment(by: added.bytes)
     }
 
     /// Counts one answered request by route (the route's pattern, such as `/v2/notifications/{environment}`, or

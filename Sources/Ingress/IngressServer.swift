@@ -127,13 +127,17 @@ package final class IngressServer: Service, Sendable {
         let readiness = readiness
         let metrics = metrics
         let producer = producer
+        let rawTopicName = self.configuration.rawTopic
         return StatusServer(
             configuration: configuration,
             registry: registry,
             logger: logger,
             live: { nil },
             ready: { await readiness.check() },
-            beforeScrape: { metrics.producerQueueDepth.record(producer.queuedMessages) },
+            beforeScrape: {
+                metrics.producerQueueDepth.record(producer.queuedMessages)
+                if let rawTopic = producer.statistics.topics[rawTopicName] { metrics.recordRawTopic(rawTopic) }
+            },
             onListening: onListening
         )
     }

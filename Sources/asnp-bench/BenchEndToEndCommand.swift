@@ -20,8 +20,9 @@ struct BenchEndToEndCommand: AsyncParsableCommand {
             afterwards). Then it posts one step of --step-seconds at each rate of --rates (open loop: latency counts \
             from when a request was due); a step whose backlog could outgrow what the mock keeps (~5 MB per partition) \
             is not run, nor those after it. Per step: the rate achieved, the distinct notifications first posted in it \
-            (new/s), ingress latency, notifications stored and decoded events published per second, the workers' lag \
-            at the step's end (notifications answered 200 and not yet stored, counted in the database), the CPU of \
+            (new/s), ingress latency, notifications stored and decoded events published per second, the bytes a \
+            notification cost the raw topic (its produce batches after compression, per replica, from the ingress's \
+            asnp_ingress_raw_topic_* metrics) and notifications per batch, the workers' lag at the step's end (notifications answered 200 and not yet stored, counted in the database), the CPU of \
             each process (and of PostgreSQL when it runs on this machine) and their memory. At the end it waits for \
             the backlog to drain and fails unless every notification answered 200 is stored, matched by \
             notificationUUID (bodies never answered 200 are counted apart, with how many were stored anyway): zero \
@@ -277,6 +278,7 @@ struct BenchEndToEndCommand: AsyncParsableCommand {
                 }
                 return samples
             }
+            let rawBefore = try await EndToEndStep.RawTopic.take(pipeline)
             let cpuBefore = EndToEndStep.CPU.Sample.take(pipeline, postmaster: postmaster)
             let report = try await LoadRun(url: pipeline.url, connections: connections, rate: rate).run(Array(bodies))
             let cpuAfter = EndToEndStep.CPU.Sample.take(pipeline, postmaster: postmaster)
@@ -285,6 +287,7 @@ struct BenchEndToEndCommand: AsyncParsableCommand {
             let elapsed = cpuBefore.instant.duration(to: cpuAfter.instant).seconds
             let storedAfter = try await stored()
             let publishedAfter = try await published()
+            let rawAfter = try await EndToEndStep.RawTopic.take(pipeline)
             let distinctBefore = posted.count
             account(bodies.indices, report)
             rows.append(
@@ -299,6 +302,7 @@ struct BenchEndToEndCommand: AsyncParsableCommand {
                     stored: Double(storedAfter - storedBefore) / elapsed,
                     published: Double(publishedAfter - publishedBefore) / elapsed,
                     backlog: accepted.count - storedAfter,
+                    rawTopic: EndToEndStep.RawTopic(from: rawBefore, to: rawAfter),
                     cpu: EndToEndStep.CPU(from: cpuBefore, to: cpuAfter),
                     memory: .take(processes)
                 )
@@ -429,6 +433,13 @@ struct BenchEndToEndCommand: AsyncParsableCommand {
                     cpu.ingress,
                     cpu.workers
                 ) + (cpu.postgres.map { String(format: ", PostgreSQL %.2f", $0) } ?? "")
+        }
+        if let bytes = best.rawTopic.bytesPerNotification, let perBatch = best.rawTopic.notificationsPerBatch {
+            perNotification += String(
+                format: "; the raw topic there: %.0f bytes a notification, %.2f notifications a batch",
+                bytes,
+                perBatch
+            )
         }
         return baseline
             + String(

@@ -17,7 +17,8 @@ struct EndToEndPipeline {
     let mock: KafkaMockChild
     let ingress: Process
     let workers: [Process]
-    /// The workers' status servers (`/metrics`) on 127.0.0.1.
+    /// The status servers (`/metrics`) on 127.0.0.1: the ingress's, the workers'.
+    let ingressStatusPort: Int
     let workerStatusPorts: [Int]
     /// Where the ingress takes V2 notifications.
     let url: String
@@ -61,12 +62,17 @@ struct EndToEndPipeline {
             "KAFKA_BOOTSTRAP_SERVERS": mock.bootstrapServers, "APPS_NAMES": app,
             "APPS_\(app.uppercased())_BUNDLE_ID": bundleId,
         ]
+        // The raw topic's producer reports what it wrote every second rather than every 10 s, so a step's
+        // `asnp_ingress_raw_topic_*` figures lag it little; after any properties given for the run.
+        let kafkaProperties = [ProcessInfo.processInfo.environment["KAFKA_PROPERTIES"], "statistics.interval.ms=1000"]
+            .compactMap { $0 }.joined(separator: ",")
         // One HTTP thread, as the Kubernetes base runs the ingress (Deploy/kubernetes/base/settings.env).
         let ingress = try child(
             ["ingress", "--log-level", "error"],
             environment: common.merging([
                 "INGRESS_HOST": "127.0.0.1", "INGRESS_PORT": String(port), "INGRESS_EVENT_LOOP_THREADS": "1",
                 "INGRESS_STATUS_HOST": "127.0.0.1", "INGRESS_STATUS_PORT": String(statusPort),
+                "KAFKA_PROPERTIES": kafkaProperties,
             ]) { $1 }
         )
         let workers = try ports.dropFirst(2).map { statusPort in
@@ -82,6 +88,7 @@ struct EndToEndPipeline {
             mock: mock,
             ingress: ingress,
             workers: workers,
+            ingressStatusPort: statusPort,
             workerStatusPorts: Array(ports.dropFirst(2)),
             url: "http://127.0.0.1:\(port)/v2/notifications/sandbox"
         )
@@ -102,9 +109,18 @@ struct EndToEndPipeline {
     /// The sum over the workers of each series of the metric `name` (its labels as written), from their
     /// `/metrics`; a worker that does not answer counts nothing.
     func workerMetric(_ name: String) async throws -> [String: Double] {
+        try await Self.metric(name, ports: workerStatusPorts)
+    }
+
+    /// The ingress's value of the unlabelled metric `name`; 0 when it does not answer or has no such series yet.
+    func ingressMetric(_ name: String) async throws -> Double {
+        try await Self.metric(name, ports: [ingressStatusPort])[""] ?? 0
+    }
+
+    private static func metric(_ name: String, ports: [Int]) async throws -> [String: Double] {
         let client = HTTPClient(eventLoopGroupProvider: .singleton)
         var sums: [String: Double] = [:]
-        for port in workerStatusPorts {
+        for port in ports {
             guard
                 let reply = try? await client.execute(
                     HTTPClientRequest(url: "http://127.0.0.1:\(port)/metrics"),
@@ -115,8 +131,11 @@ struct EndToEndPipeline {
             else { continue }
             for line in String(buffer: body).split(separator: "\n") where line.hasPrefix(name) {
                 let parts = line.split(separator: " ")
+                let labels = parts[0].dropFirst(name.count)
+                // Another metric whose name begins with this one's.
+                guard labels.isEmpty || labels.hasPrefix("{") else { continue }
                 guard parts.count >= 2, let value = Double(parts[1]) else { continue }
-                sums[String(parts[0].dropFirst(name.count)), default: 0] += value
+                sums[String(labels), default: 0] += value
             }
         }
         try await client.shutdown()

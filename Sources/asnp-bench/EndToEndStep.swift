@@ -21,10 +21,48 @@ struct EndToEndStep {
     /// rather than read as the group's Kafka lag, which takes a watermark request per partition: on a saturated
     /// machine that took seconds, in which the workers drained what it was meant to show.
     var backlog: Int
+    /// What the raw topic was written during the step, as the ingress's producer reported it.
+    var rawTopic: RawTopic
     /// Where the cores went during the step.
     var cpu: CPU
     /// Resident memory at the step's end, bytes: the ingress, the largest worker, the mock broker.
     var memory: Memory
+
+    /// The raw topic's writes during a step: from the ingress's `asnp_ingress_raw_topic_*` counters, which the
+    /// producer's statistics bring up to date every second here (`statistics.interval.ms`).
+    struct RawTopic {
+        var batches: Double
+        var messages: Double
+        /// The batches' bytes after compression: what the topic stores per replica.
+        var bytes: Double
+
+        /// Bytes a notification costs the raw topic, per replica; nil before any report.
+        var bytesPerNotification: Double? { messages > 0 ? bytes / messages : nil }
+        /// Notifications in a produce batch (what compression works on).
+        var notificationsPerBatch: Double? { batches > 0 ? messages / batches : nil }
+
+        static func take(_ pipeline: EndToEndPipeline) async throws -> RawTopic {
+            RawTopic(
+                batches: try await pipeline.ingressMetric("asnp_ingress_raw_topic_batches_total"),
+                messages: try await pipeline.ingressMetric("asnp_ingress_raw_topic_messages_total"),
+                bytes: try await pipeline.ingressMetric("asnp_ingress_raw_topic_bytes_total")
+            )
+        }
+
+        init(batches: Double, messages: Double, bytes: Double) {
+            self.batches = batches
+            self.messages = messages
+            self.bytes = bytes
+        }
+
+        init(from start: RawTopic, to end: RawTopic) {
+            self.init(
+                batches: end.batches - start.batches,
+                messages: end.messages - start.messages,
+                bytes: end.bytes - start.bytes
+            )
+        }
+    }
 
     /// CPU used during a step, in cores (CPU seconds per second), by process.
     struct CPU {
@@ -128,6 +166,14 @@ struct EndToEndStep {
         ("stored/s", "stored", { String(format: "%.0f", $0.stored) }),
         ("events/s", "published", { String(format: "%.0f", $0.published) }),
         ("lag", "backlog", { String($0.backlog) }),
+        (
+            "raw B/n", "raw_bytes_per_notification",
+            { $0.rawTopic.bytesPerNotification.map { String(format: "%.0f", $0) } ?? "-" }
+        ),
+        (
+            "n/batch", "raw_notifications_per_batch",
+            { $0.rawTopic.notificationsPerBatch.map { String(format: "%.2f", $0) } ?? "-" }
+        ),
         ("ingress", "cpu_ingress", { String(format: "%.2f", $0.cpu.ingress) }),
         ("workers", "cpu_workers", { String(format: "%.2f", $0.cpu.workers) }),
         ("mock", "cpu_mock_broker", { String(format: "%.2f", $0.cpu.mockBroker) }),
@@ -139,8 +185,9 @@ struct EndToEndStep {
     static func print(_ rows: [EndToEndStep], title: String) {
         Swift.print(title)
         Swift.print(
-            "CPU in cores: the ingress, the workers together, the mock broker, PostgreSQL, the load generator (this "
-                + "process), their sum; RSS at the step's end: ingress/largest worker/mock broker"
+            "raw B/n: bytes a notification cost the raw topic (compressed, per replica); n/batch: notifications per "
+                + "produce batch; CPU in cores: the ingress, the workers together, the mock broker, PostgreSQL, the "
+                + "load generator (this process), their sum; RSS at the step's end: ingress/largest worker/mock broker"
         )
         let header = columns.map(\.header) + ["RSS MB i/w/m"]
         let lines = rows.map { row in columns.map { $0.value(row) } + [row.memory.megabytes.joined(separator: "/")] }

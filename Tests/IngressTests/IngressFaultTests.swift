@@ -154,6 +154,56 @@ struct IngressFaultTests {
         }
     }
 
+    @Test(
+        "The raw topic's batches, notifications and bytes after compression are counted from the producer's statistics",
+        arguments: ["none", "zstd"]
+    )
+    func rawTopicBytes(codec: String) async throws {
+        let configure: (inout IngressConfiguration) -> Void = {
+            $0.rawTopicCompression = codec
+            $0.rawTopicStatisticsInterval = .milliseconds(100)
+        }
+        try await IngressHarness.with(configure: configure) { ingress in
+            func rawTopic() async throws -> (batches: Double, messages: Double, bytes: Double) {
+                let metrics = try await ingress.status("/metrics").body.split(separator: "\n")
+                func value(_ name: String) throws -> Double {
+                    try #require(
+                        metrics.first { $0.hasPrefix(name + " ") }.flatMap { Double($0.dropFirst(name.count + 1)) }
+                    )
+                }
+                return (
+                    try value("asnp_ingress_raw_topic_batches_total"),
+                    try value("asnp_ingress_raw_topic_messages_total"),
+                    try value("asnp_ingress_raw_topic_bytes_total")
+                )
+            }
+            // The harness's warm-up messages, acknowledged before the test begins, reported first.
+            #expect(try await ingress.waitForMetric("asnp_ingress_raw_topic_messages_total") { $0 >= 1 })
+            let before = try await rawTopic()
+            let bodies = Self.bodies
+            for body in bodies {
+                #expect(try await ingress.post("/v2/notifications/sandbox", body: body).status == .ok)
+            }
+            #expect(
+                try await ingress.waitForMetric("asnp_ingress_raw_topic_messages_total") {
+                    $0 >= before.messages + Double(bodies.count)
+                }
+            )
+            let after = try await rawTopic()
+            let (batches, messages, bytes) = (
+                after.batches - before.batches, after.messages - before.messages, after.bytes - before.bytes
+            )
+            #expect(batches >= 1 && batches <= messages)
+            let bodyBytes = Double(bodies.map(\.utf8.count).reduce(0, +))
+            if codec == "none" {
+                #expect(bytes > bodyBytes)
+            } else {
+                // One signed body alone shrinks to about two thirds under zstd (Docs/benchmarks.md).
+                #expect(bytes < 0.8 * bodyBytes)
+            }
+        }
+    }
+
     @Test("Graceful shutdown under load: every request answered 200 is in the topic")
     func shutdownUnderLoad() async throws {
         let outcome = try await IngressHarness.with { ingress in

@@ -15,9 +15,12 @@ struct BenchEndToEndCommandTests {
     )
     func shortRun() async throws {
         let server = try await TestPostgresServer.shared()
+        let csv = FileManager.default.temporaryDirectory.appendingPathComponent("e2e-\(UUID().uuidString).csv")
+        defer { try? FileManager.default.removeItem(at: csv) }
         let result = try await ASNPProcess.runBench([
             "e2e", "--database-url", server.url(),
             "--rates", "50,100,3000", "--step-seconds", "2", "--partitions", "8", "--connections", "4",
+            "--csv", csv.path,
         ])
         #expect(result.status == 0, "\(result.standardError)")
         let lines = result.standardOutput.split(separator: "\n").map(String.init)
@@ -52,6 +55,12 @@ struct BenchEndToEndCommandTests {
         let counts = events.split(whereSeparator: { !$0.isNumber }).compactMap { Int($0) }
         #expect(counts.count == 2 && counts[0] >= counts[1] && counts[1] > 500, "\(events)")
         #expect(lines.first?.isEmpty == false && lines.contains { $0.contains("events/s") && $0.contains("lag") })
+        // The raw topic's bytes a notification, from the ingress's metrics: uncompressed by default, so at least a
+        // body's (several KB) in a step whose writes the producer reported (every second here).
+        let rows = try String(contentsOf: csv, encoding: .utf8).split(separator: "\n").map { $0.split(separator: ",") }
+        let column = try #require(rows.first?.firstIndex(of: "raw_bytes_per_notification"))
+        let rawBytes = rows.dropFirst().compactMap { Double($0[column]) }
+        #expect(rawBytes.contains { $0 > 2_000 }, "\(rows)")
         #expect(
             try await server.psql("postgres", "SELECT count(*) FROM pg_database WHERE datname LIKE 'asnp_bench_e2e_%'")
                 == "0",
@@ -127,6 +136,7 @@ struct BenchEndToEndCommandTests {
                 stored: stored,
                 published: stored,
                 backlog: 0,
+                rawTopic: EndToEndStep.RawTopic(batches: offered / 2, messages: offered, bytes: offered * 7_500),
                 cpu: cpu,
                 memory: EndToEndStep.Memory(ingress: 0, worker: 0, mockBroker: 0)
             )
@@ -154,13 +164,15 @@ struct BenchEndToEndCommandTests {
         #expect(
             summary.hasSuffix(
                 "; sustained: 1000/s offered, 1000/s stored, p99 20.0 ms: 0.25× the baseline; CPU per notification "
-                    + "stored there, in verifications: ingress 0.60, workers 2.60, PostgreSQL 0.50"
+                    + "stored there, in verifications: ingress 0.60, workers 2.60, PostgreSQL 0.50; the raw topic there: 7500 "
+                    + "bytes a notification, 2.00 notifications a batch"
             ),
             "\(summary)"
         )
-        // PostgreSQL elsewhere: its CPU is not measured, nor named.
+        // PostgreSQL elsewhere: its CPU is not measured, nor named. No raw-topic report in the step: nothing said.
         var elsewhere = sustained
         elsewhere.cpu.postgres = nil
+        elsewhere.rawTopic = EndToEndStep.RawTopic(batches: 0, messages: 0, bytes: 0)
         let withoutPostgres = BenchEndToEndCommand.summary(
             [elsewhere],
             baselines: (before: 4_000, after: 4_000),

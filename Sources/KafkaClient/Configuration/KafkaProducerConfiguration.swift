@@ -17,6 +17,9 @@ package struct KafkaProducerConfiguration: Sendable, Hashable {
     package var maxQueuedMessages = 100_000
     /// Compression of produced batches (`compression.codec`): `none`, `gzip`, `snappy`, `lz4`, `zstd`. Default lz4.
     package var compression = "lz4"
+    /// How often librdkafka reports what the producer wrote (`statistics.interval.ms`), which
+    /// ``KafkaProducer/statistics`` adds up. Default nil: no reports (they cost a JSON document each).
+    package var statisticsInterval: Duration?
     /// How long a shutdown waits for queued messages to be acknowledged before failing them. Default 30 s.
     package var shutdownFlushTimeout: Duration = .seconds(30)
 
@@ -37,6 +40,9 @@ package struct KafkaProducerConfiguration: Sendable, Hashable {
                 "deliveryTimeout must be positive; linger and shutdownFlushTimeout not negative"
             )
         }
+        if let statisticsInterval, statisticsInterval <= .zero {
+            throw .invalidConfiguration("statisticsInterval must be positive")
+        }
         guard maxQueuedMessages > 0 else { throw .invalidConfiguration("maxQueuedMessages must be positive") }
         var properties = try cluster.properties(managed: Self.managedProperties)
         properties["enable.idempotence"] = "true"
@@ -52,6 +58,10 @@ package struct KafkaProducerConfiguration: Sendable, Hashable {
         properties["queue.buffering.max.messages"] =
             properties["queue.buffering.max.messages"] ?? String(maxQueuedMessages)
         properties["compression.codec"] = properties["compression.codec"] ?? compression
+        if let statisticsInterval {
+            properties["statistics.interval.ms"] =
+                properties["statistics.interval.ms"] ?? String(statisticsInterval.wholeMilliseconds)
+        }
         // Small produce requests must not wait for the broker's delayed ACK (Nagle): that adds up to 40 ms to an
         // acknowledgement the ingress is waiting for.
         properties["socket.nagle.disable"] = properties["socket.nagle.disable"] ?? "true"

@@ -29,16 +29,28 @@ package final class KafkaProducer: Service, Sendable {
     /// Metadata requests (readiness checks), which block for up to their timeout.
     private let metadataExecutor = BlockingExecutor(label: "asnp.kafka.producer.metadata")
     private let stopPolling: Locked<Bool>
+    private let statisticsTotals: Locked<KafkaProducerStatistics>
     private let logger: Logger
 
     /// Creates the producer; fails with ``KafkaError/Code/invalidConfiguration`` for invalid settings.
     package init(configuration: KafkaProducerConfiguration, logger: Logger) throws(KafkaError) {
         let state = Locked(StateMachine<PendingDelivery, RoomWaiter>())
         let stopPolling = Locked(false)
+        let statisticsTotals = Locked(KafkaProducerStatistics())
         self.state = state
         self.stopPolling = stopPolling
+        self.statisticsTotals = statisticsTotals
         self.configuration = configuration
         self.logger = logger
+        let statisticsHandler: RDKafkaCallbacks.StatisticsHandler = { json in
+            // On the polling thread, every statistics interval.
+            do {
+                let report = try KafkaProducerStatistics(report: json)
+                statisticsTotals.withLock { $0.add(report) }
+            } catch {
+                logger.warning("librdkafka's statistics report was not read", metadata: ["error": "\(error)"])
+            }
+        }
         let callbacks = RDKafkaCallbacks(
             logger: logger,
             oauth: configuration.cluster.oauth,
@@ -56,7 +68,8 @@ package final class KafkaProducer: Service, Sendable {
                 // A fatal error (an idempotence guarantee that can no longer be kept) ends the poll loop; run()
                 // then fails, so the service group stops and the process is restarted with a new producer.
                 if error == RD_KAFKA_RESP_ERR__FATAL { stopPolling.withLock { $0 = true } }
-            }
+            },
+            statistics: configuration.statisticsInterval == nil ? nil : statisticsHandler
         )
         self.client = try RDKafkaClient.make(
             kind: .producer,
@@ -70,6 +83,10 @@ package final class KafkaProducer: Service, Sendable {
 
     /// Messages handed to librdkafka and not yet acknowledged or failed (`rd_kafka_outq_len`).
     package var queuedMessages: Int { Int(rd_kafka_outq_len(client.handle)) }
+
+    /// What the producer wrote to each topic since it started, as of librdkafka's latest statistics report; empty
+    /// unless ``KafkaProducerConfiguration/statisticsInterval`` is set.
+    package var statistics: KafkaProducerStatistics { statisticsTotals.withLock { $0 } }
 
     /// Produces `message` and returns once the cluster acknowledged it (all in-sync replicas).
     ///

@@ -18,6 +18,8 @@ final class RDKafkaCallbacks: Sendable {
         @Sendable (UInt, rd_kafka_resp_err_t, UnsafeMutablePointer<rd_kafka_topic_partition_list_t>?) -> Void
     /// A client-level error librdkafka reported (most it recovers from by itself; `_FATAL` it cannot).
     typealias ErrorHandler = @Sendable (rd_kafka_resp_err_t, String) -> Void
+    /// A statistics report (`statistics.interval.ms`): librdkafka's JSON, valid only during the call.
+    typealias StatisticsHandler = @Sendable (UnsafeRawBufferPointer) -> Void
 
     let logger: Logger
     /// Fetches the handle's `OAUTHBEARER` tokens, when the cluster configuration has OAuth client credentials.
@@ -26,6 +28,7 @@ final class RDKafkaCallbacks: Sendable {
     let rebalance: RebalanceHandler?
     let commit: CommitHandler?
     let error: ErrorHandler?
+    let statistics: StatisticsHandler?
 
     /// `oauth` has no default: every client made from a cluster configuration passes the configuration's
     /// (``KafkaClusterConfiguration``'s `oauth`), so none connects without its tokens.
@@ -35,7 +38,8 @@ final class RDKafkaCallbacks: Sendable {
         deliveryReport: DeliveryReportHandler? = nil,
         rebalance: RebalanceHandler? = nil,
         commit: CommitHandler? = nil,
-        error: ErrorHandler? = nil
+        error: ErrorHandler? = nil,
+        statistics: StatisticsHandler? = nil
     ) {
         self.logger = logger
         oauthBearer = oauth.map { RDKafkaOAuthBearer(tokens: OAuthTokenClient(credentials: $0), logger: logger) }
@@ -43,6 +47,7 @@ final class RDKafkaCallbacks: Sendable {
         self.rebalance = rebalance
         self.commit = commit
         self.error = error
+        self.statistics = statistics
     }
 
     static func from(_ opaque: UnsafeMutableRawPointer?) -> RDKafkaCallbacks? {
@@ -55,6 +60,7 @@ final class RDKafkaCallbacks: Sendable {
         rd_kafka_conf_set_error_cb(conf, rdKafkaErrorCallback)
         if deliveryReport != nil { rd_kafka_conf_set_dr_msg_cb(conf, rdKafkaDeliveryReportCallback) }
         if rebalance != nil { rd_kafka_conf_set_rebalance_cb(conf, rdKafkaRebalanceCallback) }
+        if statistics != nil { rd_kafka_conf_set_stats_cb(conf, rdKafkaStatisticsCallback) }
         if oauthBearer != nil {
             rd_kafka_conf_set_oauthbearer_token_refresh_cb(conf, rdKafkaOAuthBearerRefreshCallback)
             // A queue of its own for the refresh, which RDKafkaClient hands to librdkafka's background thread.
@@ -121,6 +127,18 @@ private let rdKafkaDeliveryReportCallback:
         guard let message, let callbacks = RDKafkaCallbacks.from(opaque) else { return }
         let id = UInt(bitPattern: message.pointee._private)
         callbacks.deliveryReport?(id, message.pointee.err, message.pointee.partition, message.pointee.offset)
+    }
+
+private let rdKafkaStatisticsCallback:
+    @convention(c) (OpaquePointer?, UnsafeMutablePointer<CChar>?, Int, UnsafeMutableRawPointer?) -> Int32 = {
+        _,
+        json,
+        length,
+        opaque in
+        if let json, let callbacks = RDKafkaCallbacks.from(opaque) {
+            callbacks.statistics?(UnsafeRawBufferPointer(start: json, count: length))
+        }
+        return 0  // librdkafka frees the JSON.
     }
 
 private let rdKafkaRebalanceCallback:
