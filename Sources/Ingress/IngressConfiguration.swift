@@ -37,11 +37,14 @@ package struct IngressConfiguration: Sendable {
     /// How long a readiness answer is reused, so frequent probes do not each ask the broker. Default 1 s.
     package var readinessCacheDuration: Duration = .seconds(1)
     /// Compression of the raw topic's batches (`compression.codec`: `none`, `gzip`, `snappy`, `lz4`, `zstd`).
-    /// Default `none`: keyed by subscription over many partitions, a batch mostly holds one notification, and one
-    /// signed body is base64 text that lz4 shrinks by ~7% for ~7% of the ingress's CPU. Batches of many notifications
-    /// (few partitions, or rates far above a few thousand a second) shrink ~5× under lz4, their certificates
-    /// repeating: choose it for those.
-    package var rawTopicCompression = "none"
+    /// Default `zstd`: keyed by subscription over many partitions, a batch mostly holds one notification, and a
+    /// signed body is base64 text whose certificates are base64 inside base64, so only an entropy coder gains on one
+    /// body alone (lz4 ~7%, zstd ~35%). Batches of many notifications (few partitions, or one subscription's
+    /// notifications in a burst) shrink ~5×, their certificates repeating.
+    package var rawTopicCompression = "zstd"
+    /// The level of ``rawTopicCompression`` (`compression.level`, 0-12; gzip's range is 0-9). Default 1: for zstd
+    /// about the bytes of its default level 3 for about half its cost to the ingress (Docs/benchmarks.md).
+    package var rawTopicCompressionLevel: Int? = 1
     /// How long the raw topic's producer waits to fill a produce request (`linger.ms`). Default 5 ms (librdkafka's
     /// own default): against 2 ms, 4% less of the ingress's CPU per notification at 2,500/s and 18% at 1,250/s
     /// (fewer, fuller requests and fewer wake-ups of the broker threads), for ~3 ms more until the answer.
@@ -67,6 +70,7 @@ package struct IngressConfiguration: Sendable {
         var producer = KafkaProducerConfiguration(cluster: cluster)
         producer.deliveryTimeout = acknowledgementTimeout
         producer.compression = rawTopicCompression
+        producer.compressionLevel = rawTopicCompressionLevel
         producer.linger = rawTopicLinger
         producer.statisticsInterval = rawTopicStatisticsInterval
         return producer
@@ -100,6 +104,9 @@ package struct IngressConfiguration: Sendable {
                 "rawTopicCompression '\(rawTopicCompression)' is not one of "
                     + Self.compressionCodecs.joined(separator: ", ")
             )
+        }
+        if let rawTopicCompressionLevel, !(0...12).contains(rawTopicCompressionLevel) {
+            throw invalid("rawTopicCompressionLevel \(rawTopicCompressionLevel) is not 0-12")
         }
         if let pathToken {
             guard pathToken.utf8.count >= 16, !pathToken.contains("/") else {

@@ -13,7 +13,8 @@ struct BenchEndToEndCommand: AsyncParsableCommand {
         commandName: "e2e",
         abstract: "Measure the whole pipeline from POST to committed PostgreSQL row at increasing rates.",
         discussion: """
-            Generates realistic signed V2 notifications (5% duplicates, 10% neighbours swapped) and times `asnp verify \
+            Generates realistic signed V2 notifications of many subscriptions (in --subscription-order, 5% \
+            duplicates, 10% neighbours swapped) and times `asnp verify \
             --jsonl` on 20,000 of them with all cores (the baseline: the work no pipeline can skip). Starts the \
             pipeline as it is deployed, as child processes: `asnp kafka-mock` (--brokers brokers) for Kafka, `asnp \
             ingress` and --workers `asnp worker`s on a scratch database of the server of --database-url (dropped \
@@ -52,6 +53,15 @@ struct BenchEndToEndCommand: AsyncParsableCommand {
             """
     )
     var brokers = 3
+
+    @Option(
+        help: """
+            How a subscription's notifications follow one another: interleaved (consecutive ones of different \
+            subscriptions, as in the field) or lifecycle (each subscription's six in a row, filling produce batches \
+            together; the order before 2026-11-29).
+            """
+    )
+    var subscriptionOrder: LoadWorkload.SubscriptionOrder = .interleaved
 
     @Option(help: "Partitions of the raw topic (the mock keeps ~5 MB each: enough for the backlog).")
     var partitions = 64
@@ -102,6 +112,7 @@ struct BenchEndToEndCommand: AsyncParsableCommand {
             duplicateShare: 0.05,
             outOfOrderShare: 0.1,
             hostileShare: 0,
+            order: subscriptionOrder,
             seed: 1
         )
 
@@ -451,3 +462,5 @@ struct BenchEndToEndCommand: AsyncParsableCommand {
             ) + perNotification + caution
     }
 }
+
+extension LoadWorkload.SubscriptionOrder: ExpressibleByArgument {}

@@ -14,6 +14,17 @@ struct LoadWorkload {
     /// Tampered copies (what the workers reject).
     var hostile: Int
 
+    /// How a subscription's notifications follow one another in the load.
+    enum SubscriptionOrder: String, CaseIterable, Sendable {
+        /// Each subscription's lifecycle in a row (``SubscriptionEvent/samples(count:bundleId:environment:start:)``):
+        /// its six notifications reach one raw partition within milliseconds, so they fill produce batches together
+        /// and share their certificates, which compression then finds.
+        case lifecycle
+        /// Consecutive notifications of different subscriptions, each subscription's in lifecycle order, its next one
+        /// about a sixth of the load later: as in the field, where one subscription's notifications are days apart.
+        case interleaved
+    }
+
     /// How far after its original a retry comes, in bodies: about a second of `asnp-bench e2e`'s load.
     static let retryWindow = 2_000
 
@@ -28,9 +39,11 @@ struct LoadWorkload {
         hostileShare: Double,
         v1Share: Double = 0,
         sharedSecret: String? = nil,
+        order: SubscriptionOrder = .lifecycle,
         seed: UInt64
     ) throws -> LoadWorkload {
-        let events = SubscriptionEvent.samples(count: count, bundleId: bundleId)
+        let samples = SubscriptionEvent.samples(count: count, bundleId: bundleId)
+        let events = order == .interleaved ? interleaved(samples) : samples
         let signer = NotificationSigner(signer: try JWSSigner(pki: pki))
         let signed = SignedBodies(count: count)
         // Every n-th notification is V1, spread over the subscriptions.
@@ -79,6 +92,23 @@ struct LoadWorkload {
 }
 
 extension LoadWorkload {
+    /// `events` reordered so that consecutive ones belong to different subscriptions (while any other is left), each
+    /// subscription's in their order: the first of every subscription, then the second of every one, and so on.
+    static func interleaved(_ events: [SubscriptionEvent]) -> [SubscriptionEvent] {
+        var positions: [String: Int] = [:]
+        var subscriptions: [[SubscriptionEvent]] = []
+        for event in events {
+            if let position = positions[event.originalTransactionId] {
+                subscriptions[position].append(event)
+            } else {
+                positions[event.originalTransactionId] = subscriptions.count
+                subscriptions.append([event])
+            }
+        }
+        let longest = subscriptions.map(\.count).max() ?? 0
+        return (0..<longest).flatMap { step in subscriptions.compactMap { step < $0.count ? $0[step] : nil } }
+    }
+
     /// The `notificationUUID` of a V2 body, read from its signed payload without verifying it (the bench's own
     /// bodies, matched against what the workers stored); nil for anything else.
     static func notificationUUID(of body: String) -> String? {

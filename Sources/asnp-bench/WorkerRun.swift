@@ -102,6 +102,7 @@ struct WorkerRun {
         var rawProducer = KafkaProducerConfiguration(cluster: mock.clusterConfiguration)
         // Compressed as the ingress writes the raw topic, so the worker reads what it would read in production.
         rawProducer.compression = IngressConfiguration(apps: []).rawTopicCompression
+        rawProducer.compressionLevel = IngressConfiguration(apps: []).rawTopicCompressionLevel
         let producer = try KafkaProducer(configuration: rawProducer, logger: logger)
         let admin = try KafkaAdminClient(cluster: mock.clusterConfiguration, logger: logger)
         let result = try await withThrowingTaskGroup(of: Void.self) { tasks in

@@ -18,6 +18,28 @@ struct ConfigurationTests {
         #expect(properties["bootstrap.servers"] == "broker-1:9092,broker-2:9092")
     }
 
+    @Test(
+        """
+        Compression's level and the statistics interval reach librdkafka when set, give way to kafka.properties, and \
+        are checked
+        """
+    )
+    func compressionLevelAndStatistics() throws {
+        var configuration = KafkaProducerConfiguration(cluster: cluster)
+        let defaults = try configuration.properties()
+        #expect(defaults["compression.level"] == nil && defaults["statistics.interval.ms"] == nil)
+        configuration.compression = "zstd"
+        configuration.compressionLevel = 1
+        configuration.statisticsInterval = .seconds(10)
+        let set = try configuration.properties()
+        #expect(set["compression.codec"] == "zstd" && set["compression.level"] == "1")
+        #expect(set["statistics.interval.ms"] == "10000")
+        configuration.cluster.additionalProperties["statistics.interval.ms"] = "1000"
+        #expect(try configuration.properties()["statistics.interval.ms"] == "1000")
+        configuration.compressionLevel = 13
+        #expect(throws: KafkaError.self) { _ = try configuration.properties() }
+    }
+
     @Test("The consumer never commits or stores offsets by itself")
     func consumerManualOffsets() throws {
         let properties = try KafkaConsumerConfiguration(cluster: cluster, groupID: "workers", topics: ["raw"])

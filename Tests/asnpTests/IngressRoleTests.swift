@@ -25,14 +25,15 @@ struct IngressRoleTests {
 
     @Test(
         """
-        the raw topic is written uncompressed unless ingress.compression names a codec, and an unknown one is refused \
-        naming it; the producer's delivery timeout is the acknowledgement timeout either way, its linger 5 ms; \
-        ingress.eventLoopThreads is unset (one per core) unless given, and at least 1
+        the raw topic is written with zstd at level 1 unless ingress.compression and ingress.compressionLevel (0-12) \
+        say otherwise, and an unknown codec is refused naming it; the producer's delivery timeout is the \
+        acknowledgement timeout either way, its linger 5 ms; ingress.eventLoopThreads is unset (one per core) unless \
+        given, and at least 1
         """
     )
     func rawTopicProducerAndEventLoops() async throws {
         let defaults = try await Self.role([:])
-        #expect(defaults.producer.compression == "none")
+        #expect(defaults.producer.compression == "zstd" && defaults.producer.compressionLevel == 1)
         #expect(defaults.producer.deliveryTimeout == defaults.ingress.acknowledgementTimeout)
         #expect(defaults.producer.linger == .milliseconds(5))
         #expect(defaults.ingress.eventLoopThreads == nil)
@@ -50,6 +51,17 @@ struct IngressRoleTests {
         let message = error.map { "\($0)" } ?? ""
         let says = "ingress.compression (environment INGRESS_COMPRESSION) is 'brotli', not one of none, gzip"
         #expect(message.contains(says), "\(message)")
+
+        let level = try await Self.role(["INGRESS_COMPRESSION": "gzip", "INGRESS_COMPRESSION_LEVEL": "6"])
+        #expect(level.producer.compression == "gzip" && level.producer.compressionLevel == 6)
+        let tooHigh = await #expect(throws: SettingsError.self) {
+            try await Self.role(["INGRESS_COMPRESSION_LEVEL": "13"])
+        }
+        #expect(
+            "\(tooHigh.map { "\($0)" } ?? "")".contains(
+                "ingress.compressionLevel (environment INGRESS_COMPRESSION_LEVEL) is 13, not 0-12"
+            )
+        )
     }
 
     @Test(

@@ -48,4 +48,26 @@ struct LoadWorkloadTests {
             #expect(share < 1.5 * average && share > 0.5 * average, "tenth \(part): \(share) against \(average)")
         }
     }
+
+    @Test(
+        """
+        Interleaved, consecutive notifications belong to different subscriptions, each subscription's in lifecycle \
+        order: none of the batches a subscription's run of notifications would fill on one partition
+        """
+    )
+    func interleavedSubscriptions() {
+        let events = SubscriptionEvent.samples(count: 6 * 50 + 3, bundleId: "com.example.notes")
+        let interleaved = LoadWorkload.interleaved(events)
+        #expect(Set(interleaved.map(\.notificationUUID)) == Set(events.map(\.notificationUUID)))
+        #expect(interleaved.count == events.count)
+        // The lifecycle order puts a subscription's notifications in a row; interleaved, no two in a row (51
+        // subscriptions, the last with 3).
+        #expect(zip(events, events.dropFirst()).contains { $0.originalTransactionId == $1.originalTransactionId })
+        #expect(
+            !zip(interleaved, interleaved.dropFirst()).contains { $0.originalTransactionId == $1.originalTransactionId }
+        )
+        for (key, subscription) in Dictionary(grouping: interleaved, by: \.originalTransactionId) {
+            #expect(subscription.map(\.signedDate) == subscription.map(\.signedDate).sorted(), "\(key)")
+        }
+    }
 }

@@ -17,6 +17,9 @@ package struct KafkaProducerConfiguration: Sendable, Hashable {
     package var maxQueuedMessages = 100_000
     /// Compression of produced batches (`compression.codec`): `none`, `gzip`, `snappy`, `lz4`, `zstd`. Default lz4.
     package var compression = "lz4"
+    /// The codec's level (`compression.level`): 0-9 for gzip, 0-12 for lz4 and zstd (librdkafka's range; higher
+    /// shrinks more for more CPU). Default nil: the codec's own default (zstd's is 3).
+    package var compressionLevel: Int?
     /// How often librdkafka reports what the producer wrote (`statistics.interval.ms`), which
     /// ``KafkaProducer/statistics`` adds up. Default nil: no reports (they cost a JSON document each).
     package var statisticsInterval: Duration?
@@ -43,6 +46,9 @@ package struct KafkaProducerConfiguration: Sendable, Hashable {
         if let statisticsInterval, statisticsInterval <= .zero {
             throw .invalidConfiguration("statisticsInterval must be positive")
         }
+        if let compressionLevel, !(0...12).contains(compressionLevel) {
+            throw .invalidConfiguration("compressionLevel \(compressionLevel) is not 0-12")
+        }
         guard maxQueuedMessages > 0 else { throw .invalidConfiguration("maxQueuedMessages must be positive") }
         var properties = try cluster.properties(managed: Self.managedProperties)
         properties["enable.idempotence"] = "true"
@@ -58,6 +64,9 @@ package struct KafkaProducerConfiguration: Sendable, Hashable {
         properties["queue.buffering.max.messages"] =
             properties["queue.buffering.max.messages"] ?? String(maxQueuedMessages)
         properties["compression.codec"] = properties["compression.codec"] ?? compression
+        if let compressionLevel {
+            properties["compression.level"] = properties["compression.level"] ?? String(compressionLevel)
+        }
         if let statisticsInterval {
             properties["statistics.interval.ms"] =
                 properties["statistics.interval.ms"] ?? String(statisticsInterval.wholeMilliseconds)

@@ -152,6 +152,12 @@ extension PipelineSettings {
             }
             configuration.rawTopicCompression = compression
         }
+        if let level = try int("ingress.compressionLevel") {
+            guard (0...12).contains(level) else {
+                throw SettingsError(key: "ingress.compressionLevel", reason: "is \(level), not 0-12")
+            }
+            configuration.rawTopicCompressionLevel = level
+        }
         do {
             try configuration.validate()
         } catch {
