@@ -42,8 +42,7 @@ struct LoadWorkload {
         order: SubscriptionOrder = .lifecycle,
         seed: UInt64
     ) throws -> LoadWorkload {
-        let samples = SubscriptionEvent.samples(count: count, bundleId: bundleId)
-        let events = order == .interleaved ? interleaved(samples) : samples
+        let events = SubscriptionEvent.samples(count: count, bundleId: bundleId)
         let signer = NotificationSigner(signer: try JWSSigner(pki: pki))
         let signed = SignedBodies(count: count)
         // Every n-th notification is V1, spread over the subscriptions.
@@ -58,11 +57,17 @@ struct LoadWorkload {
         var bodies = try signed.values()
         var generator = SeededGenerator(seed: seed)
 
-        // Neighbours swapped: a later event of a subscription may arrive before an earlier one.
+        // Neighbours swapped: a later event of a subscription may arrive before an earlier one. Swapped in the
+        // lifecycle order, where neighbours are mostly one subscription's, so that interleaving keeps the swap.
+        var keys = events.map(\.originalTransactionId)
         let swaps = Int((Double(count) * outOfOrderShare).rounded())
         for _ in 0..<swaps where count > 1 {
             let index = Int.random(in: 0..<(count - 1), using: &generator)
             bodies.swapAt(index, index + 1)
+            keys.swapAt(index, index + 1)
+        }
+        if order == .interleaved {
+            bodies = interleavedPositions(keys).map { bodies[$0] }
         }
         // Retries: anywhere in the load, a copy of a body among the ``retryWindow`` before it, so that every stretch
         // of the load holds about the same share of them. A copy placed anywhere after its original made the share
@@ -92,17 +97,18 @@ struct LoadWorkload {
 }
 
 extension LoadWorkload {
-    /// `events` reordered so that consecutive ones belong to different subscriptions (while any other is left), each
-    /// subscription's in their order: the first of every subscription, then the second of every one, and so on.
-    static func interleaved(_ events: [SubscriptionEvent]) -> [SubscriptionEvent] {
-        var positions: [String: Int] = [:]
-        var subscriptions: [[SubscriptionEvent]] = []
-        for event in events {
-            if let position = positions[event.originalTransactionId] {
-                subscriptions[position].append(event)
+    /// The positions of `keys` (each body's subscription) reordered so that consecutive ones belong to different
+    /// subscriptions while any other is left, each subscription's in their order: the first of every subscription,
+    /// then the second of every one, and so on.
+    static func interleavedPositions(_ keys: [String]) -> [Int] {
+        var rows: [String: Int] = [:]
+        var subscriptions: [[Int]] = []
+        for (position, key) in keys.enumerated() {
+            if let row = rows[key] {
+                subscriptions[row].append(position)
             } else {
-                positions[event.originalTransactionId] = subscriptions.count
-                subscriptions.append([event])
+                rows[key] = subscriptions.count
+                subscriptions.append([position])
             }
         }
         let longest = subscriptions.map(\.count).max() ?? 0
@@ -112,16 +118,20 @@ extension LoadWorkload {
     /// The `notificationUUID` of a V2 body, read from its signed payload without verifying it (the bench's own
     /// bodies, matched against what the workers stored); nil for anything else.
     static func notificationUUID(of body: String) -> String? {
+        payloadClaims(of: body)?["notificationUUID"] as? String
+    }
+
+    /// The claims of a V2 body's signed payload, read without verifying it; nil for anything else.
+    static func payloadClaims(of body: String) -> [String: Any]? {
         guard
             let object = try? JSONSerialization.jsonObject(with: Data(body.utf8)) as? [String: Any],
             let jws = object["signedPayload"] as? String
         else { return nil }
         let segments = jws.split(separator: ".", omittingEmptySubsequences: false)
         guard segments.count == 3,
-            let payload = Array(segments[1].utf8).withUnsafeBufferPointer({ Base64URL.decode($0) }),
-            let claims = try? JSONSerialization.jsonObject(with: Data(payload)) as? [String: Any]
+            let payload = Array(segments[1].utf8).withUnsafeBufferPointer({ Base64URL.decode($0) })
         else { return nil }
-        return claims["notificationUUID"] as? String
+        return try? JSONSerialization.jsonObject(with: Data(payload)) as? [String: Any]
     }
 
     /// Whether `body` is a V2 notification (else V1, posted to the V1 route).

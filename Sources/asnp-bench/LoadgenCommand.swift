@@ -24,6 +24,14 @@ struct LoadgenCommand: AsyncParsableCommand {
     @Option(help: "Notifications to sign (six per subscription).")
     var count = 10_000
 
+    @Option(
+        help: """
+            How a subscription's notifications follow one another: interleaved (consecutive ones of different \
+            subscriptions, as in the field) or lifecycle (each subscription's six in a row).
+            """
+    )
+    var subscriptionOrder: LoadWorkload.SubscriptionOrder = .interleaved
+
     @Option(help: "Posts at once (connections).")
     var connections = 16
 
@@ -111,6 +119,7 @@ struct LoadgenCommand: AsyncParsableCommand {
                 hostileShare: hostile,
                 v1Share: v1Share,
                 sharedSecret: sharedSecret,
+                order: subscriptionOrder,
                 seed: seed
             )
             Self.say(

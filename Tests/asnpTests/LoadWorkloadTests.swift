@@ -1,4 +1,6 @@
 import AppStoreSigning
+import Foundation
+import PipelineContract
 import Testing
 
 @testable import asnp_bench
@@ -57,7 +59,7 @@ struct LoadWorkloadTests {
     )
     func interleavedSubscriptions() {
         let events = SubscriptionEvent.samples(count: 6 * 50 + 3, bundleId: "com.example.notes")
-        let interleaved = LoadWorkload.interleaved(events)
+        let interleaved = LoadWorkload.interleavedPositions(events.map(\.originalTransactionId)).map { events[$0] }
         #expect(Set(interleaved.map(\.notificationUUID)) == Set(events.map(\.notificationUUID)))
         #expect(interleaved.count == events.count)
         // The lifecycle order puts a subscription's notifications in a row; interleaved, no two in a row (51
@@ -69,5 +71,32 @@ struct LoadWorkloadTests {
         for (key, subscription) in Dictionary(grouping: interleaved, by: \.originalTransactionId) {
             #expect(subscription.map(\.signedDate) == subscription.map(\.signedDate).sorted(), "\(key)")
         }
+    }
+
+    @Test("Interleaved, the swapped neighbours are still one subscription's notifications out of order")
+    func interleavedKeepsSwaps() throws {
+        let workload = try LoadWorkload.make(
+            count: 600,
+            bundleId: "com.example.notes",
+            pki: try TestPKI(),
+            duplicateShare: 0,
+            outOfOrderShare: 0.1,
+            hostileShare: 0,
+            order: .interleaved,
+            seed: 3
+        )
+        let posts = try workload.bodies.map { body in
+            (
+                key: try #require(PartitionKey.peek(body: Data(body.utf8), version: 2)?.value),
+                signedDate: try #require(
+                    (LoadWorkload.payloadClaims(of: body)?["signedDate"] as? NSNumber)?.int64Value
+                )
+            )
+        }
+        let dates = Dictionary(grouping: posts, by: \.key).mapValues { $0.map(\.signedDate) }
+        let outOfOrder = dates.values.filter { $0 != $0.sorted() }.count
+        // 60 swaps, most of them within one subscription (a swap across two subscriptions' ends changes nothing).
+        #expect(outOfOrder >= 20, "\(outOfOrder) subscriptions out of order")
+        #expect(!zip(posts, posts.dropFirst()).contains { $0.key == $1.key })
     }
 }
