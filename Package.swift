@@ -170,7 +170,8 @@ let package = Package(
             name: "ChildProcesses",
             swiftSettings: strictSettings
         ),
-        // Health probes and the Prometheus scrape for services without HTTP traffic of their own.
+        // Health probes and the Prometheus scrape on a status port of their own, for the ingress, the worker and the
+        // reconciler; the ingress's connection handling on shutdown.
         .target(
             name: "PipelineStatus",
             dependencies: [
@@ -185,7 +186,8 @@ let package = Package(
             ],
             swiftSettings: strictSettings
         ),
-        // The consumer group that verifies raw bodies, stores them and publishes the output topics.
+        // The reconciler: an App Store Server API client and Get Notification History fed into the raw topic,
+        // page by page, from a coverage ledger kept in PostgreSQL.
         .target(
             name: "HistorySync",
             dependencies: [
@@ -200,6 +202,7 @@ let package = Package(
             ],
             swiftSettings: strictSettings
         ),
+        // The consumer group that verifies raw bodies, stores them and publishes the output topics.
         .target(
             name: "Worker",
             dependencies: [
@@ -250,6 +253,8 @@ let package = Package(
             ],
             swiftSettings: strictSettings
         ),
+        // The `asnp` command: each role's service and the operators' tools. The roles' commands run what
+        // PipelineServices builds; the tools use the store, Kafka and verification modules directly.
         .executableTarget(
             name: "asnp",
             dependencies: [
@@ -279,6 +284,8 @@ let package = Package(
             ],
             swiftSettings: strictSettings
         ),
+        // `asnp-bench`: benchmarks against same-run baselines, the load generator and the chaos soak. The
+        // asnpTests target depends on it, so its dependencies (hdrhistogram-swift) are in the test graph.
         .executableTarget(
             name: "asnp-bench",
             dependencies: [
@@ -311,7 +318,7 @@ let package = Package(
             ],
             swiftSettings: strictSettings
         ),
-        // Fixture loading shared by the test targets.
+        // Fixture loading and stand-in HTTP servers (LoopbackServer) shared by the test targets.
         .target(
             name: "AppStoreTestSupport",
             dependencies: [
@@ -325,11 +332,13 @@ let package = Package(
             path: "Tests/AppStoreTestSupport",
             swiftSettings: strictSettings
         ),
+        // Apple's payloads decoded (V1 and V2, future values kept), the JWS and base64url helpers.
         .testTarget(
             name: "AppStoreModelsTests",
             dependencies: ["AppStoreModels"],
             swiftSettings: strictSettings
         ),
+        // Verification's verdicts, against the test PKI and Apple's fixtures.
         .testTarget(
             name: "AppStoreVerificationTests",
             dependencies: [
@@ -343,6 +352,7 @@ let package = Package(
             ],
             swiftSettings: strictSettings
         ),
+        // The Kafka layer against the mock cluster; OAUTHBEARER against a stand-in token endpoint.
         .testTarget(
             name: "KafkaClientTests",
             dependencies: [
@@ -369,6 +379,7 @@ let package = Package(
             path: "Tests/StoreTestSupport",
             swiftSettings: strictSettings
         ),
+        // The store against a throwaway PostgreSQL: migrations, batch writes, state, packed bodies, retention, faults.
         .testTarget(
             name: "NotificationStoreTests",
             dependencies: [
@@ -390,6 +401,7 @@ let package = Package(
             ],
             swiftSettings: strictSettings
         ),
+        // The partition key, timestamps and the output events.
         .testTarget(
             name: "PipelineContractTests",
             dependencies: [
@@ -402,6 +414,7 @@ let package = Package(
             ],
             swiftSettings: strictSettings
         ),
+        // The ingress over HTTP against the mock cluster: routes, statuses, abuse limits, faults, its codec.
         .testTarget(
             name: "IngressTests",
             dependencies: [
@@ -423,6 +436,7 @@ let package = Package(
             ],
             swiftSettings: strictSettings
         ),
+        // The worker against the mock cluster and a throwaway PostgreSQL.
         .testTarget(
             name: "WorkerTests",
             dependencies: [
@@ -444,6 +458,7 @@ let package = Package(
             ],
             swiftSettings: strictSettings
         ),
+        // A stand-in for Apple's Get Notification History endpoint, for the reconciler's tests.
         .target(
             name: "HistoryTestSupport",
             dependencies: [
@@ -461,6 +476,7 @@ let package = Package(
             path: "Tests/HistoryTestSupport",
             swiftSettings: strictSettings
         ),
+        // The reconciler against the stand-in history endpoint, the mock cluster and a throwaway PostgreSQL.
         .testTarget(
             name: "HistorySyncTests",
             dependencies: [
@@ -476,6 +492,8 @@ let package = Package(
             ],
             swiftSettings: strictSettings
         ),
+        // Both executables' commands, the pipeline's processes under faults, the generated CLI reference (Docs/cli.md),
+        // Deploy/'s files and alert rules.
         .testTarget(
             name: "asnpTests",
             dependencies: [
