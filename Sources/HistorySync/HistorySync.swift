@@ -18,9 +18,9 @@ import Foundation
 ///
 /// Every sync works from the app's **coverage ledger** (``HistoryLedger``, in `history_ledger`): it resumes the
 /// ranges in progress at their saved page, fetches the parts of the window no range holds, oldest first and at most
-/// ``rangeLimit`` at a time, and records what Apple no longer keeps as lost. After each page's notifications are
+/// ``Configuration/rangeLimit`` at a time, and records what Apple no longer keeps as lost. After each page's notifications are
 /// acknowledged by Kafka, the page is recorded in the ledger: a sync stopped at any point, however it stopped,
-/// resumes at the page it had not finished. A periodic turn also takes a second look at the last ``secondLook`` it
+/// resumes at the page it had not finished. A periodic turn also takes a second look at the last ``Configuration/secondLook`` it
 /// covered, since Apple may list a notification hours after it was sent.
 package struct HistorySync: Sendable {
     package let client: AppStoreServerAPIClient
@@ -33,26 +33,8 @@ package struct HistorySync: Sendable {
     package let logger: Logger
     /// Pages, notifications, ranges and failed deliveries, labelled with the app and environment.
     package let metrics: HistorySyncMetrics
-    /// What "now" is: the end of a window asked up to now, and the reference of Apple's history limit.
-    package var clock: any HistoryClock = SystemHistoryClock()
-    /// Times a range may start over after an expired pagination token before the sync gives up.
-    package var maximumRestarts = 5
-    /// How far inside Apple's history limit (``NotificationHistoryRequest/historyRetention(in:)``) the oldest range
-    /// asked for starts, so that clock skew and a long run do not cross the limit.
-    package var startDateMargin: Duration = .seconds(3_600)
-    /// How long before now a window ends at the latest: Apple's history may not list a notification the moment it is
-    /// sent, and a range recorded as covered is not asked again.
-    package var settleTime: Duration = .seconds(300)
-    /// The longest range one request sequence covers: an expired pagination token restarts at most this much.
-    package var rangeLimit: Duration = .seconds(86_400)
-    /// How much of what earlier syncs covered, back from the window's end, a sync asked to look again asks Apple for
-    /// once more (`history.secondLookSeconds`): Apple's history may list a notification hours after it was sent,
-    /// after a turn covered its send time. With turns every `interval`, a notification listed up to
-    /// `secondLook - interval + settleTime` late is found. Zero: no second look. Six hours by default: with hourly
-    /// turns it finds a lag of up to five hours (the three hours that showed the gap, with room), for six times the
-    /// first looks' requests (Docs/history.md weighs a longer one).
-    package var secondLook: Duration = Self.defaultSecondLook
-    package static let defaultSecondLook: Duration = .seconds(21_600)
+    /// The clock, the range sizes and the margins (``Configuration``).
+    package let configuration: Configuration
 
     package init(
         client: AppStoreServerAPIClient,
@@ -62,8 +44,10 @@ package struct HistorySync: Sendable {
         appName: String,
         rawTopic: String,
         metrics: HistorySyncMetrics? = nil,
+        configuration: Configuration = Configuration(),
         logger: Logger
     ) {
+        self.configuration = configuration
         self.client = client
         self.environment = environment
         self.producer = producer
@@ -90,7 +74,7 @@ package struct HistorySync: Sendable {
     /// not fetched again (unless `restart`, which forgets the window's ranges first), what is in progress resumes,
     /// what is older than Apple keeps is recorded as lost. With `continuingLedger`, the window starts no later than
     /// the ledger's last unbroken run of ranges, so that nothing between an earlier sync and this one is left out.
-    /// With `lookingAgain`, once the window is complete, the parts of the last ``secondLook`` before the window's end
+    /// With `lookingAgain`, once the window is complete, the parts of the last ``Configuration/secondLook`` before the window's end
     /// that were covered before this sync began are asked again (``lookAgain(at:key:filter:progress:logger:)``).
     ///
     /// Stops after the current page when the task is cancelled or the service group shuts down gracefully (the ledger
@@ -105,8 +89,8 @@ package struct HistorySync: Sendable {
         progress report: @Sendable (HistorySyncProgress) -> Void = { _ in }
     ) async throws(HistorySyncError) -> HistorySyncProgress {
         let key = ledgerKey(filter)
-        let now = clock.now()
-        let latestEnd = now.addingTimeInterval(-Self.seconds(settleTime)).wholeMilliseconds
+        let now = configuration.clock.now()
+        let latestEnd = now.addingTimeInterval(-Self.seconds(configuration.settleTime)).wholeMilliseconds
         var windowStart = start.wholeMilliseconds
         if continuingLedger, let runStart = try await ledger(key).lastRunStart {
             windowStart = min(windowStart, runStart)
@@ -121,11 +105,14 @@ package struct HistorySync: Sendable {
             try await record(key) { $0.forget(window) }
         }
         // Read before this sync covers more: what it covers itself it has just asked.
-        let secondLookStart = window.upperBound.addingTimeInterval(-Self.seconds(secondLook))
+        let secondLookStart = window.upperBound.addingTimeInterval(-Self.seconds(configuration.secondLook))
         var lookAgainAt: [Range<Date>] = []
         if lookingAgain {
             // Never older than Apple keeps (a second look longer than the sandbox's 30 days).
-            let oldest = max(secondLookStart, oldestFetchable(now: now, margin: startDateMargin) ?? secondLookStart)
+            let oldest = max(
+                secondLookStart,
+                oldestFetchable(now: now, margin: configuration.startDateMargin) ?? secondLookStart
+            )
             lookAgainAt = try await ledger(key).covered(in: min(oldest, window.upperBound)..<window.upperBound)
         }
         try await recordLostBeforeLimit(window, key: key, now: now, progress: &progress, logger: logger)
@@ -135,7 +122,7 @@ package struct HistorySync: Sendable {
         var previous: HistoryLedger.Entry?
         while !Task.isCancelled, !Task.isShuttingDownGracefully {
             let ledger = try await ledger(key)
-            guard let next = Self.nextRange(in: ledger, window: window, limit: rangeLimit) else {
+            guard let next = Self.nextRange(in: ledger, window: window, limit: configuration.rangeLimit) else {
                 progress.isComplete = true
                 break
             }
@@ -163,7 +150,7 @@ package struct HistorySync: Sendable {
         if progress.isComplete {
             // A notification is listed after it is sent, so what was listed before the second look's reach (less
             // the margin for Apple's clock) was sent before it too: no second look needs it.
-            let cutoff = secondLookStart.addingTimeInterval(-Self.seconds(startDateMargin))
+            let cutoff = secondLookStart.addingTimeInterval(-Self.seconds(configuration.startDateMargin))
             do {
                 try await store.deleteHistoryListed(key: key, listedBefore: cutoff)
             } catch {
@@ -208,7 +195,8 @@ package struct HistorySync: Sendable {
         progress: inout HistorySyncProgress,
         logger: Logger
     ) async throws(HistorySyncError) {
-        guard let oldest = oldestFetchable(now: now, margin: startDateMargin), window.lowerBound < oldest else {
+        guard let oldest = oldestFetchable(now: now, margin: configuration.startDateMargin), window.lowerBound < oldest
+        else {
             return
         }
         let gone = window.lowerBound..<min(oldest.wholeMilliseconds, window.upperBound)
@@ -276,8 +264,11 @@ package struct HistorySync: Sendable {
         // A range a later second look may reach: what its pages list is recorded, so that the second look can tell
         // what Apple listed late.
         let mayLookAgain =
-            secondLook > .zero
-            && entry.end > clock.now().addingTimeInterval(-Self.seconds(settleTime) - Self.seconds(secondLook))
+            configuration.secondLook > .zero
+            && entry.end
+                > configuration.clock.now().addingTimeInterval(
+                    -Self.seconds(configuration.settleTime) - Self.seconds(configuration.secondLook)
+                )
         if entry.paginationToken != nil {
             logger.info("Resuming a history range", metadata: ["history.range": "\(Self.text(entry.range))"])
         }
@@ -300,7 +291,7 @@ package struct HistorySync: Sendable {
                 // again; the workers drop what is fed twice.
                 restarts += 1
                 progress.restarts += 1
-                guard restarts <= maximumRestarts else { throw await noted(error, on: entry, key: key) }
+                guard restarts <= configuration.maximumRestarts else { throw await noted(error, on: entry, key: key) }
                 logger.notice(
                     "Pagination token expired or unknown to Apple; starting the range again",
                     metadata: [
@@ -316,7 +307,9 @@ package struct HistorySync: Sendable {
             } catch  where error.code == .rangeGone {
                 // Apple's limit lies later than this clock reckons: what lies before the limit reckoned with twice
                 // the margin is gone; the rest is asked again from its first page.
-                let limit = oldestFetchable(now: clock.now(), margin: startDateMargin * 2) ?? entry.start
+                let limit =
+                    oldestFetchable(now: configuration.clock.now(), margin: configuration.startDateMargin * 2)
+                    ?? entry.start
                 guard limit > entry.start else { throw await noted(error, on: entry, key: key) }
                 try await recordLost(
                     [entry.start..<min(limit.wholeMilliseconds, entry.end)],
@@ -378,7 +371,7 @@ package struct HistorySync: Sendable {
         return false
     }
 
-    /// Asks Apple again for `ranges`, which earlier syncs covered, at most ``rangeLimit`` at a time. What Apple lists
+    /// Asks Apple again for `ranges`, which earlier syncs covered, at most ``Configuration/rangeLimit`` at a time. What Apple lists
     /// now that no earlier request of this ledger listed (`history_listed` does not hold it) goes to the raw topic and
     /// is counted, with its failed deliveries; the rest was put there before and is skipped. The ledger is not
     /// changed: the ranges stay covered, and a second look stopped or failed is simply taken again by the next turn.
@@ -390,7 +383,7 @@ package struct HistorySync: Sendable {
         progress: inout HistorySyncProgress,
         logger: Logger
     ) async throws(HistorySyncError) -> Bool {
-        let limit = Self.seconds(rangeLimit)
+        let limit = Self.seconds(configuration.rangeLimit)
         let pieces = ranges.flatMap { range in
             stride(from: 0, to: range.upperBound.timeIntervalSince(range.lowerBound), by: limit).map { offset in
                 let start = range.lowerBound.addingTimeInterval(offset).wholeMilliseconds
@@ -419,7 +412,7 @@ package struct HistorySync: Sendable {
                 {
                     restarts += 1
                     progress.restarts += 1
-                    guard restarts <= maximumRestarts else { throw error }
+                    guard restarts <= configuration.maximumRestarts else { throw error }
                     paginationToken = nil
                     continue
                 }
@@ -442,7 +435,7 @@ package struct HistorySync: Sendable {
                     found = try await store.recordHistoryListed(
                         late.map(\.uuid),
                         key: key,
-                        at: clock.now(),
+                        at: configuration.clock.now(),
                         deliveries: deliveries
                     )
                 } catch {
@@ -601,7 +594,7 @@ package struct HistorySync: Sendable {
                 key,
                 deliveries: deliveries,
                 listed: listed,
-                listedAt: clock.now(),
+                listedAt: configuration.clock.now(),
                 change
             )
         } catch {

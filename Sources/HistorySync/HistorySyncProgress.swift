@@ -10,7 +10,7 @@ import Foundation
 package struct HistorySyncProgress: Sendable, Hashable {
     /// The ledger the sync works in.
     package var key: HistoryLedger.Key
-    /// The window asked for, its end clamped to what Apple's history may already hold (``HistorySync/settleTime``).
+    /// The window asked for, its end clamped to what Apple's history may already hold (``HistorySync/Configuration/settleTime``).
     package var window: Range<Date>
     /// Pages and notifications put on the raw topic.
     package var pages = 0
@@ -27,7 +27,7 @@ package struct HistorySyncProgress: Sendable, Hashable {
     package var resumedRanges = 0
     /// Times a range started over because Apple's pagination token expired.
     package var restarts = 0
-    /// Pages a second look at covered ranges fetched (``HistorySync/secondLook``).
+    /// Pages a second look at covered ranges fetched (``HistorySync/Configuration/secondLook``).
     package var secondLookPages = 0
     /// Notifications a second look found that no earlier request of the ledger had listed: Apple listed them late.
     /// They are among ``notifications``.

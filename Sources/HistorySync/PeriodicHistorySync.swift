@@ -11,7 +11,7 @@ import Foundation
 
 /// The reconciler as a service beside the workers: for every app and environment it syncs, a turn every `interval`
 /// from the ledger's last unbroken run (the first turn: the last `lookback`) up to now, with the same filter every
-/// turn, then a second look at what earlier turns covered of the last ``HistorySync/secondLook``. A failed turn's
+/// turn, then a second look at what earlier turns covered of the last ``HistorySync/Configuration/secondLook``. A failed turn's
 /// range stays in the ledger, in progress or not yet fetched, and the next turn takes it up first, however many turns
 /// failed or however long the service was down (within Apple's limits: older parts are recorded as lost). No failure
 /// stops the service: an error that needs a person (a refused key) is noted on its range, logged and counted as a
@@ -74,8 +74,8 @@ package struct PeriodicHistorySync: Service {
         let name = "\(sync.appName) \(sync.environment.rawValue)"
         while !Task.isCancelled, !Task.isShuttingDownGracefully {
             // The lookback ends where the window does, the settle time before now.
-            let lookbackStart = sync.clock.now().addingTimeInterval(
-                -HistorySync.seconds(lookback) - HistorySync.seconds(sync.settleTime)
+            let lookbackStart = sync.configuration.clock.now().addingTimeInterval(
+                -HistorySync.seconds(lookback) - HistorySync.seconds(sync.configuration.settleTime)
             )
             do throws(HistorySyncError) {
                 let progress = try await turn(of: sync, name: name, from: lookbackStart)
@@ -94,7 +94,7 @@ package struct PeriodicHistorySync: Service {
                     )
                 }
             }
-            try? await cancelWhenGracefulShutdown { try await sync.clock.sleep(for: interval) }
+            try? await cancelWhenGracefulShutdown { try await sync.configuration.clock.sleep(for: interval) }
         }
     }
 

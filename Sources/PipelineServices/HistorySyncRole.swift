@@ -75,7 +75,10 @@ package func buildHistorySync(
                 rateLimiter: RequestRateLimiter(requestsPerSecond: settings.requestsPerSecond),
                 logger: logger
             )
-            var sync = HistorySync(
+            var configuration = HistorySync.Configuration()
+            configuration.clock = clock
+            configuration.secondLook = settings.secondLook
+            return HistorySync(
                 client: client,
                 environment: environment,
                 producer: producer,
@@ -83,11 +86,9 @@ package func buildHistorySync(
                 appName: app.app.name,
                 rawTopic: settings.rawTopic,
                 metrics: HistorySyncMetrics(app: app.app.name, environment: environment, registry: registry),
+                configuration: configuration,
                 logger: logger
             )
-            sync.clock = clock
-            sync.secondLook = settings.secondLook
-            return sync
         }
     }
     let job: any Service

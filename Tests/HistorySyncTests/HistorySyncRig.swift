@@ -70,6 +70,7 @@ struct HistorySyncRig {
         maximumAttempts: Int = 8,
         requestsPerSecond: Double = 1_000,
         rangeLimit: Duration = .seconds(30 * 86_400),
+        settleTime: Duration = HistorySync.Configuration().settleTime,
         clock: (any HistoryClock)? = nil
     ) throws -> HistorySync {
         var configuration = try AppStoreServerAPIConfiguration(
@@ -90,18 +91,20 @@ struct HistorySyncRig {
             retryPolicy: retry,
             logger: logger
         )
-        var sync = HistorySync(
+        var syncConfiguration = HistorySync.Configuration()
+        syncConfiguration.rangeLimit = rangeLimit
+        syncConfiguration.settleTime = settleTime
+        if let clock { syncConfiguration.clock = clock }
+        return HistorySync(
             client: client,
             environment: environment,
             producer: producer,
             store: store,
             appName: "notes",
             rawTopic: Self.rawTopic,
+            configuration: syncConfiguration,
             logger: logger
         )
-        sync.rangeLimit = rangeLimit
-        if let clock { sync.clock = clock }
-        return sync
     }
 
     /// The ledger of the unfiltered history in `environment`.

@@ -332,8 +332,7 @@ struct PeriodicHistorySyncTests {
     ) async throws -> [Result<HistorySyncProgress, HistorySyncError>] {
         let turns = Mutex<[Result<HistorySyncProgress, HistorySyncError>]>([])
         let turnEnded = AsyncStream<Void>.makeStream()
-        var sync = try rig.sync()
-        sync.settleTime = settleTime
+        let sync = try rig.sync(settleTime: settleTime)
         var service = PeriodicHistorySync(
             syncs: [sync],
             interval: .milliseconds(50),

@@ -20,7 +20,7 @@ package struct HistoryRoleSettings {
     /// Requests a second to Apple for one app in one environment (`history.requestsPerSecond`).
     package var requestsPerSecond: Double
     /// How much of what earlier turns covered each periodic turn asks Apple for again (`history.secondLookSeconds`,
-    /// ``HistorySync/secondLook``; zero: none).
+    /// ``HistorySync/Configuration/secondLook``; zero: none).
     package var secondLook: Duration
     package var cluster: KafkaClusterConfiguration
     package var rawTopic: String
@@ -81,7 +81,7 @@ extension PipelineSettings {
             environments: Array(Set(environments)).sorted { $0.rawValue < $1.rawValue },
             requestsPerSecond: rate,
             secondLook: try duration("history.secondLookSeconds", allowsZero: true)
-                ?? HistorySync.defaultSecondLook,
+                ?? HistorySync.Configuration().secondLook,
             cluster: try kafkaCluster(clientID: "asnp-history"),
             rawTopic: try rawTopic(),
             database: try database(),
