@@ -280,95 +280,106 @@ package struct HistorySync: Sendable {
                     paginationToken: entry.paginationToken,
                     environment: environment
                 )
-            } catch  where error.code == .cancelled {
-                return false  // The ledger holds every page produced; the next run resumes there.
-            } catch
-                where error.appleErrorCode == AppStoreServerAPIClient.paginationTokenExpired
-                || (error.appleErrorCode == AppStoreServerAPIClient.invalidPaginationToken
-                    && entry.paginationToken != nil)
-            {
-                // Tokens live for a limited time (a range resumed days later holds a stale one): start the range
-                // again; the workers drop what is fed twice.
-                restarts += 1
-                progress.restarts += 1
-                guard restarts <= configuration.maximumRestarts else { throw await noted(error, on: entry, key: key) }
-                logger.notice(
-                    "Pagination token expired or unknown to Apple; starting the range again",
-                    metadata: [
-                        "apple.error": "\(error.appleErrorCode ?? 0)", "history.range": "\(Self.text(entry.range))",
-                    ]
-                )
-                entry.paginationToken = nil
-                entry.pages = 0
-                entry.notifications = 0
-                let restarted = entry
-                try await record(key) { $0.record(restarted) }
-                continue
-            } catch  where error.code == .rangeGone {
-                // Apple's limit lies later than this clock reckons: what lies before the limit reckoned with twice
-                // the margin is gone; the rest is asked again from its first page.
-                let limit =
-                    oldestFetchable(now: configuration.clock.now(), margin: configuration.startDateMargin * 2)
-                    ?? entry.start
-                guard limit > entry.start else { throw await noted(error, on: entry, key: key) }
-                try await recordLost(
-                    [entry.start..<min(limit.wholeMilliseconds, entry.end)],
-                    key: key,
-                    progress: &progress,
-                    logger: logger,
-                    "Apple no longer keeps the start of a history range; recorded as lost"
-                )
-                return true
             } catch {
-                throw await noted(error, on: entry, key: key)
-            }
-
-            let items = page.notificationHistory ?? []
-            let payloads = items.compactMap(\.signedPayload)
-            do throws(HistorySyncError) {
-                try await feed(payloads)
-            } catch {
-                throw await noted(error, on: entry, key: key)
-            }
-            let deliveries = failedDeliveries(in: items)
-            entry.pages += 1
-            entry.notifications += payloads.count
-            entry.note = nil
-            entry.updatedAt = Date()
-            if page.hasMore == true {
-                guard let token = page.paginationToken, !token.isEmpty else {
-                    let error = HistorySyncError(
-                        .malformedResponse,
-                        "Apple said there is more history but sent no token"
+                switch PageFailure(error, resuming: entry.paginationToken != nil) {
+                case .stop:
+                    return false
+                case .restartRange:
+                    restarts += 1
+                    progress.restarts += 1
+                    guard restarts <= configuration.maximumRestarts else {
+                        throw await noted(error, on: entry, key: key)
+                    }
+                    logger.notice(
+                        "Pagination token expired or unknown to Apple; starting the range again",
+                        metadata: [
+                            "apple.error": "\(error.appleErrorCode ?? 0)", "history.range": "\(Self.text(entry.range))",
+                        ]
                     )
+                    entry.paginationToken = nil
+                    entry.pages = 0
+                    entry.notifications = 0
+                    let restarted = entry
+                    try await record(key) { $0.record(restarted) }
+                    continue
+                case .rangeGone:
+                    // Apple's limit lies later than this clock reckons: what lies before the limit reckoned with
+                    // twice the margin is gone; the rest is asked again from its first page.
+                    let limit =
+                        oldestFetchable(now: configuration.clock.now(), margin: configuration.startDateMargin * 2)
+                        ?? entry.start
+                    guard limit > entry.start else { throw await noted(error, on: entry, key: key) }
+                    try await recordLost(
+                        [entry.start..<min(limit.wholeMilliseconds, entry.end)],
+                        key: key,
+                        progress: &progress,
+                        logger: logger,
+                        "Apple no longer keeps the start of a history range; recorded as lost"
+                    )
+                    return true
+                case .fail:
                     throw await noted(error, on: entry, key: key)
                 }
-                entry.paginationToken = token
-            } else {
-                entry.paginationToken = nil
-                entry.state = .covered
             }
-            let saved = entry
-            let listed = mayLookAgain ? payloads.compactMap(Self.notificationUUID(inSignedPayload:)) : []
-            let ledger = try await record(key, deliveries: deliveries, listed: listed) { $0.record(saved) }
-
-            progress.pages += 1
-            progress.notifications += payloads.count
-            progress.skippedItems += items.count - payloads.count
-            var failedByResult: [String: Int] = [:]
-            for delivery in deliveries { failedByResult[delivery.lastResult, default: 0] += 1 }
-            progress.failedDeliveries.merge(failedByResult, uniquingKeysWith: +)
-            metrics.countPage(notifications: payloads.count)
-            metrics.countFailedDeliveries(failedByResult)
-            if key.filter.isEmpty { metrics.show(ledger) }
-            if entry.state == .covered {
-                progress.coveredRanges.append(entry.range)
-                metrics.countRange(lost: false)
-            }
+            entry = try await apply(page, to: entry, key: key, listing: mayLookAgain, progress: &progress)
             report(&progress)
             if entry.state == .covered { return true }
         }
         return false
+    }
+
+    /// Applies a page of `range`: feeds its notifications to the raw topic, then records in the ledger the page (its
+    /// token, or the range covered), its failed deliveries and, when `listing`, the notifications it listed (for a
+    /// later second look); counts it in `progress` and the metrics. Returns the range as recorded. A failure is noted
+    /// on the range before it is thrown.
+    private func apply(
+        _ page: NotificationHistoryResponse,
+        to range: HistoryLedger.Entry,
+        key: HistoryLedger.Key,
+        listing: Bool,
+        progress: inout HistorySyncProgress
+    ) async throws(HistorySyncError) -> HistoryLedger.Entry {
+        var entry = range
+        let items = page.notificationHistory ?? []
+        let payloads = items.compactMap(\.signedPayload)
+        do throws(HistorySyncError) {
+            try await feed(payloads)
+        } catch {
+            throw await noted(error, on: entry, key: key)
+        }
+        let deliveries = failedDeliveries(in: items)
+        entry.pages += 1
+        entry.notifications += payloads.count
+        entry.note = nil
+        entry.updatedAt = Date()
+        if page.hasMore == true {
+            guard let token = page.paginationToken, !token.isEmpty else {
+                let error = HistorySyncError(.malformedResponse, "Apple said there is more history but sent no token")
+                throw await noted(error, on: entry, key: key)
+            }
+            entry.paginationToken = token
+        } else {
+            entry.paginationToken = nil
+            entry.state = .covered
+        }
+        let saved = entry
+        let listed = listing ? payloads.compactMap(Self.notificationUUID(inSignedPayload:)) : []
+        let ledger = try await record(key, deliveries: deliveries, listed: listed) { $0.record(saved) }
+
+        progress.pages += 1
+        progress.notifications += payloads.count
+        progress.skippedItems += items.count - payloads.count
+        var failedByResult: [String: Int] = [:]
+        for delivery in deliveries { failedByResult[delivery.lastResult, default: 0] += 1 }
+        progress.failedDeliveries.merge(failedByResult, uniquingKeysWith: +)
+        metrics.countPage(notifications: payloads.count)
+        metrics.countFailedDeliveries(failedByResult)
+        if key.filter.isEmpty { metrics.show(ledger) }
+        if entry.state == .covered {
+            progress.coveredRanges.append(entry.range)
+            metrics.countRange(lost: false)
+        }
+        return entry
     }
 
     /// Asks Apple again for `ranges`, which earlier syncs covered, at most ``Configuration/rangeLimit`` at a time. What Apple lists
@@ -403,18 +414,20 @@ package struct HistorySync: Sendable {
                         paginationToken: paginationToken,
                         environment: environment
                     )
-                } catch  where error.code == .cancelled {
-                    return false
-                } catch
-                    where paginationToken != nil
-                    && (error.appleErrorCode == AppStoreServerAPIClient.paginationTokenExpired
-                        || error.appleErrorCode == AppStoreServerAPIClient.invalidPaginationToken)
-                {
-                    restarts += 1
-                    progress.restarts += 1
-                    guard restarts <= configuration.maximumRestarts else { throw error }
-                    paginationToken = nil
-                    continue
+                } catch {
+                    // A second look notes nothing in the ledger: any other failure ends it, and the next turn looks again.
+                    switch PageFailure(error, resuming: paginationToken != nil) {
+                    case .stop:
+                        return false
+                    case .restartRange where paginationToken != nil:
+                        restarts += 1
+                        progress.restarts += 1
+                        guard restarts <= configuration.maximumRestarts else { throw error }
+                        paginationToken = nil
+                        continue
+                    case .restartRange, .rangeGone, .fail:
+                        throw error
+                    }
                 }
                 let items = page.notificationHistory ?? []
                 // A payload without a notificationUUID cannot be told apart from one fed before: the first look fed it.
