@@ -73,13 +73,12 @@ struct DevCommandTests {
         }
         let expected = (Fixtures.v2Cases + Fixtures.v1Cases).filter { $0.expectedStatus == "OK" }.count
         var (stored, rejected) = (-1, -1)
-        let deadline = ContinuousClock.now.advanced(by: .seconds(120))
-        while (stored, rejected) != (expected, rejectedExpected), ContinuousClock.now < deadline {
+        _ = try await eventually(timeout: .seconds(120)) {
             let status = try await ASNPProcess.run(["status", "--config", configFile.path, "--json"])
             let counts = status.jsonLines.first?["counts"] as? [String: Any]
             stored = (counts?["notificationsByType"] as? [String: Int])?.values.reduce(0, +) ?? -1
             rejected = (counts?["rejectedByStatus"] as? [String: Int])?.values.reduce(0, +) ?? -1
-            try await Task.sleep(for: .milliseconds(500))
+            return (stored, rejected) == (expected, rejectedExpected)
         }
         #expect(stored == expected, "every valid body is stored")
         #expect(rejected == rejectedExpected, "every invalid body is stored as rejected")
@@ -89,7 +88,7 @@ struct DevCommandTests {
         let bootstrap = try #require(banner.firstMatch(of: /in-process mock at ([0-9.:,]+),/)?.output.1)
         var eventIDs: [Substring] = []
         var events: [(key: Substring, headers: [Substring])] = []
-        while Set(eventIDs).count < expected, ContinuousClock.now < deadline {
+        _ = try await eventually(timeout: .seconds(120)) {
             let decoded = try await runProgram(
                 "kcat",
                 ["-C", "-b", String(bootstrap), "-t", PipelineTopics.decoded, "-e", "-q", "-f", "%k %h\n"]
@@ -102,6 +101,7 @@ struct DevCommandTests {
             eventIDs = events.compactMap { _, headers in
                 headers.first { $0.hasPrefix("ce_id=") }.map { $0.dropFirst("ce_id=".count) }
             }
+            return Set(eventIDs).count >= expected
         }
         #expect(Set(eventIDs).count == expected)
         // Every shape names its app and environment (summary, external purchase token and app data included), and
@@ -140,20 +140,17 @@ struct DevCommandTests {
             let response = try await HTTPClient.shared.execute(request, timeout: .seconds(10))
             #expect(response.status == .ok)
         }
-        var outputs = try await OutputReconciliation.check(
-            bootstrapServers: String(bootstrap),
-            port: postgresPort,
-            database: "asnp"
-        )
         // The last bodies may still be on their way to the tables: the check holds once they are stored.
-        while !outputs.problems.isEmpty, ContinuousClock.now < deadline.advanced(by: .seconds(60)) {
-            try await Task.sleep(for: .milliseconds(500))
-            outputs = try await OutputReconciliation.check(
+        var lastCheck: OutputReconciliation?
+        _ = try await eventually(timeout: .seconds(120)) {
+            lastCheck = try await OutputReconciliation.check(
                 bootstrapServers: String(bootstrap),
                 port: postgresPort,
                 database: "asnp"
             )
+            return lastCheck?.problems.isEmpty == true
         }
+        let outputs = try #require(lastCheck)
         #expect(outputs.problems.isEmpty, "\(outputs.problems)")
         #expect(outputs.deadLetters == rejectedExpected)
         let before = try await ASNPProcess.run(["status", "--config", configFile.path, "--json"])

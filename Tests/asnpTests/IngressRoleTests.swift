@@ -160,8 +160,7 @@ struct IngressRoleTests {
         let consumer = try KafkaConsumer(configuration: consumerConfiguration, logger: logger)
         var found: [String: KafkaMessage] = [:]
         // Stored messages are there at once; the bound only turns a loss into a failure instead of a hang.
-        let deadline = ContinuousClock.now.advanced(by: .seconds(120))
-        while found.count < stored.count, ContinuousClock.now < deadline {
+        _ = try await eventually(timeout: .seconds(120)) {
             for event in try await consumer.poll(maxMessages: 100, maxWait: .milliseconds(100)) {
                 guard case .messages(let messages) = event else { continue }
                 for message in messages {
@@ -170,6 +169,7 @@ struct IngressRoleTests {
                     }
                 }
             }
+            return found.count >= stored.count
         }
         try await consumer.close()
         for (id, body) in stored {

@@ -47,13 +47,12 @@ struct LoadgenCommandTests {
 
         let configFile = directory.appendingPathComponent("data/dev.json").path
         var (stored, rejected) = (-1, -1)
-        let deadline = ContinuousClock.now.advanced(by: .seconds(120))
-        while (stored, rejected) != (120, 2), ContinuousClock.now < deadline {
+        _ = try await eventually(timeout: .seconds(120)) {
             let status = try await ASNPProcess.run(["status", "--config", configFile, "--json"])
             let counts = status.jsonLines.first?["counts"] as? [String: Any]
             stored = (counts?["notificationsByType"] as? [String: Int])?.values.reduce(0, +) ?? -1
             rejected = (counts?["rejectedByStatus"] as? [String: Int])?.values.reduce(0, +) ?? -1
-            try await Task.sleep(for: .milliseconds(500))
+            return (stored, rejected) == (120, 2)
         }
         #expect(stored == 120)
         #expect(rejected == 2)
@@ -101,20 +100,16 @@ struct LoadgenCommandTests {
         #expect(report["sent"] as? Int == storm.count)
         #expect(report["ok"] as? Int == storm.count)
 
-        var reconciliation = try await PipelineReconciliation.check(
-            accepted: storm,
-            port: dev.postgresPort,
-            database: "asnp"
-        )
-        let deadline = ContinuousClock.now.advanced(by: .seconds(120))
-        while !reconciliation.problems.isEmpty, ContinuousClock.now < deadline {
-            try await Task.sleep(for: .milliseconds(500))
-            reconciliation = try await PipelineReconciliation.check(
+        var lastCheck: PipelineReconciliation?
+        _ = try await eventually(timeout: .seconds(120)) {
+            lastCheck = try await PipelineReconciliation.check(
                 accepted: storm,
                 port: dev.postgresPort,
                 database: "asnp"
             )
+            return lastCheck?.problems.isEmpty == true
         }
+        let reconciliation = try #require(lastCheck)
         #expect(reconciliation.problems.isEmpty, "\(reconciliation.problems)")
         #expect(reconciliation.stored == 270, "the V2 notifications (a tenth of 300 is V1)")
         #expect(reconciliation.rejectedDeliveries >= 6, "each tampered body at least once")

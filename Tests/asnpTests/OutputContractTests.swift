@@ -180,12 +180,11 @@ struct OutputContractTests {
         // Events are published right after their batch committed: read until all are there.
         var decoded: (lines: [String], events: [[String: Any]]) = ([], [])
         var letters = decoded
-        let deadline = ContinuousClock.now.advanced(by: .seconds(120))
-        repeat {
-            try await Task.sleep(for: .milliseconds(500))
+        _ = try await eventually(timeout: .seconds(120)) {
             decoded = try await Self.tail(["decoded"], settings: dev.settingsFile)
             letters = try await Self.tail(["dead-letters"], settings: dev.settingsFile)
-        } while (decoded.lines.count < stored || letters.lines.count < rejected) && ContinuousClock.now < deadline
+            return decoded.lines.count >= stored && letters.lines.count >= rejected
+        }
         #expect(decoded.lines.count == stored)
         #expect(letters.lines.count == rejected)
         let states = try await Self.tail(["state"], settings: dev.settingsFile)
