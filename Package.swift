@@ -225,6 +225,22 @@ let package = Package(
             ],
             swiftSettings: strictSettings
         ),
+        // What the operators' commands report, apart from parsing and printing: the store's counts, a
+        // subscription, retention, the reconciler's ledgers, verification results, output events as JSON lines.
+        .target(
+            name: "PipelineReports",
+            dependencies: [
+                "AppStoreModels",
+                "AppStoreVerification",
+                "CommandSupport",
+                "KafkaClient",
+                "NotificationStore",
+                "PipelineContract",
+                .product(name: "NIOCore", package: "swift-nio"),
+                .product(name: "Logging", package: "swift-log"),
+            ],
+            swiftSettings: strictSettings
+        ),
         // The wiring: settings (environment + file) and one builder per role, returning services ready for a
         // ServiceGroup. The commands parse arguments and run what these build; tests build the same in-process.
         .target(
@@ -260,6 +276,7 @@ let package = Package(
                 "KafkaClient",
                 "NotificationStore",
                 "PipelineContract",
+                "PipelineReports",
                 "PipelineServices",
                 "PipelineStatus",
                 .target(name: "LocalPostgres", condition: .when(traits: ["DevelopmentTools"])),
@@ -472,6 +489,26 @@ let package = Package(
                 .product(name: "NIOHTTP1", package: "swift-nio"),
                 .product(name: "Prometheus", package: "swift-prometheus"),
                 .product(name: "ServiceLifecycle", package: "swift-service-lifecycle"),
+                .product(name: "Logging", package: "swift-log"),
+            ],
+            swiftSettings: strictSettings
+        ),
+        .testTarget(
+            name: "PipelineReportsTests",
+            dependencies: [
+                "PipelineReports",
+                "CommandSupport",
+                "NotificationStore",
+                "KafkaClient",
+                "PipelineContract",
+                "AppStoreModels",
+                "AppStoreVerification",
+                "AppStoreSigning",
+                "AppStoreTestSupport",
+                "StoreTestSupport",
+                .product(name: "X509", package: "swift-certificates"),
+                .product(name: "SwiftASN1", package: "swift-asn1"),
+                .product(name: "NIOCore", package: "swift-nio"),
                 .product(name: "Logging", package: "swift-log"),
             ],
             swiftSettings: strictSettings
