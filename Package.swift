@@ -225,6 +225,18 @@ let package = Package(
             ],
             swiftSettings: strictSettings
         ),
+        // Notifications put back on the raw topic for the workers to verify again: rejected rows, offset ranges.
+        .target(
+            name: "PipelineReplay",
+            dependencies: [
+                "KafkaClient",
+                "NotificationStore",
+                "PipelineContract",
+                .product(name: "NIOCore", package: "swift-nio"),
+                .product(name: "Logging", package: "swift-log"),
+            ],
+            swiftSettings: strictSettings
+        ),
         // What the operators' commands report, apart from parsing and printing: the store's counts, a
         // subscription, retention, the reconciler's ledgers, verification results, output events as JSON lines.
         .target(
@@ -276,6 +288,7 @@ let package = Package(
                 "KafkaClient",
                 "NotificationStore",
                 "PipelineContract",
+                "PipelineReplay",
                 "PipelineReports",
                 "PipelineServices",
                 "PipelineStatus",
@@ -489,6 +502,20 @@ let package = Package(
                 .product(name: "NIOHTTP1", package: "swift-nio"),
                 .product(name: "Prometheus", package: "swift-prometheus"),
                 .product(name: "ServiceLifecycle", package: "swift-service-lifecycle"),
+                .product(name: "Logging", package: "swift-log"),
+            ],
+            swiftSettings: strictSettings
+        ),
+        .testTarget(
+            name: "PipelineReplayTests",
+            dependencies: [
+                "PipelineReplay",
+                "AppStoreModels",
+                "NotificationStore",
+                "KafkaClient",
+                "PipelineContract",
+                "StoreTestSupport",
+                .product(name: "NIOCore", package: "swift-nio"),
                 .product(name: "Logging", package: "swift-log"),
             ],
             swiftSettings: strictSettings
