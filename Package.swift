@@ -228,6 +228,34 @@ let package = Package(
             ],
             swiftSettings: strictSettings
         ),
+        // Notifications put back on the raw topic for the workers to verify again: rejected rows, offset ranges.
+        .target(
+            name: "PipelineReplay",
+            dependencies: [
+                "KafkaClient",
+                "NotificationStore",
+                "PipelineContract",
+                .product(name: "NIOCore", package: "swift-nio"),
+                .product(name: "Logging", package: "swift-log"),
+            ],
+            swiftSettings: strictSettings
+        ),
+        // What the operators' commands report, apart from parsing and printing: the store's counts, a
+        // subscription, retention, the reconciler's ledgers, verification results, output events as JSON lines.
+        .target(
+            name: "PipelineReports",
+            dependencies: [
+                "AppStoreModels",
+                "AppStoreVerification",
+                "CommandSupport",
+                "KafkaClient",
+                "NotificationStore",
+                "PipelineContract",
+                .product(name: "NIOCore", package: "swift-nio"),
+                .product(name: "Logging", package: "swift-log"),
+            ],
+            swiftSettings: strictSettings
+        ),
         // The wiring: settings (environment + file) and one builder per role, returning services ready for a
         // ServiceGroup. The commands parse arguments and run what these build; tests build the same in-process.
         .target(
@@ -265,6 +293,8 @@ let package = Package(
                 "KafkaClient",
                 "NotificationStore",
                 "PipelineContract",
+                "PipelineReplay",
+                "PipelineReports",
                 "PipelineServices",
                 "PipelineStatus",
                 .target(name: "LocalPostgres", condition: .when(traits: ["DevelopmentTools"])),
@@ -494,6 +524,40 @@ let package = Package(
         ),
         // Both executables' commands, the pipeline's processes under faults, the generated CLI reference (Docs/cli.md),
         // Deploy/'s files and alert rules.
+        .testTarget(
+            name: "PipelineReplayTests",
+            dependencies: [
+                "PipelineReplay",
+                "AppStoreModels",
+                "NotificationStore",
+                "KafkaClient",
+                "PipelineContract",
+                "StoreTestSupport",
+                .product(name: "NIOCore", package: "swift-nio"),
+                .product(name: "Logging", package: "swift-log"),
+            ],
+            swiftSettings: strictSettings
+        ),
+        .testTarget(
+            name: "PipelineReportsTests",
+            dependencies: [
+                "PipelineReports",
+                "CommandSupport",
+                "NotificationStore",
+                "KafkaClient",
+                "PipelineContract",
+                "AppStoreModels",
+                "AppStoreVerification",
+                "AppStoreSigning",
+                "AppStoreTestSupport",
+                "StoreTestSupport",
+                .product(name: "X509", package: "swift-certificates"),
+                .product(name: "SwiftASN1", package: "swift-asn1"),
+                .product(name: "NIOCore", package: "swift-nio"),
+                .product(name: "Logging", package: "swift-log"),
+            ],
+            swiftSettings: strictSettings
+        ),
         .testTarget(
             name: "asnpTests",
             dependencies: [

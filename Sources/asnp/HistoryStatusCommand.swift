@@ -3,6 +3,7 @@ import CommandSupport
 import Foundation
 import Logging
 import NotificationStore
+import PipelineReports
 import PipelineServices
 
 /// `asnp history status`: the reconciler's coverage ledgers and the failed deliveries Apple reported.

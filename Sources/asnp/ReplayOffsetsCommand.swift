@@ -1,6 +1,7 @@
 import ArgumentParser
 import KafkaClient
 import Logging
+import PipelineReplay
 import PipelineServices
 
 /// `asnp replay offsets`: a raw-topic offset range back onto the raw topic.
@@ -48,16 +49,15 @@ struct ReplayOffsetsCommand: AsyncParsableCommand {
         let rawTopic = try settings.rawTopic()
         let source = KafkaTopicPartition(topic: topic ?? rawTopic, partition: partition)
         let reader = try KafkaPartitionReader(cluster: cluster, logger: logger)
-        var replayed = 0
-        try await RawTopicReplay.with(cluster: cluster, topic: rawTopic, logger: logger) { replay in
-            try await reader.read(source, offsets: from..<to) { messages in
-                let (acknowledged, failure) = await replay.send(messages.map(replay.message(copying:)))
-                replayed += acknowledged.count
-                if let failure {
-                    print("replayed \(replayed) message(s) of \(source) to \(rawTopic) before a failure")
-                    throw failure
-                }
+        let (from, to) = (self.from, self.to)
+        let replayed: Int
+        do {
+            replayed = try await RawTopicReplay.with(cluster: cluster, topic: rawTopic, logger: logger) { replay in
+                try await replay.replay(source, offsets: from..<to, reader: reader)
             }
+        } catch let interrupted as ReplayInterrupted<Int> {
+            print("replayed \(interrupted.progress) message(s) of \(source) to \(rawTopic) before a failure")
+            throw interrupted.failure
         }
         print("replayed \(replayed) message(s) of \(source) offsets \(from)..<\(to) to \(rawTopic)")
     }

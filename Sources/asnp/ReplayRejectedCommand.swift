@@ -3,7 +3,7 @@ import Foundation
 import KafkaClient
 import Logging
 import NotificationStore
-import PipelineContract
+import PipelineReplay
 import PipelineServices
 
 /// `asnp replay rejected`: rejected notifications back onto the raw topic.
@@ -62,74 +62,22 @@ struct ReplayRejectedCommand: AsyncParsableCommand {
         let rawTopic = try settings.rawTopic()
         let database = try settings.database()
 
-        var summary = Summary()
         let reader = try KafkaPartitionReader(cluster: cluster, logger: logger)
-        try await RawTopicReplay.with(cluster: cluster, topic: rawTopic, logger: logger) { replay in
-            try await NotificationStore.withRunning(configuration: database, logger: logger) { store in
-                try await store.checkSchema()
-                var lastID: Int64 = 0
-                while true {
-                    let rows = try await store.rejectedNotifications(filter, afterID: lastID, limit: 500)
-                    guard let last = rows.last else { break }
-                    lastID = last.id
-                    try await replayPage(rows, with: replay, reader: reader, store: store, summary: &summary)
+        let dryRun = dryRun
+        let summary: RejectedReplay.Summary
+        do {
+            summary = try await RawTopicReplay.with(cluster: cluster, topic: rawTopic, logger: logger) { replay in
+                try await NotificationStore.withRunning(configuration: database, logger: logger) { store in
+                    try await store.checkSchema()
+                    return try await RejectedReplay(replay: replay, reader: reader, store: store, dryRun: dryRun)
+                        .run(filter)
                 }
             }
+        } catch let interrupted as ReplayInterrupted<RejectedReplay.Summary> {
+            print(interrupted.progress.report(topic: rawTopic, dryRun: false))
+            throw interrupted.failure
         }
         print(summary.report(topic: rawTopic, dryRun: dryRun))
-    }
-
-    private func replayPage(
-        _ rows: [RejectedNotification],
-        with replay: RawTopicReplay,
-        reader: KafkaPartitionReader,
-        store: NotificationStore,
-        summary: inout Summary
-    ) async throws {
-        var replayable: [(row: RejectedNotification, message: KafkaProducerMessage)] = []
-        for row in rows {
-            guard let headers = try? RawNotificationHeaders(fields: row.headers) else {
-                summary.withoutHeaders += 1
-                continue
-            }
-            guard headers.version == 2 else {
-                // The stored V1 body has its password redacted: the raw topic has it as Apple sent it.
-                if let original = try await Self.consumedMessage(at: row.source, reader: reader) {
-                    replayable.append((row, replay.message(copying: original)))
-                } else {
-                    summary.version1Gone.append(row.source)
-                }
-                continue
-            }
-            replayable.append((row, replay.message(body: row.body, headers: headers)))
-        }
-        if dryRun {
-            for entry in replayable { summary.replayed[entry.row.status, default: 0] += 1 }
-            return
-        }
-        let (acknowledged, failure) = await replay.send(replayable.map(\.message))
-        try await store.markReplayed(acknowledged.map { replayable[$0].row.id })
-        for index in acknowledged { summary.replayed[replayable[index].row.status, default: 0] += 1 }
-        if let failure {
-            print(summary.report(topic: replay.topic, dryRun: false))
-            throw failure
-        }
-    }
-
-    /// The raw-topic message at `source`, or nil when the partition no longer holds it (retention).
-    private static func consumedMessage(
-        at source: KafkaTopicPartitionOffset,
-        reader: KafkaPartitionReader
-    ) async throws -> KafkaMessage? {
-        var found: KafkaMessage?
-        do {
-            try await reader.read(source.topicPartition, offsets: source.offset..<(source.offset + 1)) { messages in
-                found = messages.first { $0.offset == source.offset }
-            }
-        } catch let error as KafkaError where error.code == .refused {
-            return nil
-        }
-        return found
     }
 
     private static func date(_ text: String, option: String) throws -> Date {
@@ -137,37 +85,5 @@ struct ReplayRejectedCommand: AsyncParsableCommand {
             throw ValidationError("\(option) takes an ISO 8601 time such as 2026-11-20T00:00:00Z, not '\(text)'")
         }
         return date
-    }
-
-    /// What a replay did, for its report.
-    struct Summary {
-        var replayed: [String: Int] = [:]
-        /// V1 rows whose body the raw topic no longer holds.
-        var version1Gone: [KafkaTopicPartitionOffset] = []
-        var withoutHeaders = 0
-
-        func report(topic: String, dryRun: Bool) -> String {
-            let total = replayed.values.reduce(0, +)
-            let statuses = replayed.sorted { $0.key < $1.key }.map { "\($0.key) \($0.value)" }.joined(separator: ", ")
-            var lines = [
-                "\(dryRun ? "would replay" : "replayed") \(total) rejected notification(s) to \(topic)"
-                    + (statuses.isEmpty ? "" : ": \(statuses)")
-            ]
-            if !version1Gone.isEmpty {
-                let examples = version1Gone.prefix(5).map { "\($0.topicPartition) offset \($0.offset)" }
-                lines.append(
-                    "skipped \(version1Gone.count) V1 notification(s) the raw topic no longer holds (stored with the "
-                        + "shared secret redacted, and not in Apple's history): "
-                        + examples.joined(separator: ", ") + (version1Gone.count > 5 ? ", ..." : "")
-                )
-            }
-            if withoutHeaders > 0 {
-                lines.append(
-                    "skipped \(withoutHeaders) without raw-topic headers: nothing tells which app or environment "
-                        + "they were for"
-                )
-            }
-            return lines.joined(separator: "\n")
-        }
     }
 }

@@ -3,6 +3,7 @@ import CommandSupport
 import Foundation
 import Logging
 import NotificationStore
+import PipelineReports
 import PipelineServices
 
 /// `asnp retention`: the months of raw bodies kept, and dropping those past the retention setting.
@@ -62,32 +63,9 @@ struct RetentionCommand: AsyncParsableCommand {
         }
         let (apply, dryRun) = (self.apply, self.dryRun)
         do {
-            let (partitions, retention, deliveries) = try await NotificationStore.withRunning(
-                configuration: configuration,
-                logger: logger
-            ) { store in
-                let retention =
-                    apply
-                    ? try await store.applyBodyRetention(keepMonths: retainMonths ?? 0, dryRun: dryRun)
-                    : BodyRetention()
-                let deliveries =
-                    apply && !dryRun
-                    ? try await store.deleteHistoryDeliveries(
-                        fetchedBefore: NotificationStore.retentionCutoff(keepMonths: retainMonths ?? 0)
-                    ) : 0
-                return (try await store.bodyPartitions(), retention, deliveries)
+            let report = try await NotificationStore.withRunning(configuration: configuration, logger: logger) {
+                try await RetentionReport.run(on: $0, retainMonths: retainMonths, apply: apply, dryRun: dryRun)
             }
-            let report = Report(
-                retainMonths: retainMonths,
-                cutoff: retainMonths.map { Report.instant(NotificationStore.retentionCutoff(keepMonths: $0)) },
-                dropped: apply && !dryRun ? retention.dropped.map(\.name) : [],
-                wouldDrop: dryRun ? retention.dropped.map(\.name) : [],
-                held: retention.held.map(Report.Held.init),
-                deletedFailedDeliveries: deliveries,
-                months: (dryRun
-                    ? partitions : partitions.filter { kept in !retention.dropped.contains { $0.name == kept.name } })
-                    .map(Report.Month.init)
-            )
             if json {
                 TextColumns.printJSON(report)
             } else {
@@ -96,79 +74,6 @@ struct RetentionCommand: AsyncParsableCommand {
         } catch {
             FileHandle.standardError.write(Data("asnp retention: \(configuration.redactedURL): \(error)\n".utf8))
             throw CLIExit.failed
-        }
-    }
-
-    /// What the command found and did.
-    struct Report: Encodable {
-        struct Month: Encodable {
-            var name: String
-            /// RFC 3339, as every instant of the report.
-            var start: String
-            var end: String
-            var bytes: Int64
-            /// PostgreSQL's estimate; -1 before the month was first analyzed.
-            var estimatedRows: Int64
-
-            init(_ partition: BodyPartition) {
-                (name, start, end, bytes, estimatedRows) = (
-                    partition.name, instant(partition.start), instant(partition.end), partition.bytes,
-                    partition.estimatedRows
-                )
-            }
-        }
-
-        /// A month past retention kept because decoded events of its notifications wait in the outbox.
-        struct Held: Encodable {
-            var name: String
-            var unpublishedEvents: Int
-
-            init(_ held: BodyRetention.HeldMonth) {
-                (name, unpublishedEvents) = (held.partition.name, held.unpublishedEvents)
-            }
-        }
-
-        static func instant(_ date: Date) -> String {
-            ISO8601DateFormatter().string(from: date)
-        }
-
-        var retainMonths: Int?
-        /// Months ending on or before this are dropped.
-        var cutoff: String?
-        var dropped: [String]
-        var wouldDrop: [String]
-        /// Months past retention kept until their events are published.
-        var held: [Held]
-        /// Rows of history_deliveries deleted (last reported before the cutoff).
-        var deletedFailedDeliveries: Int
-        var months: [Month]
-
-        var text: String {
-            var lines: [String] = []
-            if let retainMonths, let cutoff {
-                lines.append("retention: the current month and \(retainMonths) before it; bodies before \(cutoff) go")
-            } else {
-                lines.append("retention: none set (retention.retainBodyMonths): bodies are kept for good")
-            }
-            lines += dropped.map { "dropped \($0)" } + wouldDrop.map { "would drop \($0)" }
-            lines += held.map {
-                "kept \($0.name): \($0.unpublishedEvents) decoded events of its notifications wait in the outbox"
-            }
-            if deletedFailedDeliveries > 0 {
-                lines.append("deleted \(deletedFailedDeliveries) failed deliveries reported before the cutoff")
-            }
-            // RFC 3339 instants in UTC compare as text.
-            let rows =
-                [["month", "from", "rows (estimate)", "bytes", ""]]
-                + months.map { month in
-                    [
-                        month.name, month.start, month.estimatedRows < 0 ? "-" : "\(month.estimatedRows)",
-                        "\(month.bytes)", cutoff.map { month.end <= $0 ? "past retention" : "kept" } ?? "kept",
-                    ]
-                }
-            let widths = (0..<5).map { column in (rows.map { $0[column].count }.max() ?? 0) + 1 }
-            lines += rows.map { TextColumns.line($0, widths: widths).trimmingCharacters(in: .whitespaces) }
-            return lines.joined(separator: "\n")
         }
     }
 }

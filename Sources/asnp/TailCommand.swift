@@ -1,8 +1,10 @@
 import ArgumentParser
+import CommandSupport
 import Foundation
 import KafkaClient
 import Logging
 import PipelineContract
+import PipelineReports
 import PipelineServices
 
 /// `asnp tail`: an output topic's events as JSON lines, for people and scripts downstream.
@@ -76,17 +78,18 @@ struct TailCommand: AsyncParsableCommand {
             case .deadLetters: topics.deadLetter
             }
         let filter = TailFilter(keys: Set(keys), types: types)
-        let admin = try KafkaAdminClient(cluster: cluster, logger: logger)
-        let reader = try KafkaPartitionReader(cluster: cluster, logger: logger)
+        let tail = OutputTopicTail(
+            topic: topic,
+            admin: try KafkaAdminClient(cluster: cluster, logger: logger),
+            reader: try KafkaPartitionReader(cluster: cluster, logger: logger),
+            follow: follow
+        )
         let output = StreamWriter(handle: .standardOutput)
         var printed = 0
         // The next offset to read per partition; partitions added later start at their beginning.
-        var next: [KafkaTopicPartition: Int64] = [:]
-        if from == .end {
-            next = try await admin.watermarks(of: topic).mapValues(\.high)
-        }
+        let start = from == .end ? try await tail.ends() : [:]
         do {
-            try await tail(topic: topic, from: next, admin: admin, reader: reader) { messages in
+            try await tail.read(from: start) { messages in
                 // Flushed per chunk: a follower sees each event about when it arrives.
                 defer { output.flush() }
                 for message in messages where filter.accepts(message) {
@@ -100,34 +103,4 @@ struct TailCommand: AsyncParsableCommand {
     }
 
     private struct LimitReached: Error {}
-
-    /// Hands every message of `topic` from `start` (per partition; the beginning for the others) to `body`, in order
-    /// per partition, to the end each partition has when read; with --follow, again and again.
-    private func tail(
-        topic: String,
-        from start: [KafkaTopicPartition: Int64],
-        admin: KafkaAdminClient,
-        reader: KafkaPartitionReader,
-        _ body: ([KafkaMessage]) throws -> Void
-    ) async throws {
-        var next = start
-        while true {
-            var readAny = false
-            let watermarks = try await admin.watermarks(of: topic).sorted { $0.key.partition < $1.key.partition }
-            for (partition, marks) in watermarks {
-                let first = max(next[partition] ?? marks.low, marks.low)
-                guard first < marks.high else { continue }
-                // The next read goes on after the last message read: a read that ended early misses nothing.
-                try await reader.read(partition, offsets: first..<marks.high) { messages in
-                    try body(messages)
-                    if let last = messages.last {
-                        next[partition] = last.offset + 1
-                        readAny = true
-                    }
-                }
-            }
-            guard follow else { return }
-            if !readAny { try await Task.sleep(for: .milliseconds(500)) }
-        }
-    }
 }

@@ -2,6 +2,7 @@ import AppStoreVerification
 import ArgumentParser
 import CommandSupport
 import Foundation
+import PipelineReports
 
 /// `asnp verify`: offline verification of raw notification bodies, for operators and tests.
 struct VerifyCommand: AsyncParsableCommand {

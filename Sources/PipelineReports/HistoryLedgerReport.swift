@@ -2,36 +2,36 @@ import Foundation
 import NotificationStore
 
 /// The reconciler's ledgers and the failed deliveries Apple reported, for `asnp history status` and `asnp status`.
-struct HistoryLedgerReport: Encodable {
+package struct HistoryLedgerReport: Encodable {
     /// One ledger: an app's history in one environment, with one filter.
-    struct Ledger: Encodable {
-        var bundleID: String
-        var environment: String
-        var filter: String
+    package struct Ledger: Encodable {
+        package var bundleID: String
+        package var environment: String
+        package var filter: String
         /// The end of the unbroken covered-or-lost run from the first range: everything before it is settled.
-        var settledUntil: Date?
-        var coveredSeconds: Double
-        var lostSeconds: Double
-        var ranges: [Range]
+        package var settledUntil: Date?
+        package var coveredSeconds: Double
+        package var lostSeconds: Double
+        package var ranges: [Range]
     }
 
-    struct Range: Encodable {
-        var start: Date
-        var end: Date
-        var state: String
-        var pages: Int
-        var notifications: Int
+    package struct Range: Encodable {
+        package var start: Date
+        package var end: Date
+        package var state: String
+        package var pages: Int
+        package var notifications: Int
         /// Why a range is lost, or the last error met fetching a range in progress.
-        var note: String?
-        var resumable: Bool
-        var updatedAt: Date
+        package var note: String?
+        package var resumable: Bool
+        package var updatedAt: Date
     }
 
-    var ledgers: [Ledger]
-    var failedDeliveries: [HistoryDelivery.Summary]
+    package var ledgers: [Ledger]
+    package var failedDeliveries: [HistoryDelivery.Summary]
 
     /// Reads both from `store`.
-    static func read(from store: NotificationStore) async throws -> HistoryLedgerReport {
+    package static func read(from store: NotificationStore) async throws -> HistoryLedgerReport {
         let ledgers = try await store.historyLedgers()
         return HistoryLedgerReport(
             ledgers: ledgers.map { ledger in
@@ -62,7 +62,7 @@ struct HistoryLedgerReport: Encodable {
 
     /// One line per ledger (ranges in progress and lost ones listed under it; covered ones summed); `detailed` lists
     /// every range.
-    func lines(detailed: Bool) -> [String] {
+    package func lines(detailed: Bool) -> [String] {
         var lines: [String] = []
         if ledgers.isEmpty { lines.append("history         no ledger: the reconciler has not run") }
         for ledger in ledgers {

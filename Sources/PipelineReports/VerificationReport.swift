@@ -1,13 +1,19 @@
 import AppStoreModels
 import AppStoreVerification
+import CommandSupport
 
 /// The JSON object `asnp verify` prints for one body: a stable contract other tools and tests parse.
-struct VerificationReport {
-    var id: BatchInputID?
-    var result: NotificationVerificationResult
+package struct VerificationReport {
+    package var id: BatchInputID?
+    package var result: NotificationVerificationResult
+
+    package init(id: BatchInputID? = nil, result: NotificationVerificationResult) {
+        self.id = id
+        self.result = result
+    }
 
     /// One line of JSON, keys in a fixed order.
-    var jsonLine: String {
+    package var jsonLine: String {
         var object = OrderedJSONObject()
         if let id { object.append("id", .raw(id.json)) }
         object.append("status", .string(result.status))

@@ -1,17 +1,18 @@
+import CommandSupport
 import Foundation
 import KafkaClient
 import NIOCore
 import PipelineContract
 
 /// One line of `asnp tail`: `{"topic", "partition", "offset", "key", "headers", "value" | "valueBase64"}`.
-struct TailLine {
-    let message: KafkaMessage
+package struct TailLine {
+    package let message: KafkaMessage
 
-    init(_ message: KafkaMessage) {
+    package init(_ message: KafkaMessage) {
         self.message = message
     }
 
-    var json: String {
+    package var json: String {
         var line = OrderedJSONObject()
         line.append("topic", .string(message.topic))
         line.append("partition", .int(Int64(message.partition)))
@@ -34,7 +35,7 @@ struct TailLine {
 
     /// JSON text on one line: a line break in valid JSON can only be whitespace between tokens (strings hold them
     /// escaped), so it becomes a space and the value stays the same.
-    static func oneLine(_ json: [UInt8]) -> String {
+    package static func oneLine(_ json: [UInt8]) -> String {
         String(decoding: json.map { $0 == 0x0A || $0 == 0x0D ? 0x20 : $0 }, as: UTF8.self)
     }
 }

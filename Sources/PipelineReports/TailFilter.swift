@@ -3,11 +3,16 @@ import NIOCore
 import PipelineContract
 
 /// Which events `asnp tail` prints.
-struct TailFilter {
-    var keys: Set<String>
-    var types: [String]
+package struct TailFilter {
+    package var keys: Set<String>
+    package var types: [String]
 
-    func accepts(_ message: KafkaMessage) -> Bool {
+    package init(keys: Set<String>, types: [String]) {
+        self.keys = keys
+        self.types = types
+    }
+
+    package func accepts(_ message: KafkaMessage) -> Bool {
         if !keys.isEmpty {
             guard let key = message.key.map({ String(buffer: $0) }), keys.contains(key) else { return false }
         }

@@ -4,9 +4,9 @@ import Foundation
 ///
 /// The reads block: fine for a one-shot command reading its standard input, and `beforeRead` lets the caller
 /// flush its output first, so results of a slow producer's lines are not held back.
-struct LineReader {
+package struct LineReader {
     /// One line of input.
-    enum Line {
+    package enum Line {
         case line(ArraySlice<UInt8>)
         /// A line longer than the limit; its bytes were discarded.
         case tooLong
@@ -23,14 +23,14 @@ struct LineReader {
     private var discarding = false
 
     /// - Parameter maximumLineLength: longer lines are reported as ``Line/tooLong`` instead of being buffered.
-    init(handle: FileHandle, chunkSize: Int = 1 << 20, maximumLineLength: Int = 8 << 20) {
+    package init(handle: FileHandle, chunkSize: Int = 1 << 20, maximumLineLength: Int = 8 << 20) {
         self.handle = handle
         self.chunkSize = chunkSize
         self.maximumLineLength = maximumLineLength
     }
 
     /// The next line that is not blank, without its line break; nil at the end of input.
-    mutating func nextLine(beforeRead: () -> Void = {}) -> Line? {
+    package mutating func nextLine(beforeRead: () -> Void = {}) -> Line? {
         while true {
             if let newline = buffer[start...].firstIndex(of: UInt8(ascii: "\n")) {
                 let line = buffer[start..<newline]

@@ -1,23 +1,25 @@
 /// A flat JSON object that keeps its keys in insertion order, for output people read and diff.
-struct OrderedJSONObject {
-    enum Value {
+package struct OrderedJSONObject {
+    package enum Value {
         case string(String)
         case int(Int64)
         case null
         /// JSON text written as it is.
         case raw(String)
 
-        static func optionalString(_ value: String?) -> Value { value.map(Value.string) ?? .null }
-        static func optionalInt(_ value: Int64?) -> Value { value.map(Value.int) ?? .null }
+        package static func optionalString(_ value: String?) -> Value { value.map(Value.string) ?? .null }
+        package static func optionalInt(_ value: Int64?) -> Value { value.map(Value.int) ?? .null }
     }
 
     private var members: [(String, Value)] = []
 
-    mutating func append(_ key: String, _ value: Value) {
+    package init() {}
+
+    package mutating func append(_ key: String, _ value: Value) {
         members.append((key, value))
     }
 
-    var serialized: String {
+    package var serialized: String {
         var text = "{"
         for (index, (key, value)) in members.enumerated() {
             if index > 0 { text += "," }
@@ -33,7 +35,7 @@ struct OrderedJSONObject {
     }
 
     /// A JSON string literal (RFC 8259): quotes, backslashes and control characters escaped.
-    static func quoted(_ string: String) -> String {
+    package static func quoted(_ string: String) -> String {
         var text = "\""
         for scalar in string.unicodeScalars {
             switch scalar {

@@ -1,12 +1,13 @@
 import AppStoreVerification
+import CommandSupport
 import Foundation
 
 /// The id an input line of `asnp verify --jsonl` carries, echoed back as the same JSON value.
-struct BatchInputID: Sendable {
+package struct BatchInputID: Sendable {
     /// The id as JSON text.
-    let json: String
+    package let json: String
 
-    init?(_ value: Any) {
+    package init?(_ value: Any) {
         guard let data = try? JSONSerialization.data(withJSONObject: value, options: [.fragmentsAllowed]) else {
             return nil
         }
@@ -15,13 +16,18 @@ struct BatchInputID: Sendable {
 }
 
 /// Verifies JSON lines on all cores and prints the results in input order.
-struct BatchVerification {
-    let verifier: NotificationVerifier
+package struct BatchVerification {
+    package let verifier: NotificationVerifier
     /// How many bodies are verified at once.
-    let parallelism: Int
+    package let parallelism: Int
+
+    package init(verifier: NotificationVerifier, parallelism: Int) {
+        self.verifier = verifier
+        self.parallelism = parallelism
+    }
 
     /// Verifies every line `lines` yields, at most ``parallelism`` at once; returns whether every line verified.
-    func run(lines: inout LineReader, output: StreamWriter) async -> Bool {
+    package func run(lines: inout LineReader, output: StreamWriter) async -> Bool {
         var allVerified = true
         await withTaskGroup(of: (Int, VerificationReport).self) { group in
             // Results that finished before an earlier line did, held until it is their turn to print.

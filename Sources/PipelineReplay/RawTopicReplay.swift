@@ -5,19 +5,24 @@ import NIOCore
 import PipelineContract
 
 /// Produces replayed bodies to the raw topic, marked `asnp-source: replay`, and waits for every acknowledgement.
-struct RawTopicReplay {
-    let producer: KafkaProducer
-    let topic: String
+package struct RawTopicReplay {
+    package let producer: KafkaProducer
+    package let topic: String
+
+    package init(producer: KafkaProducer, topic: String) {
+        self.producer = producer
+        self.topic = topic
+    }
 
     /// A raw-topic message for a body and the headers it was first consumed with; keyed as the ingress keys it.
-    func message(body: [UInt8], headers: RawNotificationHeaders) -> KafkaProducerMessage {
+    package func message(body: [UInt8], headers: RawNotificationHeaders) -> KafkaProducerMessage {
         var replayed = headers
         replayed.source = .replay
         return replayed.message(body: ByteBuffer(bytes: body), topic: topic)
     }
 
     /// A consumed raw-topic message again, same key and headers but the source.
-    func message(copying original: KafkaMessage) -> KafkaProducerMessage {
+    package func message(copying original: KafkaMessage) -> KafkaProducerMessage {
         var headers = original.headers.filter { $0.key != RawNotificationHeaders.Name.source }
         headers.append(
             KafkaHeader(key: RawNotificationHeaders.Name.source, string: RawNotificationHeaders.Source.replay.rawValue)
@@ -26,7 +31,7 @@ struct RawTopicReplay {
     }
 
     /// Sends the messages; the indices acknowledged, and the first failure if any.
-    func send(_ messages: [KafkaProducerMessage]) async -> (acknowledged: [Int], failure: KafkaError?) {
+    package func send(_ messages: [KafkaProducerMessage]) async -> (acknowledged: [Int], failure: KafkaError?) {
         var acknowledged: [Int] = []
         var failure: KafkaError?
         for (index, result) in await producer.send(contentsOf: messages).enumerated() {
@@ -39,7 +44,7 @@ struct RawTopicReplay {
     }
 
     /// Runs `body` with a replay whose producer runs meanwhile and is drained afterwards.
-    static func with<T: Sendable>(
+    package static func with<T: Sendable>(
         cluster: KafkaClusterConfiguration,
         topic: String,
         logger: Logger,
