@@ -128,7 +128,7 @@ struct StoreFaultTests {
             try #require(pooled, "the running server answers within 6 tries of the short timeout")
             try await server.stop()
             let error = await #expect(throws: NotificationStoreError.self) { try await store.write(secondHalf) }
-            #expect(error?.isRetriable == true)
+            #expect(error?.isRetriable == true, "\(String(describing: error))")
             #expect([.unavailable, .timedOut].contains(error?.code))
             try await server.restart()
             // The pool reconnects by itself; the worker writes the same batch again until it succeeds.
@@ -171,7 +171,7 @@ struct StoreFaultTests {
                 // The batch statement is mid-way, its transaction open; now its connection dies.
                 try await server.psql(configuration.database, "SELECT pg_terminate_backend(\(backend))")
                 let error = await #expect(throws: NotificationStoreError.self) { try await write.value }
-                #expect(error?.isRetriable == true)
+                #expect(error?.isRetriable == true, "\(String(describing: error))")
             }
         }
         #expect(try await server.psql(configuration.database, "SELECT count(*) FROM notifications") == "0")
@@ -193,7 +193,7 @@ struct StoreFaultTests {
                 }
             }
             #expect(error?.code == .rolledBack)
-            #expect(error?.isRetriable == true)
+            #expect(error?.isRetriable == true, "\(String(describing: error))")
         }
         #expect(try await server.psql(configuration.database, "SELECT to_regclass('rolled_back_probe')") == "")
     }
@@ -281,7 +281,7 @@ struct StoreFaultTests {
             }
             #expect(watchers == "1")
             let error = await #expect(throws: NotificationStoreError.self) { try await store.write(large) }
-            #expect(error?.isRetriable == true)
+            #expect(error?.isRetriable == true, "\(String(describing: error))")
             #expect(error?.code != .timedOut, "the operation hung until its deadline: \(String(describing: error))")
             _ = try await killer.value
             #expect(try await server.psql(database.database, "SELECT count(*) FROM notifications") == "0")
@@ -311,7 +311,7 @@ struct StoreFaultTests {
                     try await store.write(NotificationBatch(entries: entries))
                 }
                 #expect(error?.code == .timedOut)
-                #expect(error?.isRetriable == true)
+                #expect(error?.isRetriable == true, "\(String(describing: error))")
                 // Without the deadline the write would wait for the lock forever; the bound is loose because a
                 // loaded machine (CI) answers slowly (12.8 s seen with a build running beside the tests).
                 #expect(ContinuousClock.now - start < .seconds(30))
@@ -420,6 +420,6 @@ struct StoreFaultTests {
         #expect(ended, "the COPY ended")
         let error = outcome.withLock { $0 }
         #expect(error?.code == .unavailable)
-        #expect(error?.isRetriable == true)
+        #expect(error?.isRetriable == true, "\(String(describing: error))")
     }
 }
