@@ -32,6 +32,9 @@ import Synchronization
 /// A lane's transaction waits at most ``lockTimeout`` for a lock, and a batch that failed before is written outside
 /// the lanes, in a transaction and on a connection of its own: one stuck subscription holds up the others once, that
 /// long, and from then on only its own partition.
+///
+/// Which batches a transaction takes and when it starts is decided by ``StateMachine``; this class keeps the batches'
+/// callers, runs the transactions and performs the machine's actions.
 final class GroupCommitWriter: Sendable {
     /// What became of one partition batch.
     struct Written: Sendable {
@@ -45,37 +48,70 @@ final class GroupCommitWriter: Sendable {
     /// same rows during a rebalance), and then the batches are written again apart.
     static let lockTimeout: Duration = .seconds(2)
 
-    private struct Pending: Sendable {
+    /// A batch handed in, and its caller.
+    private struct Waiter: Sendable {
         var batch: NotificationBatch
         var offset: KafkaTopicPartitionOffset
         var continuation: CheckedContinuation<Result<Written, NotificationStoreError>, Never>
-        var isBehind: Bool
+    }
+
+    /// A transaction the machine started, for ``run()`` to run.
+    private struct Transaction: Sendable {
+        var lane: Int
+        var batches: [Waiter]
     }
 
     private struct State {
-        var pending: [Pending] = []
-        var idleLanes: [CheckedContinuation<Bool, Never>] = []
-        /// Lanes pausing before their next transaction, by pause: resumed when it should start now (``startsNow``),
-        /// their pause is over, or the writer stops.
-        var pausedLanes: [Int: CheckedContinuation<Void, Never>] = [:]
-        var nextPause = 0
-        var stopped = false
+        var machine: StateMachine
+        /// The callers of the batches not yet answered.
+        var waiters: [StateMachine.Ticket: Waiter] = [:]
+        /// Transactions started and not yet taken by ``run()``, and ``run()`` waiting for one.
+        var started: [Transaction] = []
+        var runner: CheckedContinuation<Transaction?, Never>?
 
-        /// Whether the next transaction should start without waiting out the interval: a partition waiting is behind,
-        /// or the waiting batches make a whole transaction.
-        func startsNow(maximumMessages: Int) -> Bool {
-            pending.contains(where: \.isBehind) || pending.reduce(0) { $0 + $1.batch.entries.count } >= maximumMessages
+        /// Tells the machine of an event and records its actions; returns what is to be done outside the lock.
+        mutating func handle(_ event: (inout StateMachine) -> [StateMachine.Action]) -> Effects {
+            let actions = event(&machine)
+            return apply(actions)
+        }
+
+        /// Records `actions`, and returns what is to be done outside the lock.
+        mutating func apply(_ actions: [StateMachine.Action]) -> Effects {
+            var effects = Effects()
+            for action in actions {
+                switch action {
+                case .write(let lane, let tickets):
+                    // The callers stay until the transaction's end answers them.
+                    started.append(Transaction(lane: lane, batches: tickets.map { waiters[$0]! }))
+                case .answer(let tickets, let answer):
+                    for ticket in tickets {
+                        guard let waiter = waiters.removeValue(forKey: ticket) else { continue }
+                        effects.answers.append((waiter, answer))
+                    }
+                case .wakeUp(let at):
+                    effects.wakeUps.append(at)
+                }
+            }
+            if let runner, !started.isEmpty || machine.isStopped {
+                self.runner = nil
+                effects.runner = (runner, started.isEmpty ? nil : started.removeFirst())
+            }
+            return effects
         }
     }
 
+    /// What the machine's actions come to outside the lock.
+    private struct Effects: Sendable {
+        var answers: [(Waiter, StateMachine.Answer)] = []
+        var wakeUps: [ContinuousClock.Instant] = []
+        var runner: (CheckedContinuation<Transaction?, Never>, Transaction?)?
+    }
+
     private let store: NotificationStore
-    private let lanes: Int
-    private let maximumMessages: Int
-    private let interval: Duration
     private let commit: @Sendable ([KafkaTopicPartitionOffset]) async throws -> Void
     private let metrics: WorkerMetrics
     private let logger: Logger
-    private let state = Mutex(State())
+    private let state: Mutex<State>
 
     /// - Parameters:
     ///   - interval: the shortest time between the starts of one lane's transactions, unless a partition waiting is
@@ -91,25 +127,26 @@ final class GroupCommitWriter: Sendable {
         commit: @escaping @Sendable ([KafkaTopicPartitionOffset]) async throws -> Void
     ) {
         self.store = store
-        self.lanes = max(1, lanes)
-        self.maximumMessages = max(1, maximumMessages)
-        self.interval = max(.zero, interval)
         self.metrics = metrics
         self.logger = logger
         self.commit = commit
+        self.state = Mutex(
+            State(machine: StateMachine(lanes: lanes, maximumMessages: maximumMessages, interval: interval))
+        )
     }
 
     /// Writes transactions until cancelled; batches handed in after that fail as
-    /// ``NotificationStoreError/Code/shutDown``.
+    /// ``NotificationStoreError/Code/shutDown``. Returns once the transactions running then ended.
     func run() async {
         await withTaskCancellationHandler {
             await withDiscardingTaskGroup { group in
-                for _ in 0..<lanes {
-                    group.addTask { await self.runLane() }
+                perform(state.withLock { $0.handle { $0.start(now: .now) } })
+                while let transaction = await nextTransaction() {
+                    group.addTask { await self.write(transaction) }
                 }
             }
         } onCancel: {
-            stop()
+            perform(state.withLock { $0.handle { $0.stop() } })
         }
     }
 
@@ -137,152 +174,100 @@ final class GroupCommitWriter: Sendable {
             return Written(committed: committed, outboxMessages: result.outboxMessages)
         }
         let result = await withCheckedContinuation { continuation in
-            let pending = Pending(batch: batch, offset: offset, continuation: continuation, isBehind: isBehind)
-            let (accepted, lane, paused) = state.withLock {
-                state -> (Bool, CheckedContinuation<Bool, Never>?, [CheckedContinuation<Void, Never>]) in
-                guard !state.stopped else { return (false, nil, []) }
-                state.pending.append(pending)
-                guard state.startsNow(maximumMessages: maximumMessages) else {
-                    return (true, state.idleLanes.popLast(), [])
+            let waiter = Waiter(batch: batch, offset: offset, continuation: continuation)
+            perform(
+                state.withLock { state in
+                    let (ticket, actions) = state.machine.submit(
+                        messages: batch.entries.count,
+                        isBehind: isBehind,
+                        now: .now
+                    )
+                    state.waiters[ticket] = waiter
+                    return state.apply(actions)
                 }
-                defer { state.pausedLanes = [:] }
-                return (true, state.idleLanes.popLast(), Array(state.pausedLanes.values))
-            }
-            if !accepted { continuation.resume(returning: .failure(Self.stopped)) }
-            lane?.resume(returning: true)
-            for lane in paused { lane.resume() }
+            )
         }
         return try result.get()
     }
 
     /// Batches handed in and not yet taken by a transaction.
-    var waitingBatches: Int { state.withLock { $0.pending.count } }
+    var waitingBatches: Int { state.withLock { $0.machine.waitingBatches } }
 
     /// Lanes waiting for the interval since their last transaction's start to pass, with batches waiting.
-    var pausingLanes: Int { state.withLock { $0.pausedLanes.count } }
+    var pausingLanes: Int { state.withLock { $0.machine.pausingLanes } }
 
     private static let stopped = NotificationStoreError(code: .shutDown, reason: "the worker's writer has stopped")
 
-    private func stop() {
-        let (lanes, paused, pending) = state.withLock { state in
-            state.stopped = true
-            defer {
-                state.idleLanes = []
-                state.pausedLanes = [:]
-                state.pending = []
-            }
-            return (state.idleLanes, state.pausedLanes.values, state.pending)
-        }
-        for lane in lanes { lane.resume(returning: false) }
-        for lane in paused { lane.resume() }
-        for batch in pending { batch.continuation.resume(returning: .failure(Self.stopped)) }
-    }
-
-    private func runLane() async {
-        var notBefore = ContinuousClock.now
-        while let group = await nextGroup(notBefore: notBefore) {
-            notBefore = .now + interval
-            await write(group)
-        }
-    }
-
-    /// The batches of the next transaction, waiting for one to be handed in and, unless one is behind or they make a
-    /// whole transaction, until `notBefore`; nil once stopped.
-    private func nextGroup(notBefore: ContinuousClock.Instant) async -> [Pending]? {
-        enum Next {
-            case stopped, group([Pending]), idle, early
-        }
-        while true {
-            let next = state.withLock { state -> Next in
-                if state.stopped { return .stopped }
-                if state.pending.isEmpty { return .idle }
-                guard ContinuousClock.now >= notBefore || state.startsNow(maximumMessages: maximumMessages)
-                else { return .early }
-                return .group(Self.takeGroup(from: &state.pending, maximumMessages: maximumMessages))
-            }
-            switch next {
-            case .stopped:
-                return nil
-            case .group(let group):
-                return group
-            case .early:
-                await pause(until: notBefore)
-            case .idle:
-                let woken = await withCheckedContinuation { continuation in
-                    let resumeNow = state.withLock { state -> Bool? in
-                        if state.stopped { return false }
-                        if !state.pending.isEmpty { return true }
-                        state.idleLanes.append(continuation)
-                        return nil
-                    }
-                    if let resumeNow { continuation.resume(returning: resumeNow) }
+    /// The next transaction the machine started; nil once it stopped and every one was taken.
+    private func nextTransaction() async -> Transaction? {
+        await withCheckedContinuation { continuation in
+            perform(
+                state.withLock { state in
+                    state.runner = continuation
+                    return state.apply([])
                 }
-                if !woken { return nil }
-            }
+            )
         }
     }
 
-    /// Waits until `deadline`, or until a batch that is behind or a whole transaction's worth waits, or the writer
-    /// stops.
-    private func pause(until deadline: ContinuousClock.Instant) async {
-        await withCheckedContinuation { (continuation: CheckedContinuation<Void, Never>) in
-            let pause = state.withLock { state -> Int? in
-                guard !state.stopped, !state.startsNow(maximumMessages: maximumMessages) else { return nil }
-                state.nextPause += 1
-                state.pausedLanes[state.nextPause] = continuation
-                return state.nextPause
+    /// Performs what the machine's actions came to; `outcome` is the transaction's whose end they follow, if any.
+    private func perform(
+        _ effects: Effects,
+        outcome: Result<(BatchWriteResult, committed: Bool), NotificationStoreError>? = nil
+    ) {
+        let messages = (try? outcome?.get())?.0.outboxMessagesByPartition()
+        for (waiter, answer) in effects.answers {
+            switch (answer, outcome) {
+            case (.written, .some(.success((_, let committed)))):
+                let written = Written(
+                    committed: committed,
+                    outboxMessages: messages.map { $0[waiter.offset.topicPartition] ?? [] }
+                )
+                waiter.continuation.resume(returning: .success(written))
+            case (.failed, .some(.failure(let error))):
+                waiter.continuation.resume(returning: .failure(error))
+            case (.stopped, _):
+                waiter.continuation.resume(returning: .failure(Self.stopped))
+            default:
+                preconditionFailure("answered \(answer) without a transaction that ended so")
             }
-            guard let pause else { return continuation.resume() }
-            // A timer per pause, at most one per transaction: a few a second.
+        }
+        for at in effects.wakeUps {
+            // One timer per wait for an interval, at most one per transaction: a few a second.
             Task {
-                try? await Task.sleep(until: deadline)
-                state.withLock { $0.pausedLanes.removeValue(forKey: pause) }?.resume()
+                try? await Task.sleep(until: at)
+                self.perform(self.state.withLock { $0.handle { $0.wakeUp(now: .now) } })
             }
         }
+        if let (runner, transaction) = effects.runner { runner.resume(returning: transaction) }
     }
 
-    /// Takes the first waiting batch and every other that fits beside it, in the order they were handed in.
-    private static func takeGroup(from pending: inout [Pending], maximumMessages: Int) -> [Pending] {
-        guard let first = pending.first else { return [] }
-        var group = [first]
-        var messages = first.batch.entries.count
-        var left: [Pending] = []
-        for next in pending.dropFirst() {
-            if messages + next.batch.entries.count <= maximumMessages {
-                group.append(next)
-                messages += next.batch.entries.count
-            } else {
-                left.append(next)
-            }
-        }
-        pending = left
-        return group
-    }
-
-    /// One transaction for `group`; each batch's caller gets its part.
-    private func write(_ group: [Pending]) async {
+    /// One transaction for `transaction`'s batches; then its lane takes the next, and each batch's caller gets its
+    /// part.
+    private func write(_ transaction: Transaction) async {
+        let group = transaction.batches
         let batch =
             group.count == 1
             ? group[0].batch
             : NotificationBatch(entries: group.flatMap(\.batch.entries), fences: group.flatMap(\.batch.fences))
+        let outcome: Result<(BatchWriteResult, committed: Bool), NotificationStoreError>
         do {
-            let (result, committed) = try await storeAndCommit(
-                batch,
-                committing: group.map(\.offset),
-                batches: group.count,
-                lockTimeout: Self.lockTimeout
-            )
-            let messages = result.outboxMessagesByPartition()
-            for pending in group {
-                let written = Written(
-                    committed: committed,
-                    outboxMessages: messages.map { $0[pending.offset.topicPartition] ?? [] }
+            outcome = .success(
+                try await storeAndCommit(
+                    batch,
+                    committing: group.map(\.offset),
+                    batches: group.count,
+                    lockTimeout: Self.lockTimeout
                 )
-                pending.continuation.resume(returning: .success(written))
-            }
+            )
         } catch {
-            for pending in group { pending.continuation.resume(returning: .failure(error)) }
+            outcome = .failure(error)
         }
+        let succeeded = (try? outcome.get()) != nil
+        perform(
+            state.withLock { $0.handle { $0.writeEnded(lane: transaction.lane, succeeded: succeeded, now: .now) } },
+            outcome: outcome
+        )
     }
 
     /// Stores `batch` in one transaction, then commits `offsets` in one call; whether they were committed.
