@@ -114,7 +114,13 @@ struct PipelineFaultTests {
                 retryDelay: .milliseconds(500)
             ).run(workload.bodies)
         }
-        try await Task.sleep(for: .seconds(3))
+        // Mid-load: the fault begins once the pipeline stores what is posted (the load runs ~9 s at 200/s).
+        // (The workers create the tables as they start: until then the count fails, and is read as none.)
+        let flowing = await eventually {
+            let stored = try? await server.psql(database.database, "SELECT count(*) FROM notifications")
+            return (stored.flatMap { Int($0) } ?? 0) >= 100
+        }
+        try #require(flowing, "nothing of the load was stored")
         var storedAtRestart: Int?
         switch fault {
         case .brokersUnresponsive:
