@@ -365,7 +365,7 @@ let package = Package(
         // Apple's payloads decoded (V1 and V2, future values kept), the JWS and base64url helpers.
         .testTarget(
             name: "AppStoreModelsTests",
-            dependencies: ["AppStoreModels"],
+            dependencies: ["AppStoreModels", "AppStoreTestSupport"],
             swiftSettings: strictSettings
         ),
         // Verification's verdicts, against the test PKI and Apple's fixtures.

@@ -1,9 +1,10 @@
+import AppStoreTestSupport
 import Foundation
 import Testing
 
 @testable import AppStoreModels
 
-@Suite("base64url")
+@Suite("base64url", .tags(.fast))
 struct Base64URLTests {
     @Test("encode matches Foundation's base64 in the URL alphabet without padding, and decode reverses it")
     func roundTrip() {

@@ -1,8 +1,9 @@
+import AppStoreTestSupport
 import Testing
 
 @testable import AppStoreModels
 
-@Suite("Compact JWS segments")
+@Suite("Compact JWS segments", .tags(.fast))
 struct CompactJWSSegmentsTests {
     /// Header, payload and signature ranges.
     static func segments(_ text: String) -> [Range<Int>]? {

@@ -1,8 +1,9 @@
+import AppStoreTestSupport
 import Testing
 
 @testable import AppStoreModels
 
-@Suite("constant-time equality of secrets")
+@Suite("constant-time equality of secrets", .tags(.fast))
 struct ConstantTimeEqualityTests {
     @Test("answers as plain equality does, whichever side is longer")
     func answers() {

@@ -1,8 +1,9 @@
 import AppStoreModels
+import AppStoreTestSupport
 import Foundation
 import Testing
 
-@Suite("Forward compatibility: Apple's new values and fields never fail decoding")
+@Suite("Forward compatibility: Apple's new values and fields never fail decoding", .tags(.fast))
 struct ForwardCompatibilityTests {
     @Test("unknown notification types and subtypes keep their raw strings")
     func unknownStringValues() throws {
@@ -72,7 +73,7 @@ struct ForwardCompatibilityTests {
     }
 }
 
-@Suite("Newer members Apple documents")
+@Suite("Newer members Apple documents", .tags(.fast))
 struct NewerMembersTests {
     @Test("commitment billing and Advanced Commerce details decode; the Advanced Commerce tree round-trips verbatim")
     func commitmentAndAdvancedCommerce() throws {
@@ -111,7 +112,7 @@ struct NewerMembersTests {
     }
 }
 
-@Suite("JSONValue keeps what Apple sent")
+@Suite("JSONValue keeps what Apple sent", .tags(.fast))
 struct JSONValueTests {
     @Test("numbers stay numbers (1 is not true), integers stay exact, and the value round-trips")
     func exactValues() throws {

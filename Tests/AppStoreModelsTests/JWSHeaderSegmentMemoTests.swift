@@ -1,7 +1,8 @@
 import AppStoreModels
+import AppStoreTestSupport
 import Testing
 
-@Suite("The memo of values worked out from JWS header segments")
+@Suite("The memo of values worked out from JWS header segments", .tags(.fast))
 struct JWSHeaderSegmentMemoTests {
     typealias Memo = JWSHeaderSegmentMemo<[String]>
 

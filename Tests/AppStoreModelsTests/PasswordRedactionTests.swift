@@ -1,8 +1,9 @@
 import AppStoreModels
+import AppStoreTestSupport
 import Foundation
 import Testing
 
-@Suite("V1 shared-secret redaction")
+@Suite("V1 shared-secret redaction", .tags(.fast))
 struct PasswordRedactionTests {
     private func redacted(_ body: String) -> String {
         String(decoding: StatusUpdateNotification.redactingPassword(in: Array(body.utf8)), as: UTF8.self)

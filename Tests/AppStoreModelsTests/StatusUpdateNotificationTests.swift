@@ -1,8 +1,9 @@
 import AppStoreModels
+import AppStoreTestSupport
 import Foundation
 import Testing
 
-@Suite("V1 statusUpdateNotification decoding")
+@Suite("V1 statusUpdateNotification decoding", .tags(.fast))
 struct StatusUpdateNotificationTests {
     @Test("snake_case fields decode and the original transaction id falls back to the receipt info")
     func decodesAndResolves() throws {

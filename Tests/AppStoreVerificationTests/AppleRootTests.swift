@@ -7,7 +7,7 @@ import SwiftASN1
 import Testing
 import X509
 
-@Suite("Apple's real root and a real Apple-signed notification")
+@Suite("Apple's real root and a real Apple-signed notification", .tags(.fast))
 struct AppleRootTests {
     @Test("the built-in root is Apple Root CA - G3, byte for byte and by published fingerprint")
     func builtInRootFingerprint() throws {

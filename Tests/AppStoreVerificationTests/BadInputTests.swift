@@ -6,7 +6,7 @@ import Foundation
 import Testing
 
 /// Hostile and broken bodies of every kind get a clear status, never a crash and never OK.
-@Suite("Bad input")
+@Suite("Bad input", .tags(.fast))
 struct BadInputTests {
     static func verifier() throws -> NotificationVerifier { try TestVerifiers.fixtures() }
 

@@ -1,10 +1,11 @@
 import AppStoreModels
 import AppStoreSigning
+import AppStoreTestSupport
 import AppStoreVerification
 import Foundation
 import Testing
 
-@Suite("The verified-chain cache")
+@Suite("The verified-chain cache", .tags(.fast))
 struct ChainCacheTests {
     static let day: Int64 = 86_400_000
     /// 2026-06-01, inside the default test PKI validity.

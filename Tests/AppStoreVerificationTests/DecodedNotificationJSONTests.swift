@@ -5,7 +5,7 @@ import AppStoreVerification
 import Foundation
 import Testing
 
-@Suite("The decoded JSON built from the signed bytes: lossless, and the same bytes every time")
+@Suite("The decoded JSON built from the signed bytes: lossless, and the same bytes every time", .tags(.fast))
 struct DecodedNotificationJSONTests {
     /// The payload of a compact JWS, decoded here without the package's own base64url code.
     static func jwsPayload(_ compact: String) throws -> Any {

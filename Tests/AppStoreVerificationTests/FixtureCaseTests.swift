@@ -5,7 +5,7 @@ import Foundation
 import Testing
 
 /// Every labelled fixture gets exactly the verdict Apple's own library gives it.
-@Suite("Fixture cases agree with Apple's app-store-server-library")
+@Suite("Fixture cases agree with Apple's app-store-server-library", .tags(.fast))
 struct FixtureCaseTests {
     @Test("the fixtures are present", .tags(.fixtures))
     func fixturesPresent() {

@@ -1,10 +1,11 @@
 import AppStoreModels
 import AppStoreSigning
+import AppStoreTestSupport
 import AppStoreVerification
 import Foundation
 import Testing
 
-@Suite("App and environment policy")
+@Suite("App and environment policy", .tags(.fast))
 struct PolicyTests {
     static func event(
         bundleId: String = "com.example.tests",

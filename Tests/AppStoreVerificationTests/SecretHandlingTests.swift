@@ -1,10 +1,11 @@
 import AppStoreModels
+import AppStoreTestSupport
 import AppStoreVerification
 import Foundation
 import Testing
 
 /// Notifications carry customer data and V1 carries the shared secret: neither may reach errors, logs or output.
-@Suite("Secrets and payload data stay out of errors and output")
+@Suite("Secrets and payload data stay out of errors and output", .tags(.fast))
 struct SecretHandlingTests {
     static let secret = "hunter2-very-secret"
 

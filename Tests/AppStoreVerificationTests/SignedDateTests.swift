@@ -1,11 +1,12 @@
 import AppStoreModels
 import AppStoreSigning
+import AppStoreTestSupport
 import AppStoreVerification
 import Foundation
 import Testing
 
 /// The signed date decides when the chain must be valid; any value an attacker can write must get a verdict.
-@Suite("Signed dates")
+@Suite("Signed dates", .tags(.fast))
 struct SignedDateTests {
     static func body(_ pki: TestPKI, signedDate: Int64) throws -> [UInt8] {
         var event = ChainCacheTests.event(signedDate: ChainCacheTests.june2026)

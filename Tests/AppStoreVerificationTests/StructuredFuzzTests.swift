@@ -11,7 +11,7 @@ import Testing
 ///
 /// `ASNP_FUZZ_ITERATIONS` sets the cases per test (default 300, a few seconds; raise it for a longer run), and
 /// `ASNP_FUZZ_SEED` replays a run: each failure message names its seed.
-@Suite("Structure-aware fuzzing: signed payloads, certificates and V1 bodies of every shape")
+@Suite("Structure-aware fuzzing: signed payloads, certificates and V1 bodies of every shape", .tags(.fast))
 struct StructuredFuzzTests {
     static let iterations = Int(ProcessInfo.processInfo.environment["ASNP_FUZZ_ITERATIONS"] ?? "") ?? 300
     static let seed =

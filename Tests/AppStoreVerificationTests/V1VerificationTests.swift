@@ -1,10 +1,11 @@
 import AppStoreModels
+import AppStoreTestSupport
 import Foundation
 import Testing
 
 @testable import AppStoreVerification
 
-@Suite("V1 shared-secret notifications")
+@Suite("V1 shared-secret notifications", .tags(.fast))
 struct V1VerificationTests {
     static func body(
         password: String? = "secret-b",

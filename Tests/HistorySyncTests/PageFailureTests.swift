@@ -1,7 +1,8 @@
+import AppStoreTestSupport
 import HistorySync
 import Testing
 
-@Suite("The history sync's policy for a page request that failed")
+@Suite("The history sync's policy for a page request that failed", .tags(.fast))
 struct PageFailureTests {
     typealias PageFailure = HistorySync.PageFailure
 

@@ -1,8 +1,9 @@
+import AppStoreTestSupport
 import Testing
 
 @testable import KafkaClient
 
-@Suite("Consumer state machine: the two-step rebalance")
+@Suite("Consumer state machine: the two-step rebalance", .tags(.fast))
 struct ConsumerStateMachineTests {
     typealias Machine = KafkaConsumer.StateMachine
     static let p0 = KafkaTopicPartition(topic: "raw", partition: 0)

@@ -1,8 +1,9 @@
+import AppStoreTestSupport
 import Testing
 
 @testable import KafkaClient
 
-@Suite("Producer state machine")
+@Suite("Producer state machine", .tags(.fast))
 struct ProducerStateMachineTests {
     typealias Machine = KafkaProducer.StateMachine<String, Int>
 

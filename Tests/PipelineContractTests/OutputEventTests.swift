@@ -1,4 +1,5 @@
 import AppStoreModels
+import AppStoreTestSupport
 import Foundation
 import KafkaClient
 import NIOCore
@@ -6,7 +7,7 @@ import Testing
 
 @testable import PipelineContract
 
-@Suite("The output topics' messages and the raw topic's, as the contract names them")
+@Suite("The output topics' messages and the raw topic's, as the contract names them", .tags(.fast))
 struct OutputEventTests {
     static func headers(_ message: KafkaProducerMessage) -> [String] {
         message.headers.map { "\($0.key)=\($0.value.map { String(buffer: $0) } ?? "")" }

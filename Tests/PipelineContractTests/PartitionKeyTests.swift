@@ -6,7 +6,7 @@ import Testing
 
 @testable import PipelineContract
 
-@Suite("The partition key peek and the raw-topic headers")
+@Suite("The partition key peek and the raw-topic headers", .tags(.fast))
 struct PartitionKeyTests {
     @Test("V2: the signed transaction's originalTransactionId, else the notificationUUID")
     func v2() throws {

@@ -1,9 +1,10 @@
+import AppStoreTestSupport
 import Foundation
 import Testing
 
 @testable import PipelineContract
 
-@Suite("RFC 3339 timestamps as the headers write them")
+@Suite("RFC 3339 timestamps as the headers write them", .tags(.fast))
 struct RFC3339TimestampTests {
     static func date(_ milliseconds: Int64) -> Date {
         Date(timeIntervalSince1970: Double(milliseconds) / 1_000)

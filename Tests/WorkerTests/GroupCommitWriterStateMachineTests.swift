@@ -1,8 +1,12 @@
+import AppStoreTestSupport
 import Testing
 
 @testable import Worker
 
-@Suite("The group commit's state machine: every batch answered once, by its transaction, lanes and interval kept")
+@Suite(
+    "The group commit's state machine: every batch answered once, by its transaction, lanes and interval kept",
+    .tags(.fast)
+)
 struct GroupCommitWriterStateMachineTests {
     typealias Machine = GroupCommitWriter.StateMachine
     typealias Action = Machine.Action

@@ -1,10 +1,14 @@
+import AppStoreTestSupport
 import KafkaClient
 import NotificationStore
 import Testing
 
 @testable import Worker
 
-@Suite("The outbox drain's state machine: every partition's rows published, in order, one publication at a time")
+@Suite(
+    "The outbox drain's state machine: every partition's rows published, in order, one publication at a time",
+    .tags(.fast)
+)
 struct OutboxDrainStateMachineTests {
     typealias Machine = OutboxDrain.StateMachine
 

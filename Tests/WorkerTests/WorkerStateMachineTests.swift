@@ -1,3 +1,4 @@
+import AppStoreTestSupport
 import KafkaClient
 import NIOCore
 import NotificationStore
@@ -6,7 +7,8 @@ import Testing
 @testable import Worker
 
 @Suite(
-    "The worker's partition state machine: in order, one batch per partition, nothing skipped, nothing committed early"
+    "The worker's partition state machine: in order, one batch per partition, nothing skipped, nothing committed early",
+    .tags(.fast)
 )
 struct WorkerStateMachineTests {
     typealias Machine = Worker.StateMachine

@@ -1,11 +1,12 @@
 import AppStoreSigning
+import AppStoreTestSupport
 import Foundation
 import PipelineContract
 import Testing
 
 @testable import asnp_bench
 
-@Suite("The load generator's workload")
+@Suite("The load generator's workload", .tags(.fast))
 struct LoadWorkloadTests {
     @Test(
         """

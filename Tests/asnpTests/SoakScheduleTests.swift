@@ -1,11 +1,12 @@
 import AppStoreSigning
+import AppStoreTestSupport
 import Foundation
 import PipelineContract
 import Testing
 
 @testable import asnp_bench
 
-@Suite("asnp-bench soak: the seeded fault schedule, the hostile bodies and the checks' parsing")
+@Suite("asnp-bench soak: the seeded fault schedule, the hostile bodies and the checks' parsing", .tags(.fast))
 struct SoakScheduleTests {
     @Test("The same seed gives the same schedule; another seed another")
     func seeded() {
