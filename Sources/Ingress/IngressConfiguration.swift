@@ -105,7 +105,9 @@ package struct IngressConfiguration: Sendable {
                     + Self.compressionCodecs.joined(separator: ", ")
             )
         }
-        if let rawTopicCompressionLevel, !(0...12).contains(rawTopicCompressionLevel) {
+        if let rawTopicCompressionLevel,
+            !KafkaProducerConfiguration.compressionLevels.contains(rawTopicCompressionLevel)
+        {
             throw invalid("rawTopicCompressionLevel \(rawTopicCompressionLevel) is not 0-12")
         }
         if let pathToken {

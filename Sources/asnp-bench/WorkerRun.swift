@@ -101,8 +101,9 @@ struct WorkerRun {
         defer { if worker.isRunning { worker.terminate() } }
         var rawProducer = KafkaProducerConfiguration(cluster: mock.clusterConfiguration)
         // Compressed as the ingress writes the raw topic, so the worker reads what it would read in production.
-        rawProducer.compression = IngressConfiguration(apps: []).rawTopicCompression
-        rawProducer.compressionLevel = IngressConfiguration(apps: []).rawTopicCompressionLevel
+        let ingressDefaults = IngressConfiguration(apps: [])
+        rawProducer.compression = ingressDefaults.rawTopicCompression
+        rawProducer.compressionLevel = ingressDefaults.rawTopicCompressionLevel
         let producer = try KafkaProducer(configuration: rawProducer, logger: logger)
         let admin = try KafkaAdminClient(cluster: mock.clusterConfiguration, logger: logger)
         let result = try await withThrowingTaskGroup(of: Void.self) { tasks in

@@ -165,17 +165,12 @@ struct IngressFaultTests {
         }
         try await IngressHarness.with(configure: configure) { ingress in
             func rawTopic() async throws -> (batches: Double, messages: Double, bytes: Double) {
-                let metrics = try await ingress.status("/metrics").body.split(separator: "\n")
-                func value(_ name: String) throws -> Double {
-                    try #require(
-                        metrics.first { $0.hasPrefix(name + " ") }.flatMap { Double($0.dropFirst(name.count + 1)) }
-                    )
-                }
-                return (
-                    try value("asnp_ingress_raw_topic_batches_total"),
-                    try value("asnp_ingress_raw_topic_messages_total"),
-                    try value("asnp_ingress_raw_topic_bytes_total")
+                let (batches, messages, bytes) = (
+                    "asnp_ingress_raw_topic_batches_total", "asnp_ingress_raw_topic_messages_total",
+                    "asnp_ingress_raw_topic_bytes_total"
                 )
+                let values = try await ingress.metrics([batches, messages, bytes])
+                return (try #require(values[batches]), try #require(values[messages]), try #require(values[bytes]))
             }
             // The harness's warm-up messages, acknowledged before the test begins, reported first.
             #expect(try await ingress.waitForMetric("asnp_ingress_raw_topic_messages_total") { $0 >= 1 })

@@ -214,10 +214,18 @@ struct IngressHarness: Sendable {
         _ condition: (Double) -> Bool
     ) async throws -> Bool {
         try await eventually(timeout: timeout) {
-            let lines = try await status("/metrics").body.split(separator: "\n")
-            let value = lines.first { $0.hasPrefix(name + " ") }.flatMap { Double($0.dropFirst(name.count + 1)) }
-            return value.map(condition) ?? false
+            try await metrics([name])[name].map(condition) ?? false
         }
+    }
+
+    /// One scrape of `/metrics`: the values of `names` (metrics without labels) that it holds.
+    func metrics(_ names: [String]) async throws -> [String: Double] {
+        let lines = try await status("/metrics").body.split(separator: "\n")
+        var values: [String: Double] = [:]
+        for name in names {
+            values[name] = lines.first { $0.hasPrefix(name + " ") }.flatMap { Double($0.dropFirst(name.count + 1)) }
+        }
+        return values
     }
 
     /// Reads the raw topic from the start until `count` messages arrived or `timeout` passed.

@@ -20,6 +20,8 @@ package struct KafkaProducerConfiguration: Sendable, Hashable {
     /// The codec's level (`compression.level`): 0-9 for gzip, 0-12 for lz4 and zstd (librdkafka's range; higher
     /// shrinks more for more CPU). Default nil: the codec's own default (zstd's is 3).
     package var compressionLevel: Int?
+    /// The levels librdkafka's `compression.level` takes (gzip uses 0-9 of them).
+    package static let compressionLevels = 0...12
     /// How often librdkafka reports what the producer wrote (`statistics.interval.ms`), which
     /// ``KafkaProducer/statistics`` adds up. Default nil: no reports (they cost a JSON document each).
     package var statisticsInterval: Duration?
@@ -46,7 +48,7 @@ package struct KafkaProducerConfiguration: Sendable, Hashable {
         if let statisticsInterval, statisticsInterval <= .zero {
             throw .invalidConfiguration("statisticsInterval must be positive")
         }
-        if let compressionLevel, !(0...12).contains(compressionLevel) {
+        if let compressionLevel, !Self.compressionLevels.contains(compressionLevel) {
             throw .invalidConfiguration("compressionLevel \(compressionLevel) is not 0-12")
         }
         guard maxQueuedMessages > 0 else { throw .invalidConfiguration("maxQueuedMessages must be positive") }

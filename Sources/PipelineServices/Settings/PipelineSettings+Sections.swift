@@ -153,7 +153,7 @@ extension PipelineSettings {
             configuration.rawTopicCompression = compression
         }
         if let level = try int("ingress.compressionLevel") {
-            guard (0...12).contains(level) else {
+            guard KafkaProducerConfiguration.compressionLevels.contains(level) else {
                 throw SettingsError(key: "ingress.compressionLevel", reason: "is \(level), not 0-12")
             }
             configuration.rawTopicCompressionLevel = level
