@@ -314,11 +314,32 @@ let package = Package(
             ],
             swiftSettings: strictSettings
         ),
-        // `asnp-bench`: benchmarks against same-run baselines, the load generator and the chaos soak. The
-        // asnpTests target depends on it, so its dependencies (hdrhistogram-swift) are in the test graph.
+        // The loads the benchmarks post and the tests reuse: signed workloads, the open-loop HTTP load generator,
+        // wrk's reports, the chaos soak's schedule and checks, and how an e2e step is summed up. A library, so the
+        // tests link it and not the bench executable.
+        .target(
+            name: "LoadGeneration",
+            dependencies: [
+                "AppStoreModels",
+                "AppStoreSigning",
+                "AppStoreVerification",
+                "KafkaClient",
+                "PipelineContract",
+                .product(name: "Crypto", package: "swift-crypto"),
+                .product(name: "Histogram", package: "hdrhistogram-swift"),
+                .product(name: "AsyncHTTPClient", package: "async-http-client"),
+                .product(name: "NIOCore", package: "swift-nio"),
+                .product(name: "NIOHTTP1", package: "swift-nio"),
+                .product(name: "NIOPosix", package: "swift-nio"),
+            ],
+            swiftSettings: strictSettings
+        ),
+        // `asnp-bench`: benchmarks against same-run baselines, the load generator's command and the chaos soak. No
+        // test target depends on it: the tests run it as a process, as a user does.
         .executableTarget(
             name: "asnp-bench",
             dependencies: [
+                "LoadGeneration",
                 "AppStoreModels",
                 "AppStoreVerification",
                 "AppStoreSigning",
@@ -562,7 +583,7 @@ let package = Package(
             name: "asnpTests",
             dependencies: [
                 "asnp",
-                "asnp-bench",
+                "LoadGeneration",
                 "CommandSupport",
                 "PipelineServices",
                 "AppStoreModels",

@@ -1,10 +1,9 @@
 import Foundation
+import LoadGeneration
 import NIOCore
 import NIOPosix
 import Synchronization
 import Testing
-
-@testable import asnp_bench
 
 @Suite("The load generator's event loops yield to the processes it measures")
 struct LoadRunSchedulingTests {

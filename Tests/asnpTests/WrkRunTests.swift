@@ -1,7 +1,7 @@
+import LoadGeneration
 import Testing
 
 @testable import asnp
-@testable import asnp_bench
 
 @Suite("Reading wrk's report for asnp-bench ingress")
 struct WrkRunTests {
