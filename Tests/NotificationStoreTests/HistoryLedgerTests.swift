@@ -1,9 +1,10 @@
+import AppStoreTestSupport
 import Foundation
 import NotificationStore
 import StoreTestSupport
 import Testing
 
-@Suite("The reconciler's coverage ledger: ranges covered, in progress and lost, kept apart and merged")
+@Suite("The reconciler's coverage ledger: ranges covered, in progress and lost, kept apart and merged", .tags(.store))
 struct HistoryLedgerTests {
     static let key = HistoryLedger.Key(bundleID: "com.example.notes", environment: "Sandbox")
     static let origin = Date(timeIntervalSince1970: 1_790_000_000)

@@ -1,9 +1,10 @@
+import AppStoreTestSupport
 import Testing
 
 @testable import NotificationStore
 
 /// The reads' cache of JWS headers: bounded by bytes, the least recently used leaving first.
-@Suite("JWSHeaderCache: at most its budget of bytes, least recently used first out")
+@Suite("JWSHeaderCache: at most its budget of bytes, least recently used first out", .tags(.fast))
 struct JWSHeaderCacheTests {
     static func digest(_ value: UInt8) -> JWSHeaderDigest {
         JWSHeaderDigest(bytes: [UInt8](repeating: value, count: JWSHeaderDigest.byteCount))!

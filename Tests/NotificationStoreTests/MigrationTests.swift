@@ -5,7 +5,7 @@ import NotificationStore
 import StoreTestSupport
 import Testing
 
-@Suite("Migrations")
+@Suite("Migrations", .tags(.store))
 struct MigrationTests {
     @Test("migrate creates the schema once; running it again applies nothing")
     func idempotent() async throws {

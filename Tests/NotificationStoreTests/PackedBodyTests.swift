@@ -5,7 +5,7 @@ import Foundation
 import NotificationStore
 import Testing
 
-@Suite struct PackedBodyTests {
+@Suite(.tags(.fast)) struct PackedBodyTests {
     @Test func everyFixtureBodyComesBackByteForByteAndValidV2BodiesArePackedInFormat2BelowFormat1() throws {
         for fixture in try FixtureBody.all() {
             let packed = try roundTrip(fixture.bytes, fixture.name)

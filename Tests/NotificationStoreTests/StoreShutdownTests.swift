@@ -4,7 +4,7 @@ import NotificationStore
 import StoreTestSupport
 import Testing
 
-@Suite("Store shutdown: what the connection pool still holds")
+@Suite("Store shutdown: what the connection pool still holds", .tags(.store))
 struct StoreShutdownTests {
     @Test(
         "The pool's connections as its log reports them, whatever the store's log level: leased during an operation, none once the store stopped; the store's own handler gets none of the pool's debug lines"

@@ -9,7 +9,7 @@ import PipelineContract
 import StoreTestSupport
 import Testing
 
-@Suite("Subscription state, last writer wins by signedDate")
+@Suite("Subscription state, last writer wins by signedDate", .tags(.store))
 struct SubscriptionStateTests {
     @Test(
         "the scenario shuffled, with duplicates, in batches of every size: subscriptions equal scenario-final.json",

@@ -1,4 +1,5 @@
 import AppStoreModels
+import AppStoreTestSupport
 import Foundation
 import KafkaClient
 import Logging
@@ -9,7 +10,10 @@ import PipelineReplay
 import StoreTestSupport
 import Testing
 
-@Suite("Replay onto the raw topic: rejected rows and offset ranges, with a real PostgreSQL and the Kafka mock")
+@Suite(
+    "Replay onto the raw topic: rejected rows and offset ranges, with a real PostgreSQL and the Kafka mock",
+    .tags(.pipeline)
+)
 struct ReplayTests {
     static let topic = "raw"
 

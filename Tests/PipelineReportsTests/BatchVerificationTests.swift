@@ -8,7 +8,7 @@ import SwiftASN1
 import Testing
 import X509
 
-@Suite("Batch verification: JSON lines verified in parallel, one report line each, in input order")
+@Suite("Batch verification: JSON lines verified in parallel, one report line each, in input order", .tags(.fast))
 struct BatchVerificationTests {
     static func verifier() throws -> NotificationVerifier {
         try NotificationVerifier(

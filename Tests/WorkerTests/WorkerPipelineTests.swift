@@ -14,7 +14,7 @@ import Testing
 import Worker
 import X509
 
-@Suite("Workers: raw topic to PostgreSQL, in order per subscription, nothing lost or applied twice")
+@Suite("Workers: raw topic to PostgreSQL, in order per subscription, nothing lost or applied twice", .tags(.pipeline))
 struct WorkerPipelineTests {
     static let topic = PipelineTopics.raw
     static let group = "asnp-workers"

@@ -1,9 +1,10 @@
+import AppStoreTestSupport
 import Foundation
 import LoadGeneration
 import StoreTestSupport
 import Testing
 
-@Suite("asnp-bench e2e: the whole pipeline under stepped load")
+@Suite("asnp-bench e2e: the whole pipeline under stepped load", .tags(.process))
 struct BenchEndToEndCommandTests {
     @Test(
         """

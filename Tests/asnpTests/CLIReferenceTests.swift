@@ -6,7 +6,7 @@ import Testing
 @testable import asnp
 
 /// Docs/cli.md is every command's `--help`, so the reference cannot drift from the commands.
-@Suite("Docs/cli.md: the command-line reference")
+@Suite("Docs/cli.md: the command-line reference", .tags(.process))
 struct CLIReferenceTests {
     static let file = Fixtures.packageRoot.appendingPathComponent("Docs/cli.md")
 

@@ -12,7 +12,10 @@ import PipelineStatus
 import ServiceLifecycle
 import Testing
 
-@Suite("The ingress role built in-process as `asnp ingress` builds it: settings from the environment, receive, stop")
+@Suite(
+    "The ingress role built in-process as `asnp ingress` builds it: settings from the environment, receive, stop",
+    .tags(.pipeline)
+)
 struct IngressRoleTests {
     /// The ingress's settings from `variables` and what every ingress needs, as `asnp ingress` reads them.
     static func role(_ variables: [String: String]) async throws -> IngressRoleSettings {

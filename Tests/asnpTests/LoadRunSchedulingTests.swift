@@ -1,3 +1,4 @@
+import AppStoreTestSupport
 import Foundation
 import LoadGeneration
 import NIOCore
@@ -5,7 +6,7 @@ import NIOPosix
 import Synchronization
 import Testing
 
-@Suite("The load generator's event loops yield to the processes it measures")
+@Suite("The load generator's event loops yield to the processes it measures", .tags(.pipeline))
 struct LoadRunSchedulingTests {
     @Test(
         """

@@ -1,9 +1,10 @@
+import AppStoreTestSupport
 import Foundation
 import NotificationStore
 import StoreTestSupport
 import Testing
 
-@Suite("asnp migrate")
+@Suite("asnp migrate", .tags(.process))
 struct MigrateCommandTests {
     @Test("applies the schema once, reports nothing to apply the second time; --check passes after")
     func migrates() async throws {

@@ -20,7 +20,11 @@ import Testing
 ///
 /// One fault at a time: each case runs a whole pipeline, and five at once starved the timing-sensitive tests of a full
 /// parallel run.
-@Suite("The whole pipeline under load through broker, PostgreSQL, ingress and worker faults", .serialized)
+@Suite(
+    "The whole pipeline under load through broker, PostgreSQL, ingress and worker faults",
+    .serialized,
+    .tags(.fault)
+)
 struct PipelineFaultTests {
     enum Fault: String, CaseIterable, CustomTestStringConvertible, Sendable {
         case brokersUnresponsive

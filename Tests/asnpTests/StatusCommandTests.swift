@@ -15,7 +15,7 @@ import X509
 
 @testable import asnp
 
-@Suite("asnp status and asnp subscription show: what the tables hold, as text and JSON")
+@Suite("asnp status and asnp subscription show: what the tables hold, as text and JSON", .tags(.process))
 struct StatusCommandTests {
     struct ScenarioLine: Decodable {
         var key: String

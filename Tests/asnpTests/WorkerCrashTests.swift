@@ -18,7 +18,7 @@ import X509
 
 @testable import asnp
 
-@Suite("Worker processes killed with SIGKILL mid-batch")
+@Suite("Worker processes killed with SIGKILL mid-batch", .tags(.fault))
 struct WorkerCrashTests {
     static let topic = PipelineTopics.raw
 
