@@ -390,6 +390,19 @@ let package = Package(
             swiftSettings: strictSettings
         ),
         // Verification's verdicts, against the test PKI and Apple's fixtures.
+        // Verifiers configured as the fixtures were labelled, for every test target that verifies them.
+        .target(
+            name: "VerificationTestSupport",
+            dependencies: [
+                "AppStoreModels",
+                "AppStoreVerification",
+                "AppStoreTestSupport",
+                .product(name: "X509", package: "swift-certificates"),
+                .product(name: "SwiftASN1", package: "swift-asn1"),
+            ],
+            path: "Tests/VerificationTestSupport",
+            swiftSettings: strictSettings
+        ),
         .testTarget(
             name: "AppStoreVerificationTests",
             dependencies: [
@@ -397,6 +410,7 @@ let package = Package(
                 "AppStoreVerification",
                 "AppStoreSigning",
                 "AppStoreTestSupport",
+                "VerificationTestSupport",
                 .product(name: "Crypto", package: "swift-crypto"),
                 .product(name: "X509", package: "swift-certificates"),
                 .product(name: "SwiftASN1", package: "swift-asn1"),
@@ -441,6 +455,7 @@ let package = Package(
                 "AppStoreVerification",
                 "AppStoreSigning",
                 "AppStoreTestSupport",
+                "VerificationTestSupport",
                 "StoreTestSupport",
                 .product(name: "PostgresNIO", package: "postgres-nio"),
                 .product(name: "Crypto", package: "swift-crypto"),
@@ -571,6 +586,7 @@ let package = Package(
                 "AppStoreVerification",
                 "AppStoreSigning",
                 "AppStoreTestSupport",
+                "VerificationTestSupport",
                 "StoreTestSupport",
                 .product(name: "X509", package: "swift-certificates"),
                 .product(name: "SwiftASN1", package: "swift-asn1"),
