@@ -445,6 +445,21 @@ let package = Package(
             swiftSettings: strictSettings
         ),
         // The store against a throwaway PostgreSQL: migrations, batch writes, state, packed bodies, retention, faults.
+        // The rig the tests of the pipeline's parts run on in their own process: the Kafka mock with the pipeline's
+        // topics, a migrated database, a producer and a store, services stopped within a limit.
+        .target(
+            name: "PipelineTestSupport",
+            dependencies: [
+                "AppStoreTestSupport",
+                "StoreTestSupport",
+                "KafkaClient",
+                "NotificationStore",
+                "PipelineContract",
+                .product(name: "Logging", package: "swift-log"),
+            ],
+            path: "Tests/PipelineTestSupport",
+            swiftSettings: strictSettings
+        ),
         .testTarget(
             name: "NotificationStoreTests",
             dependencies: [
@@ -516,6 +531,7 @@ let package = Package(
                 "AppStoreModels",
                 "AppStoreVerification",
                 "AppStoreTestSupport",
+                "PipelineTestSupport",
                 "AppStoreSigning",
                 .product(name: "X509", package: "swift-certificates"),
                 .product(name: "SwiftASN1", package: "swift-asn1"),
@@ -549,6 +565,7 @@ let package = Package(
                 "HistorySync", "HistoryTestSupport", "AppStoreModels", "AppStoreSigning", "StoreTestSupport",
                 "NotificationStore", "KafkaClient", "PipelineContract", "PipelineServices", "PipelineStatus",
                 "AppStoreTestSupport",
+                "PipelineTestSupport",
                 .product(name: "AsyncHTTPClient", package: "async-http-client"),
                 .product(name: "NIOCore", package: "swift-nio"),
                 .product(name: "NIOHTTP1", package: "swift-nio"),

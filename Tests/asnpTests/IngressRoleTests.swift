@@ -90,9 +90,7 @@ struct IngressRoleTests {
         """
     )
     func receiveAndStop() async throws {
-        var logger = Logger(label: "test.ingress-role")
-        logger.logLevel =
-            ProcessInfo.processInfo.environment["ASNP_TEST_LOG"].flatMap { Logger.Level(rawValue: $0) } ?? .critical
+        let logger = Logger.test("test.ingress-role")
         let mock = try KafkaMockCluster(brokers: 1, logger: logger)
         try mock.createTopic(PipelineTopics.raw, partitions: 2)
         let variables = [
