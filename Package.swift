@@ -603,6 +603,7 @@ let package = Package(
                 "AppStoreVerification",
                 "AppStoreSigning",
                 "AppStoreTestSupport",
+                "PipelineTestSupport",
                 "VerificationTestSupport",
                 "StoreTestSupport",
                 .product(name: "X509", package: "swift-certificates"),
