@@ -4,7 +4,7 @@ import Foundation
 
 /// What `asnp-bench loadgen` posts: realistic signed V2 notifications of many subscriptions (each walking through a
 /// lifecycle), with Apple-style duplicate retries, some events out of order, and a small share of tampered bodies.
-package struct LoadWorkload {
+package struct LoadWorkload: Sendable {
     /// The bodies in posting order.
     package var bodies: [String]
     /// Distinct notifications among them (what the workers store).
