@@ -1,4 +1,5 @@
 import NotificationStore
+import PostgresRuntime
 import Testing
 
 @Suite("Store configuration")

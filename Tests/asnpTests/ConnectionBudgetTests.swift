@@ -1,5 +1,6 @@
 import Foundation
 import NotificationStore
+import PostgresRuntime
 import StoreTestSupport
 import Testing
 

@@ -1,5 +1,7 @@
 import Foundation
+import NotificationSchema
 import NotificationStore
+import PostgresRuntime
 import StoreTestSupport
 import Testing
 
