@@ -353,11 +353,32 @@ let package = Package(
             ],
             swiftSettings: strictSettings
         ),
-        // `asnp-bench`: benchmarks against same-run baselines, the load generator and the chaos soak. The
-        // asnpTests target depends on it, so its dependencies (hdrhistogram-swift) are in the test graph.
+        // The loads the benchmarks post and the tests reuse: signed workloads, the open-loop HTTP load generator,
+        // wrk's reports, the chaos soak's schedule and checks, and how an e2e step is summed up. A library, so the
+        // tests link it and not the bench executable.
+        .target(
+            name: "LoadGeneration",
+            dependencies: [
+                "AppStoreModels",
+                "AppStoreSigning",
+                "AppStoreVerification",
+                "KafkaClient",
+                "PipelineContract",
+                .product(name: "Crypto", package: "swift-crypto"),
+                .product(name: "Histogram", package: "hdrhistogram-swift"),
+                .product(name: "AsyncHTTPClient", package: "async-http-client"),
+                .product(name: "NIOCore", package: "swift-nio"),
+                .product(name: "NIOHTTP1", package: "swift-nio"),
+                .product(name: "NIOPosix", package: "swift-nio"),
+            ],
+            swiftSettings: strictSettings
+        ),
+        // `asnp-bench`: benchmarks against same-run baselines, the load generator's command and the chaos soak. No
+        // test target depends on it: the tests run it as a process, as a user does.
         .executableTarget(
             name: "asnp-bench",
             dependencies: [
+                "LoadGeneration",
                 "AppStoreModels",
                 "AppStoreVerification",
                 "AppStoreSigning",
@@ -409,6 +430,19 @@ let package = Package(
             swiftSettings: strictSettings
         ),
         // Verification's verdicts, against the test PKI and Apple's fixtures.
+        // Verifiers configured as the fixtures were labelled, for every test target that verifies them.
+        .target(
+            name: "VerificationTestSupport",
+            dependencies: [
+                "AppStoreModels",
+                "AppStoreVerification",
+                "AppStoreTestSupport",
+                .product(name: "X509", package: "swift-certificates"),
+                .product(name: "SwiftASN1", package: "swift-asn1"),
+            ],
+            path: "Tests/VerificationTestSupport",
+            swiftSettings: strictSettings
+        ),
         .testTarget(
             name: "AppStoreVerificationTests",
             dependencies: [
@@ -416,6 +450,7 @@ let package = Package(
                 "AppStoreVerification",
                 "AppStoreSigning",
                 "AppStoreTestSupport",
+                "VerificationTestSupport",
                 .product(name: "Crypto", package: "swift-crypto"),
                 .product(name: "X509", package: "swift-certificates"),
                 .product(name: "SwiftASN1", package: "swift-asn1"),
@@ -479,6 +514,21 @@ let package = Package(
             swiftSettings: strictSettings
         ),
         // The store against a throwaway PostgreSQL: migrations, batch writes, state, packed bodies, retention, faults.
+        // The rig the tests of the pipeline's parts run on in their own process: the Kafka mock with the pipeline's
+        // topics, a migrated database, a producer and a store, services stopped within a limit.
+        .target(
+            name: "PipelineTestSupport",
+            dependencies: [
+                "AppStoreTestSupport",
+                "StoreTestSupport",
+                "KafkaClient",
+                "NotificationStore",
+                "PipelineContract",
+                .product(name: "Logging", package: "swift-log"),
+            ],
+            path: "Tests/PipelineTestSupport",
+            swiftSettings: strictSettings
+        ),
         .testTarget(
             name: "NotificationStoreTests",
             dependencies: [
@@ -493,6 +543,7 @@ let package = Package(
                 "AppStoreVerification",
                 "AppStoreSigning",
                 "AppStoreTestSupport",
+                "VerificationTestSupport",
                 "StoreTestSupport",
                 .product(name: "PostgresNIO", package: "postgres-nio"),
                 .product(name: "Crypto", package: "swift-crypto"),
@@ -554,6 +605,7 @@ let package = Package(
                 "AppStoreModels",
                 "AppStoreVerification",
                 "AppStoreTestSupport",
+                "PipelineTestSupport",
                 "AppStoreSigning",
                 .product(name: "X509", package: "swift-certificates"),
                 .product(name: "SwiftASN1", package: "swift-asn1"),
@@ -587,6 +639,7 @@ let package = Package(
                 "HistorySync", "HistoryTestSupport", "AppStoreModels", "AppStoreSigning", "StoreTestSupport",
                 "NotificationStore", "KafkaClient", "PipelineContract", "PipelineServices", "PipelineStatus",
                 "AppStoreTestSupport",
+                "PipelineTestSupport",
                 .product(name: "AsyncHTTPClient", package: "async-http-client"),
                 .product(name: "NIOCore", package: "swift-nio"),
                 .product(name: "NIOHTTP1", package: "swift-nio"),
@@ -624,6 +677,8 @@ let package = Package(
                 "AppStoreVerification",
                 "AppStoreSigning",
                 "AppStoreTestSupport",
+                "PipelineTestSupport",
+                "VerificationTestSupport",
                 "StoreTestSupport",
                 .product(name: "X509", package: "swift-certificates"),
                 .product(name: "SwiftASN1", package: "swift-asn1"),
@@ -636,7 +691,7 @@ let package = Package(
             name: "asnpTests",
             dependencies: [
                 "asnp",
-                "asnp-bench",
+                "LoadGeneration",
                 "CommandSupport",
                 "PipelineServices",
                 "AppStoreModels",

@@ -3,6 +3,7 @@ import CommandSupport
 import Foundation
 import Ingress
 import KafkaClient
+import LoadGeneration
 import Logging
 import PipelineContract
 import ServiceLifecycle

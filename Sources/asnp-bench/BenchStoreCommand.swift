@@ -4,6 +4,7 @@ import ArgumentParser
 import CommandSupport
 import Foundation
 import KafkaClient
+import LoadGeneration
 import Logging
 import NotificationStore
 

@@ -4,6 +4,7 @@ import AppStoreVerification
 import ArgumentParser
 import Foundation
 import KafkaClient
+import LoadGeneration
 import NotificationStore
 
 /// `asnp-bench verify`: verify+decode throughput, side by side with Apple's Python library on the same inputs.

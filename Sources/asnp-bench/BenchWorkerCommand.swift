@@ -2,6 +2,7 @@ import ArgumentParser
 import CommandSupport
 import Foundation
 import KafkaClient
+import LoadGeneration
 import Logging
 import NIOCore
 import NotificationStore

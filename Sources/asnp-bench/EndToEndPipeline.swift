@@ -1,6 +1,7 @@
 import AsyncHTTPClient
 import CommandSupport
 import Foundation
+import LoadGeneration
 import NIOCore
 import NIOHTTP1
 import PipelineContract
@@ -29,11 +30,7 @@ struct EndToEndPipeline {
             + workers.map { (Role.workers, $0.processIdentifier) }
     }
 
-    enum Role: String, CaseIterable {
-        case ingress
-        case workers
-        case mockBroker = "mock"
-    }
+    typealias Role = EndToEndStep.Role
 
     /// Applies the migrations to `databaseURL`, starts the mock cluster (`brokers` brokers, topics of `partitions`
     /// partitions), the ingress on a free loopback port and `workers` workers, and waits until the ingress is ready.
@@ -144,24 +141,13 @@ struct EndToEndPipeline {
 
     private func ingressIsReady(statusPort: Int) async throws -> Bool {
         let client = HTTPClient(eventLoopGroupProvider: .singleton)
-        let ready = try await Self.waitUntilReady(statusPort: statusPort, client: client, within: .seconds(30))
+        let ready = try await ReadinessProbe.waitUntilReady(
+            statusPort: statusPort,
+            client: client,
+            within: .seconds(30)
+        )
         try await client.shutdown()
         return ready
-    }
-
-    /// Polls an ingress's `/health/ready` on its status port on 127.0.0.1 until it answers 200 or `limit` passes;
-    /// whether it did.
-    static func waitUntilReady(statusPort: Int, client: HTTPClient, within limit: Duration) async throws -> Bool {
-        let deadline = ContinuousClock.now.advanced(by: limit)
-        while ContinuousClock.now < deadline {
-            let reply = try? await client.execute(
-                HTTPClientRequest(url: "http://127.0.0.1:\(statusPort)/health/ready"),
-                timeout: .seconds(2)
-            )
-            if reply?.status == .ok { return true }
-            try await Task.sleep(for: .milliseconds(200))
-        }
-        return false
     }
 
     /// `asnp arguments...` with `environment` added to this process's; its output discarded.

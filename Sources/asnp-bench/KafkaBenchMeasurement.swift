@@ -1,4 +1,5 @@
 import Foundation
+import LoadGeneration
 
 #if canImport(Glibc)
 import Glibc

@@ -2,6 +2,7 @@ import AppStoreSigning
 import ArgumentParser
 import CommandSupport
 import Foundation
+import LoadGeneration
 
 /// `asnp-bench loadgen`: realistic signed notifications posted to an ingress, with latency percentiles.
 struct LoadgenCommand: AsyncParsableCommand {

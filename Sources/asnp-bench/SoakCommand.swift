@@ -1,6 +1,7 @@
 import ArgumentParser
 import CommandSupport
 import Foundation
+import LoadGeneration
 import Logging
 import PipelineContract
 

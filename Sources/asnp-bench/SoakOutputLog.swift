@@ -1,5 +1,6 @@
 import Foundation
 import KafkaClient
+import LoadGeneration
 import Logging
 import NIOCore
 import PipelineContract
@@ -11,26 +12,8 @@ import Synchronization
 /// decoded partition the events' keys and `ce_id`s in offset order, the state topic's last value per key, the dead
 /// letters' `ce_id`s, and the offsets the mock deleted before they were read.
 final class SoakOutputLog: Sendable {
-    /// A decoded event: its key and `ce_id`.
-    struct Event: Sendable, Equatable {
-        var key: String
-        var id: String
-    }
-
-    /// What was read so far.
-    struct Contents: Sendable {
-        /// Decoded events per partition, in offset order.
-        var decoded: [Int32: [Event]] = [:]
-        /// The state topic's last value per key (the row as JSON).
-        var lastState: [String: String] = [:]
-        var stateEvents = 0
-        /// Every dead letter's `ce_id` (`<topic>/<partition>/<offset>` of the rejected message), with repeats.
-        var deadLetters: [String] = []
-        /// Ranges the mock deleted before they were read, e.g. `appstore.notifications.decoded[3] 0..<120`.
-        var unread: [String] = []
-        /// Per partition, the next offset to read.
-        fileprivate var next: [KafkaTopicPartition: Int64] = [:]
-    }
+    typealias Event = SoakOutputContents.Event
+    typealias Contents = SoakOutputContents
 
     private let reader: KafkaPartitionReader
     private let admin: KafkaAdminClient

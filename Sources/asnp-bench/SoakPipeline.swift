@@ -2,6 +2,7 @@ import AsyncHTTPClient
 import ChildProcesses
 import Foundation
 import KafkaClient
+import LoadGeneration
 import LocalPostgres
 import Logging
 import PipelineContract
@@ -172,7 +173,7 @@ actor SoakPipeline {
         )
         for _ in 1..<max(1, workers) { try await pipeline.addWorker() }
         let client = HTTPClient(eventLoopGroupProvider: .singleton)
-        let ready = try await EndToEndPipeline.waitUntilReady(
+        let ready = try await ReadinessProbe.waitUntilReady(
             statusPort: ingressStatusPort,
             client: client,
             within: .seconds(60)

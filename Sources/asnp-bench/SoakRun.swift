@@ -3,6 +3,7 @@ import AppStoreSigning
 import ChildProcesses
 import Foundation
 import KafkaClient
+import LoadGeneration
 import Logging
 import NIOCore
 import NotificationStore

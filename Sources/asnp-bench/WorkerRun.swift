@@ -4,6 +4,7 @@ import CommandSupport
 import Foundation
 import Ingress
 import KafkaClient
+import LoadGeneration
 import Logging
 import NIOCore
 import PipelineContract
@@ -227,21 +228,7 @@ struct WorkerRun {
     }
 
     private func message(for body: Data) -> KafkaProducerMessage {
-        Self.rawMessage(body: body, app: "bench", topic: Self.rawTopic)
-    }
-
-    /// A V2 body as the ingress writes it to the raw topic for `app` (Sandbox route): keyed by the peeked
-    /// originalTransactionId, with the raw-topic headers.
-    static func rawMessage(body: Data, app: String, topic: String) -> KafkaProducerMessage {
-        let headers = RawNotificationHeaders(
-            version: 2,
-            environment: .sandbox,
-            app: app,
-            receivedAt: Date(),
-            requestID: UUID().uuidString,
-            source: .ingress
-        )
-        return headers.message(body: ByteBuffer(bytes: body), topic: topic)
+        KafkaProducerMessage.rawNotification(body: body, app: "bench", topic: Self.rawTopic)
     }
 
     private func startWorker(bootstrapServers: String) throws -> Process {

@@ -5,6 +5,7 @@ import Crypto
 import Foundation
 import SwiftASN1
 import Testing
+import VerificationTestSupport
 import X509
 
 @Suite("Apple's real root and a real Apple-signed notification", .tags(.fast))

@@ -4,6 +4,7 @@ import AppStoreTestSupport
 import AppStoreVerification
 import Foundation
 import Testing
+import VerificationTestSupport
 
 /// Hostile and broken bodies of every kind get a clear status, never a crash and never OK.
 @Suite("Bad input", .tags(.fast))

@@ -4,6 +4,7 @@ import AppStoreTestSupport
 import AppStoreVerification
 import Foundation
 import Testing
+import VerificationTestSupport
 
 @Suite("The verified-chain cache", .tags(.fast))
 struct ChainCacheTests {

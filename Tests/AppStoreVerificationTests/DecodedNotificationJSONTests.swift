@@ -4,6 +4,7 @@ import AppStoreTestSupport
 import AppStoreVerification
 import Foundation
 import Testing
+import VerificationTestSupport
 
 @Suite("The decoded JSON built from the signed bytes: lossless, and the same bytes every time", .tags(.fast))
 struct DecodedNotificationJSONTests {

@@ -3,6 +3,7 @@ import AppStoreTestSupport
 import AppStoreVerification
 import Foundation
 import Testing
+import VerificationTestSupport
 
 /// Every labelled fixture gets exactly the verdict Apple's own library gives it.
 @Suite("Fixture cases agree with Apple's app-store-server-library", .tags(.fast))

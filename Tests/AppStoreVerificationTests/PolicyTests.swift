@@ -4,6 +4,7 @@ import AppStoreTestSupport
 import AppStoreVerification
 import Foundation
 import Testing
+import VerificationTestSupport
 
 @Suite("App and environment policy", .tags(.fast))
 struct PolicyTests {

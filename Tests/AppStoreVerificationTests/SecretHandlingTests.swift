@@ -3,6 +3,7 @@ import AppStoreTestSupport
 import AppStoreVerification
 import Foundation
 import Testing
+import VerificationTestSupport
 
 /// Notifications carry customer data and V1 carries the shared secret: neither may reach errors, logs or output.
 @Suite("Secrets and payload data stay out of errors and output", .tags(.fast))

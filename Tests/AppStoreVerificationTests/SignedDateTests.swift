@@ -4,6 +4,7 @@ import AppStoreTestSupport
 import AppStoreVerification
 import Foundation
 import Testing
+import VerificationTestSupport
 
 /// The signed date decides when the chain must be valid; any value an attacker can write must get a verdict.
 @Suite("Signed dates", .tags(.fast))

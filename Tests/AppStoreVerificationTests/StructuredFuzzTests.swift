@@ -4,6 +4,7 @@ import AppStoreTestSupport
 import AppStoreVerification
 import Foundation
 import Testing
+import VerificationTestSupport
 
 /// Structure-aware fuzzing of what a signature does not stop: payloads of every shape, correctly signed, reach the
 /// decoders; mutated certificates reach the x5c parser; V1 bodies (unsigned) reach theirs. Every input must get a

@@ -2,6 +2,7 @@ import AppStoreModels
 import AppStoreTestSupport
 import Foundation
 import Testing
+import VerificationTestSupport
 
 @testable import AppStoreVerification
 

@@ -1,3 +1,4 @@
+import AppStoreTestSupport
 import Foundation
 import HistorySync
 import Logging
@@ -6,7 +7,7 @@ import StoreTestSupport
 import Testing
 
 /// The ledger in PostgreSQL, recorded with the reconciler's range logic (``HistoryLedgerRangesTests``).
-@Suite("The reconciler's coverage ledger in the store: kept apart by key, rewritten under a lock")
+@Suite("The reconciler's coverage ledger in the store: kept apart by key, rewritten under a lock", .tags(.store))
 struct HistoryLedgerStoreTests {
     /// The ledger key, the hours and the entries of the range tests.
     typealias Ledger = HistoryLedgerRangesTests

@@ -8,22 +8,25 @@ import Logging
 import NIOCore
 import NotificationStore
 import PipelineContract
+import PipelineTestSupport
 import StoreTestSupport
 
 /// What a history sync test runs against: the fake Apple endpoint, a mock cluster with the raw topic, a migrated
 /// database for the checkpoints, and a producer and store running while the test does.
 struct HistorySyncRig {
-    static let rawTopic = PipelineTopics.raw
+    static let rawTopic = PipelineRig.rawTopic
     static let bundleID = "com.example.notes"
     /// Twenty whole days ending yesterday: within the 30 days Apple keeps sandbox history.
     static let window = FakeAppStoreServer.twentyDaysToYesterday
 
     let apple: FakeAppStoreServer
     let baseURL: String
-    let mock: KafkaMockCluster
-    let producer: KafkaProducer
-    let store: NotificationStore
-    let logger: Logger
+    /// The mock with the raw topic, the database, the producer and the store.
+    let base: PipelineRig
+    var mock: KafkaMockCluster { base.mock }
+    var producer: KafkaProducer { base.producer }
+    var store: NotificationStore { base.store }
+    var logger: Logger { base.logger }
 
     /// A rig whose fake Apple serves `history` sent evenly over ``window``.
     static func run(history: [String], _ body: (HistorySyncRig) async throws -> Void) async throws {
@@ -31,33 +34,9 @@ struct HistorySyncRig {
     }
 
     static func run(apple: FakeAppStoreServer, _ body: (HistorySyncRig) async throws -> Void) async throws {
-        var logger = Logger(label: "test.history")
-        logger.logLevel =
-            ProcessInfo.processInfo.environment["ASNP_TEST_LOG"].flatMap { Logger.Level(rawValue: $0) } ?? .critical
-        let mock = try KafkaMockCluster(brokers: 1, logger: logger)
-        try mock.createTopic(rawTopic, partitions: 8)
-        let database = try await TestPostgresServer.shared().makeDatabase()
-        try await NotificationStore.withRunning(configuration: database, logger: logger) { _ = try await $0.migrate() }
-        let producer = try KafkaProducer(
-            configuration: KafkaProducerConfiguration(cluster: mock.clusterConfiguration),
-            logger: logger
-        )
-        let store = NotificationStore(configuration: database, logger: logger)
-        try await apple.serve { baseURL in
-            try await withThrowingTaskGroup(of: Void.self) { tasks in
-                tasks.addTask { try await producer.run() }
-                tasks.addTask { try await store.run() }
-                try await body(
-                    HistorySyncRig(
-                        apple: apple,
-                        baseURL: baseURL,
-                        mock: mock,
-                        producer: producer,
-                        store: store,
-                        logger: logger
-                    )
-                )
-                tasks.cancelAll()
+        try await PipelineRig.run(label: "test.history", rawPartitions: 8) { base in
+            try await apple.serve { baseURL in
+                try await body(HistorySyncRig(apple: apple, baseURL: baseURL, base: base))
             }
         }
     }
@@ -116,13 +95,7 @@ struct HistorySyncRig {
 
     /// Every message on the raw topic.
     func rawMessages() async throws -> [KafkaMessage] {
-        let admin = try KafkaAdminClient(cluster: mock.clusterConfiguration, logger: logger)
-        let reader = try KafkaPartitionReader(cluster: mock.clusterConfiguration, logger: logger)
-        var messages: [KafkaMessage] = []
-        for (partition, marks) in try await admin.watermarks(of: Self.rawTopic) where marks.high > marks.low {
-            try await reader.read(partition, offsets: marks.low..<marks.high) { messages += $0 }
-        }
-        return messages
+        try await base.rawMessages()
     }
 
     /// `count` signed notifications (their `signedPayload`s) of realistic subscriptions, signed by a test PKI.

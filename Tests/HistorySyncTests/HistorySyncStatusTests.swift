@@ -11,7 +11,7 @@ import PipelineStatus
 import ServiceLifecycle
 import Testing
 
-@Suite("The periodic reconciler's status server: its turns on /metrics, its probes")
+@Suite("The periodic reconciler's status server: its turns on /metrics, its probes", .tags(.pipeline))
 struct HistorySyncStatusTests {
     @Test(
         """

@@ -1,4 +1,5 @@
 import AppStoreModels
+import AppStoreTestSupport
 import Foundation
 import HistorySync
 import HistoryTestSupport
@@ -11,7 +12,10 @@ import ServiceLifecycle
 import Synchronization
 import Testing
 
-@Suite("History sync: Apple's notification history into the raw topic, resumable, with Apple's retry rules")
+@Suite(
+    "History sync: Apple's notification history into the raw topic, resumable, with Apple's retry rules",
+    .tags(.pipeline)
+)
 struct HistorySyncTests {
     @Test(
         "every request carries a fresh ES256 token Apple accepts; bodies land as the ingress writes them"
@@ -321,7 +325,7 @@ struct HistorySyncTests {
     }
 }
 
-@Suite("The reconciler as a periodic service")
+@Suite("The reconciler as a periodic service", .tags(.pipeline))
 struct PeriodicHistorySyncTests {
     /// Runs a periodic sync of the rig's history (the first turn reaching back an hour, a turn every 50 ms) until
     /// `count` turns ended, or the service group ended by itself, then shuts it down gracefully; the turns' outcomes.

@@ -6,7 +6,7 @@ import NIOHTTPTypes
 import PipelineStatus
 import Testing
 
-@Suite("Servers stopping: a connection accepted as the server stops")
+@Suite("Servers stopping: a connection accepted as the server stops", .tags(.fast))
 struct AcceptedConnectionTests {
     /// Becomes active as an accepted socket does (the moment an unclosed writer stops the process), then expects the
     /// connection's own `executeThenClose` to close it. (It may have been closed already, which refuses the connect.)

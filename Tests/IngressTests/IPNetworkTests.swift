@@ -1,8 +1,9 @@
+import AppStoreTestSupport
 import Testing
 
 @testable import Ingress
 
-@Suite("IP networks for the allow-list and trusted proxies")
+@Suite("IP networks for the allow-list and trusted proxies", .tags(.fast))
 struct IPNetworkTests {
     @Test("IPv4 ranges contain their addresses and nothing else; mapped IPv6 addresses count as IPv4")
     func ipv4() throws {

@@ -1,3 +1,4 @@
+import AppStoreTestSupport
 import Foundation
 import Ingress
 import KafkaClient
@@ -7,7 +8,7 @@ import Testing
 
 /// What a hostile or broken client can do to the ingress without the others noticing: the ingress is open to the
 /// internet, and Apple's requests must still be answered.
-@Suite("Ingress abuse: slow clients, huge headers, many connections")
+@Suite("Ingress abuse: slow clients, huge headers, many connections", .tags(.pipeline))
 struct IngressAbuseTests {
     static let body = #"{"signedPayload":"x"}"#
 

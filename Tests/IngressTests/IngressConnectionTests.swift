@@ -1,10 +1,11 @@
+import AppStoreTestSupport
 import Foundation
 import Ingress
 import Testing
 
 /// What a connection sees of the notification requests answered on the event loop beside Hummingbird's router:
 /// answers in the order asked, keep-alive after a refusal, `Expect: 100-continue`, `Connection: close`.
-@Suite("Ingress connections: pipelining, refusals, Expect and Connection headers")
+@Suite("Ingress connections: pipelining, refusals, Expect and Connection headers", .tags(.pipeline))
 struct IngressConnectionTests {
     static let body = #"{"signedPayload":"x"}"#
 

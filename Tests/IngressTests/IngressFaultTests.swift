@@ -8,7 +8,7 @@ import PipelineContract
 import ServiceLifecycle
 import Testing
 
-@Suite("Ingress under faults: broker down, saturation, shutdown under load; health and metrics")
+@Suite("Ingress under faults: broker down, saturation, shutdown under load; health and metrics", .tags(.fault))
 struct IngressFaultTests {
     static let bodies: [String] = Fixtures.v2Cases.filter { $0.expectedStatus == "OK" }.map(\.body)
 

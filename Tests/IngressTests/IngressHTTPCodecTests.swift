@@ -1,3 +1,4 @@
+import AppStoreTestSupport
 import HTTPTypes
 import NIOHTTP1
 import NIOHTTPTypesHTTP1
@@ -5,7 +6,7 @@ import Testing
 
 @testable import Ingress
 
-@Suite("The ingress's HTTP types codec")
+@Suite("The ingress's HTTP types codec", .tags(.fast))
 struct IngressHTTPCodecTests {
     @Test(
         "A request head converts exactly as swift-nio-extras converts it, whatever its target",

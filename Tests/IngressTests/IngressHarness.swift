@@ -50,10 +50,7 @@ struct IngressHarness: Sendable {
     let logger: Logger
 
     static func logger(_ label: String) -> Logger {
-        var logger = Logger(label: "test.ingress.\(label)")
-        logger.logLevel =
-            ProcessInfo.processInfo.environment["ASNP_TEST_LOG"].flatMap { Logger.Level(rawValue: $0) } ?? .critical
-        return logger
+        Logger.test("test.ingress.\(label)")
     }
 
     /// Runs `body` against a running ingress; shuts everything down afterwards.

@@ -9,7 +9,7 @@ import PipelineContract
 import ServiceLifecycle
 import Testing
 
-@Suite("Ingress: fixtures to the raw topic, statuses, limits, the allow-list")
+@Suite("Ingress: fixtures to the raw topic, statuses, limits, the allow-list", .tags(.pipeline))
 struct IngressRoutingTests {
     /// What a fixture case should produce: nil for 400 (not a JSON object), else the expected key when known.
     static func expectedKey(_ fixture: FixtureCase) -> String?? {

@@ -1,9 +1,10 @@
+import AppStoreTestSupport
 import HTTPTypes
 import Testing
 
 @testable import Ingress
 
-@Suite("Notification routes and the request head fields the ingress reads")
+@Suite("Notification routes and the request head fields the ingress reads", .tags(.fast))
 struct NotificationRouteTests {
     @Test("paths name a version, environment, app and token; the labels are the router's; anything else is no route")
     func routes() throws {

@@ -1,9 +1,10 @@
+import AppStoreTestSupport
 import Foundation
 import Testing
 
 @testable import Ingress
 
-@Suite("Request ids")
+@Suite("Request ids", .tags(.fast))
 struct RequestIdentifiersTests {
     @Test("random version-4 UUIDs in lowercase, as UUID().uuidString.lowercased() writes them, none repeated")
     func randomLowercaseUUIDs() throws {

@@ -3,7 +3,7 @@ import KafkaClient
 import NIOCore
 import Testing
 
-@Suite("Admin: partitions, watermarks, committed offsets, lag")
+@Suite("Admin: partitions, watermarks, committed offsets, lag", .tags(.pipeline))
 struct AdminTests {
     static func partition(_ index: Int32) -> KafkaTopicPartition {
         KafkaTopicPartition(topic: "tracked", partition: index)

@@ -1,9 +1,10 @@
+import AppStoreTestSupport
 import Logging
 import Testing
 
 @testable import KafkaClient
 
-@Suite("Configuration: librdkafka properties and clear errors")
+@Suite("Configuration: librdkafka properties and clear errors", .tags(.fast))
 struct ConfigurationTests {
     let cluster = KafkaClusterConfiguration(bootstrapServers: "broker-1:9092, broker-2:9092")
 

@@ -4,7 +4,7 @@ import Testing
 
 @testable import KafkaClient
 
-@Suite("Consumer groups: sharing, takeover, rebalance hand-over")
+@Suite("Consumer groups: sharing, takeover, rebalance hand-over", .tags(.pipeline))
 struct ConsumerGroupTests {
     static let topic = "events"
     static let partitions = (0..<8).map { KafkaTopicPartition(topic: topic, partition: Int32($0)) }

@@ -4,7 +4,7 @@ import Testing
 
 @testable import KafkaClient
 
-@Suite("Consumer shutdown")
+@Suite("Consumer shutdown", .tags(.pipeline))
 struct ConsumerShutdownTests {
     /// librdkafka 2.0.2 aborts the process when it destroys a cooperative-sticky member that received its JoinGroup
     /// answer but not yet its first assignment (fixed in 2.2.1). Failing SyncGroup requests hold a member there.

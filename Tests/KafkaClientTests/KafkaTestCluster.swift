@@ -1,3 +1,4 @@
+import AppStoreTestSupport
 import Foundation
 import KafkaClient
 import Logging
@@ -26,8 +27,7 @@ struct KafkaTestCluster {
         recordingGroupLog: Bool = false,
         label: String = #function
     ) throws {
-        let printLevel =
-            ProcessInfo.processInfo.environment["ASNP_TEST_LOG"].flatMap { Logger.Level(rawValue: $0) } ?? .critical
+        let printLevel = Logger.testLevel
         let groupLog = recordingGroupLog ? GroupLog() : nil
         var logger: Logger
         if let groupLog {

@@ -13,7 +13,10 @@ import Testing
 /// tests observe of librdkafka is that it takes each token (`rd_kafka_oauthbearer_set_token` answers no error), that it
 /// connects to a broker (its ApiVersions request, counted by a mark injected into the broker) only once it has one,
 /// that it reports a failed request as an `_AUTHENTICATION` error, and that it asks again before each token expires.
-@Suite("OAUTHBEARER: client-credentials tokens handed to librdkafka, refreshed before expiry, failures reported")
+@Suite(
+    "OAUTHBEARER: client-credentials tokens handed to librdkafka, refreshed before expiry, failures reported",
+    .tags(.pipeline)
+)
 struct OAuthBearerTests {
     /// Long enough that librdkafka's ask at 80% of it, on its 1 s timer, leaves seconds before expiry on a loaded
     /// machine; short enough for a test.
@@ -186,7 +189,7 @@ struct OAuthBearerTests {
     }
 }
 
-@Suite("OAUTHBEARER: token responses, settings and the refresh state")
+@Suite("OAUTHBEARER: token responses, settings and the refresh state", .tags(.pipeline))
 struct OAuthTokenTests {
     static func jwt(_ claims: String) -> String {
         let encode = { (text: String) in

@@ -1,8 +1,9 @@
+import AppStoreTestSupport
 import KafkaClient
 import NIOCore
 import Testing
 
-@Suite("Messages deleted before the group consumed them are reported, not skipped silently")
+@Suite("Messages deleted before the group consumed them are reported, not skipped silently", .tags(.pipeline))
 struct OffsetGapTests {
     @Test(
         "A committed offset below the log start yields a gap naming the lost offsets, then the oldest message kept; a new group sees none"

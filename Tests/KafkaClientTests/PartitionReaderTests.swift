@@ -1,3 +1,4 @@
+import AppStoreTestSupport
 import KafkaClient
 import NIOCore
 import Testing
@@ -5,7 +6,7 @@ import Testing
 /// One `KafkaPartitionReader` read many times, as `asnp tail --follow` (every round) and `asnp replay rejected` (per
 /// row) use it: no read may end early, or hand out another read's messages, because of what an earlier read left in
 /// the reader's queue.
-@Suite("Partition reader")
+@Suite("Partition reader", .tags(.pipeline))
 struct PartitionReaderTests {
     static let topic = "reader"
 

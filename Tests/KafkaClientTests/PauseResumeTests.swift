@@ -3,7 +3,7 @@ import KafkaClient
 import NIOCore
 import Testing
 
-@Suite("Per-partition pause and resume")
+@Suite("Per-partition pause and resume", .tags(.pipeline))
 struct PauseResumeTests {
     @Test(
         "A paused partition yields nothing while others go on; after resume it continues right after the last message handed out"

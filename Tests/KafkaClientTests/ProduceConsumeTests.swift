@@ -1,8 +1,9 @@
+import AppStoreTestSupport
 import KafkaClient
 import NIOCore
 import Testing
 
-@Suite("Produce and consume through the mock cluster")
+@Suite("Produce and consume through the mock cluster", .tags(.pipeline))
 struct ProduceConsumeTests {
     @Test("10,000 keyed messages produced are all consumed by one consumer, none lost, in order per key")
     func tenThousandKeyedMessages() async throws {

@@ -7,7 +7,7 @@ import Testing
 
 @testable import KafkaClient
 
-@Suite("Producer under faults: broker not answering, refused requests, full queue, shutdown")
+@Suite("Producer under faults: broker not answering, refused requests, full queue, shutdown", .tags(.fault))
 struct ProducerFaultTests {
     /// Every message in `topic`, read back by a fresh consumer group.
     static func readBack(_ cluster: KafkaTestCluster, topic: String, atLeast count: Int) async throws -> [String] {

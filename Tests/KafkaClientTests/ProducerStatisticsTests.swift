@@ -2,7 +2,10 @@ import AppStoreTestSupport
 import KafkaClient
 import Testing
 
-@Suite("The producer's statistics: what each topic was written, in batches and bytes after compression")
+@Suite(
+    "The producer's statistics: what each topic was written, in batches and bytes after compression",
+    .tags(.pipeline)
+)
 struct ProducerStatisticsTests {
     @Test(
         "Every message acknowledged is counted once, in batches linger fills, and zstd's bytes are a fraction of none's",

@@ -8,7 +8,7 @@ import Testing
 /// partition itself during a rebalance, and the batch call drops messages it already counted as delivered, so a
 /// kept partition resumes after them. That is a race this test can hit but not force; it checks the end-to-end
 /// guarantee under real rebalances, whatever the cause of a loss would be.
-@Suite("Rebalances while consuming at full speed")
+@Suite("Rebalances while consuming at full speed", .tags(.pipeline))
 struct RebalanceUnderLoadTests {
     @Test(
         "Members that commit as they go lose no message while partitions move between them mid-stream",

@@ -3,7 +3,7 @@ import KafkaClient
 import NIOCore
 import Testing
 
-@Suite("Seeking back: a partition hands out its messages again from the offset sought")
+@Suite("Seeking back: a partition hands out its messages again from the offset sought", .tags(.pipeline))
 struct SeekTests {
     static let partition = KafkaTopicPartition(topic: "work", partition: 0)
 

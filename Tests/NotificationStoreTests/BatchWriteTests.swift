@@ -8,7 +8,7 @@ import PipelineContract
 import StoreTestSupport
 import Testing
 
-@Suite("Batch writes")
+@Suite("Batch writes", .tags(.store))
 struct BatchWriteTests {
     @Test(
         "the same batch written twice stores each notification once; the second write reports duplicates"

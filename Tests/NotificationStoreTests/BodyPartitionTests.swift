@@ -7,7 +7,7 @@ import Testing
 
 /// The monthly partitions of `notification_bodies` at the edges of time: a server in a time zone with daylight-saving
 /// time, months made ahead and outside batch transactions, a month missing, a month misbounded by an earlier version.
-@Suite("Body partitions: UTC months in any server time zone, made ahead, outside batches")
+@Suite("Body partitions: UTC months in any server time zone, made ahead, outside batches", .tags(.store))
 struct BodyPartitionTests {
     /// An instant in RFC 3339.
     static func date(_ text: String) throws -> Date {

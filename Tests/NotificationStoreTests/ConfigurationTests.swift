@@ -1,8 +1,9 @@
+import AppStoreTestSupport
 import NotificationStore
 import PostgresRuntime
 import Testing
 
-@Suite("Store configuration")
+@Suite("Store configuration", .tags(.fast))
 struct ConfigurationTests {
     @Test("a libpq URL: user, password, host, port, database, sslmode, application name")
     func url() throws {

@@ -1,8 +1,9 @@
+import AppStoreTestSupport
 import Foundation
 import StoreTestSupport
 import Testing
 
-@Suite("The local PostgreSQL server of asnp dev and the tests")
+@Suite("The local PostgreSQL server of asnp dev and the tests", .tags(.store))
 struct LocalPostgresServerTests {
     /// A CI run hung on this: a server started during the tests held other tests' output pipes, so their readers
     /// never saw the end of the output.

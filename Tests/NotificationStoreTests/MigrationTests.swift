@@ -7,7 +7,7 @@ import PostgresRuntime
 import StoreTestSupport
 import Testing
 
-@Suite("Migrations")
+@Suite("Migrations", .tags(.store))
 struct MigrationTests {
     @Test("migrate creates the schema once; running it again applies nothing")
     func idempotent() async throws {

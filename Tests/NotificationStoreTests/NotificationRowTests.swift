@@ -1,11 +1,12 @@
 import AppStoreModels
+import AppStoreTestSupport
 import Foundation
 import KafkaClient
 import Testing
 
 @testable import NotificationStore
 
-@Suite("A verified notification as a row: the decoded JSON PostgreSQL can hold")
+@Suite("A verified notification as a row: the decoded JSON PostgreSQL can hold", .tags(.fast))
 struct NotificationRowTests {
     /// A V2 body whose transaction payload is `transactionJSON`; the builder reads it without verifying.
     static func row(transactionJSON: String) throws(UnstorableNotification) -> NotificationRow {

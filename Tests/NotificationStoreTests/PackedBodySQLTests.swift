@@ -9,7 +9,7 @@ import Testing
 
 /// `asnp_raw_body`, the SQL twin of ``PackedBody/unpack(_:headers:)`` that audits use without asnp, against the Swift
 /// one: the same bytes for every format the packer writes.
-@Suite("asnp_raw_body in PostgreSQL rebuilds what PackedBody packed")
+@Suite("asnp_raw_body in PostgreSQL rebuilds what PackedBody packed", .tags(.store))
 struct PackedBodySQLTests {
     @Test(
         """

@@ -6,7 +6,8 @@ import Synchronization
 import Testing
 
 @Suite(
-    "Partition ownership: a claim waits for the previous owner's batch in flight; a batch of a stale claim stores nothing"
+    "Partition ownership: a claim waits for the previous owner's batch in flight; a batch of a stale claim stores nothing",
+    .tags(.store)
 )
 struct PartitionOwnershipTests {
     static let partition = KafkaTopicPartition(topic: StoreFixtures.topic, partition: 0)

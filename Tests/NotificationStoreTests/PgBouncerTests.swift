@@ -6,7 +6,10 @@ import Testing
 
 /// The production overlay's PgBouncer (Deploy/kubernetes/overlays/production/pgbouncer.ini), run by Debian's
 /// PgBouncer in front of a real PostgreSQL over TLS: what asnp does through it in transaction pooling.
-@Suite("Through the production overlay's PgBouncer: transaction pooling, TLS verify-full to PostgreSQL")
+@Suite(
+    "Through the production overlay's PgBouncer: transaction pooling, TLS verify-full to PostgreSQL",
+    .tags(.process)
+)
 struct PgBouncerTests {
     static let configurationPath = "Deploy/kubernetes/overlays/production/pgbouncer.ini"
 

@@ -3,7 +3,7 @@ import NotificationStore
 import StoreTestSupport
 import Testing
 
-@Suite("The fault tests' reconciliation step")
+@Suite("The fault tests' reconciliation step", .tags(.store))
 struct PipelineReconciliationTests {
     @Test("clean after the scenario is written; names a body never stored, a row nothing explains, a wrong state")
     func findsWhatDoesNotAddUp() async throws {

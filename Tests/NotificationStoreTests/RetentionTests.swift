@@ -5,7 +5,7 @@ import StoreTestSupport
 import Testing
 
 /// Retention of raw bodies: whole months of `notification_bodies` dropped, the facts kept.
-@Suite("Retention: months of bodies past the setting are dropped whole; facts and newer bodies stay")
+@Suite("Retention: months of bodies past the setting are dropped whole; facts and newer bodies stay", .tags(.store))
 struct RetentionTests {
     @Test(
         """

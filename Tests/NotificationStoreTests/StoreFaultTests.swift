@@ -11,7 +11,7 @@ import Testing
 
 @testable import NotificationStore
 
-@Suite("Faults: concurrent writers, a stopped server, rows PostgreSQL refuses")
+@Suite("Faults: concurrent writers, a stopped server, rows PostgreSQL refuses", .tags(.fault))
 struct StoreFaultTests {
     /// The tables' contents that must not depend on who wrote what when.
     private func snapshot(_ server: TestPostgresServer, _ database: String) async throws -> [String] {

@@ -9,6 +9,7 @@ import NotificationStore
 import PipelineContract
 import StoreTestSupport
 import SwiftASN1
+import VerificationTestSupport
 import X509
 
 /// Runs `body` with a store on `configuration` whose pool runs for the duration.
@@ -45,20 +46,7 @@ struct ScenarioLine: Decodable {
 enum StoreFixtures {
     static let topic = PipelineTopics.raw
 
-    static let verifier: NotificationVerifier = {
-        let root = try! Certificate(derEncoded: Array(Fixtures.data("test-root.der")))
-        return NotificationVerifier(
-            configuration: .init(
-                policy: try! VerificationPolicy(
-                    bundleId: Fixtures.bundleId,
-                    appAppleId: Fixtures.appAppleId,
-                    environment: .sandbox
-                ),
-                sharedSecrets: [Fixtures.sharedSecret]
-            ),
-            chainVerifier: ChainVerifier(configuration: .init(trustedRoots: [root]))
-        )
-    }()
+    static let verifier = try! TestVerifiers.fixtures()
 
     static func scenario() throws -> [ScenarioLine] {
         try Fixtures.data("scenario.jsonl").split(separator: UInt8(ascii: "\n")).map {

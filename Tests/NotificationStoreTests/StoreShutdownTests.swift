@@ -4,7 +4,7 @@ import NotificationStore
 import StoreTestSupport
 import Testing
 
-@Suite("Store shutdown: what the store's operations still hold")
+@Suite("Store shutdown: what the store's operations still hold", .tags(.store))
 struct StoreShutdownTests {
     @Test(
         "The connections the store's operations hold, as the runtime records them without reading any log: leased during an operation, none once the store stopped; at level info the store's handler gets none of the pool's debug lines"

@@ -8,8 +8,9 @@ import NotificationStore
 import PipelineContract
 import StoreTestSupport
 import Testing
+import VerificationTestSupport
 
-@Suite("Subscription state, last writer wins by signedDate")
+@Suite("Subscription state, last writer wins by signedDate", .tags(.store))
 struct SubscriptionStateTests {
     @Test(
         "the scenario shuffled, with duplicates, in batches of every size: subscriptions equal scenario-final.json",
@@ -97,15 +98,10 @@ struct SubscriptionStateTests {
         let (server, configuration) = try await makeDatabase()
         let pki = try TestPKI()
         let signer = NotificationSigner(signer: try JWSSigner(pki: pki))
-        let verifier = NotificationVerifier(
-            configuration: .init(
-                policy: try VerificationPolicy(
-                    bundleId: Fixtures.bundleId,
-                    appAppleId: Fixtures.appAppleId,
-                    environment: .sandbox
-                )
-            ),
-            chainVerifier: ChainVerifier(configuration: .init(trustedRoots: [pki.root]))
+        let verifier = try TestVerifiers.make(
+            roots: [pki.root],
+            bundleId: Fixtures.bundleId,
+            appAppleId: Fixtures.appAppleId
         )
         let key = "7300000001"
         let day: Int64 = 86_400_000

@@ -1,3 +1,4 @@
+import AppStoreTestSupport
 import Foundation
 import Logging
 import NotificationStore
@@ -5,7 +6,7 @@ import StoreTestSupport
 import Testing
 
 /// PostgreSQL over TLS as libpq users know it, against a real server with `ssl=on` and a CA made for the test.
-@Suite("PostgreSQL over TLS: sslmode, sslrootcert, sslcert and sslkey as libpq means them")
+@Suite("PostgreSQL over TLS: sslmode, sslrootcert, sslcert and sslkey as libpq means them", .tags(.store))
 struct TLSConnectionTests {
     /// Connects with `url` and runs a query; the error when it cannot. A refusal is awaited `refusal` long: the pool
     /// retries refused connections until the operation's timeout, then the store connects once more to say why.

@@ -1,4 +1,5 @@
 import AppStoreModels
+import AppStoreTestSupport
 import Foundation
 import KafkaClient
 import Logging
@@ -6,18 +7,17 @@ import NIOCore
 import NotificationStore
 import PipelineContract
 import PipelineReplay
+import PipelineTestSupport
 import StoreTestSupport
 import Testing
 
-@Suite("Replay onto the raw topic: rejected rows and offset ranges, with a real PostgreSQL and the Kafka mock")
+@Suite(
+    "Replay onto the raw topic: rejected rows and offset ranges, with a real PostgreSQL and the Kafka mock",
+    .tags(.pipeline)
+)
 struct ReplayTests {
-    static let topic = "raw"
-
-    static var logger: Logger {
-        var logger = Logger(label: "asnp.replay.test")
-        logger.logLevel = .critical
-        return logger
-    }
+    static let topic = PipelineRig.rawTopic
+    static let logger = Logger.test("test.replay")
 
     static func headers(version: Int, source: RawNotificationHeaders.Source = .ingress) -> RawNotificationHeaders {
         RawNotificationHeaders(
@@ -58,22 +58,19 @@ struct ReplayTests {
         """
     )
     func rejectedRows() async throws {
-        let mock = try KafkaMockCluster(brokers: 1, logger: Self.logger)
-        try mock.createTopic(Self.topic, partitions: 1)
-        let cluster = mock.clusterConfiguration
-        let reader = try KafkaPartitionReader(cluster: cluster, logger: Self.logger)
-        let configuration = try await TestPostgresServer.shared().makeDatabase()
-        let version1 = #"{"notification_type":"DID_RENEW","password":"secret"}"#
-        let version2 = #"{"signedPayload":"a.b.c"}"#
+        try await PipelineRig.run(label: "test.replay", rawPartitions: 1) { rig in
+            let cluster = rig.mock.clusterConfiguration
+            let reader = try KafkaPartitionReader(cluster: cluster, logger: rig.logger)
+            let store = rig.store
+            let version1 = #"{"notification_type":"DID_RENEW","password":"secret"}"#
+            let version2 = #"{"signedPayload":"a.b.c"}"#
 
-        try await RawTopicReplay.with(cluster: cluster, topic: Self.topic, logger: Self.logger) { replay in
-            // The V1 body as Apple sent it, at offset 0: what the worker consumed before redacting the password.
-            let original = Self.headers(version: 1).message(body: ByteBuffer(string: version1), topic: Self.topic)
-            let (acknowledged, failure) = await replay.send([original])
-            #expect(acknowledged == [0] && failure == nil)
+            try await RawTopicReplay.with(cluster: cluster, topic: Self.topic, logger: rig.logger) { replay in
+                // The V1 body as Apple sent it, at offset 0: what the worker consumed before redacting the password.
+                let original = Self.headers(version: 1).message(body: ByteBuffer(string: version1), topic: Self.topic)
+                let (acknowledged, failure) = await replay.send([original])
+                #expect(acknowledged == [0] && failure == nil)
 
-            try await NotificationStore.withRunning(configuration: configuration, logger: Self.logger) { store in
-                _ = try await store.migrate()
                 _ = try await store.write(
                     NotificationBatch(entries: [
                         Self.rejected(body: version2, headers: Self.headers(version: 2), offset: 10),
@@ -96,7 +93,7 @@ struct ReplayTests {
                 #expect(summary.replayed == ["INVALID_CHAIN": 2])
                 #expect(
                     summary.report(topic: Self.topic, dryRun: false).hasPrefix(
-                        "replayed 2 rejected notification(s) to raw: INVALID_CHAIN 2\nskipped 1 V1 notification(s)"
+                        "replayed 2 rejected notification(s) to \(Self.topic): INVALID_CHAIN 2\nskipped 1 V1 notification(s)"
                     )
                 )
                 let sent = try await Self.messages(from: 1, reader: reader)

@@ -6,26 +6,11 @@ import Foundation
 import PipelineReports
 import SwiftASN1
 import Testing
+import VerificationTestSupport
 import X509
 
-@Suite("Batch verification: JSON lines verified in parallel, one report line each, in input order")
+@Suite("Batch verification: JSON lines verified in parallel, one report line each, in input order", .tags(.fast))
 struct BatchVerificationTests {
-    static func verifier() throws -> NotificationVerifier {
-        try NotificationVerifier(
-            configuration: .init(
-                policy: VerificationPolicy(
-                    bundleId: Fixtures.bundleId,
-                    appAppleId: Fixtures.appAppleId,
-                    environment: .sandbox
-                ),
-                sharedSecrets: [Fixtures.sharedSecret]
-            ),
-            chainVerifier: ChainVerifier(
-                configuration: .init(trustedRoots: [try Certificate(derEncoded: Array(Fixtures.data("test-root.der")))])
-            )
-        )
-    }
-
     /// The report lines for `input`, read from a file as `asnp verify --jsonl` reads standard input.
     static func run(_ input: String, parallelism: Int, maximumLineLength: Int = 8 << 20) async throws -> (
         lines: [String], allVerified: Bool
@@ -43,7 +28,7 @@ struct BatchVerificationTests {
             maximumLineLength: maximumLineLength
         )
         let output = StreamWriter(handle: try FileHandle(forWritingTo: outputFile))
-        let allVerified = await BatchVerification(verifier: try verifier(), parallelism: parallelism)
+        let allVerified = await BatchVerification(verifier: try TestVerifiers.fixtures(), parallelism: parallelism)
             .run(lines: &lines, output: output)
         output.flush()
         let text = String(decoding: try Data(contentsOf: outputFile), as: UTF8.self)

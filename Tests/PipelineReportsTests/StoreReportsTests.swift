@@ -1,3 +1,4 @@
+import AppStoreTestSupport
 import Foundation
 import Logging
 import NotificationStore
@@ -5,7 +6,7 @@ import PipelineReports
 import StoreTestSupport
 import Testing
 
-@Suite("Reports read from PostgreSQL: status, subscriptions, the reconciler's ledgers, retention")
+@Suite("Reports read from PostgreSQL: status, subscriptions, the reconciler's ledgers, retention", .tags(.store))
 struct StoreReportsTests {
     /// Runs `body` with a store on a fresh, migrated database.
     static func withFreshStore<Result: Sendable>(

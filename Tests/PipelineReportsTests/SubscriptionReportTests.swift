@@ -1,9 +1,10 @@
+import AppStoreTestSupport
 import Foundation
 import NotificationStore
 import PipelineReports
 import Testing
 
-@Suite("Subscription reports: access now, the state's lines, the timeline")
+@Suite("Subscription reports: access now, the state's lines, the timeline", .tags(.fast))
 struct SubscriptionReportTests {
     static let now = Date(timeIntervalSince1970: 1_800_000_000)
 

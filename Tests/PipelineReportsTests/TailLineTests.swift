@@ -1,10 +1,11 @@
+import AppStoreTestSupport
 import KafkaClient
 import NIOCore
 import PipelineContract
 import PipelineReports
 import Testing
 
-@Suite("asnp tail's lines and filter: one JSON line per event, selected by key and type")
+@Suite("asnp tail's lines and filter: one JSON line per event, selected by key and type", .tags(.fast))
 struct TailLineTests {
     static func message(key: String?, type: String?, contentType: String?, value: String) -> KafkaMessage {
         var headers: [KafkaHeader] = []

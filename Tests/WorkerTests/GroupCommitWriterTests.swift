@@ -9,7 +9,7 @@ import Testing
 
 @testable import Worker
 
-@Suite("Group commit: partition batches ready together share a transaction and an offset commit")
+@Suite("Group commit: partition batches ready together share a transaction and an offset commit", .tags(.store))
 struct GroupCommitWriterTests {
     typealias Pipeline = WorkerPipelineTests
 

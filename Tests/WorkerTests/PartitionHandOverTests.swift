@@ -8,7 +8,10 @@ import Testing
 
 @testable import Worker
 
-@Suite("A partition's hand-over between members: a previous owner's late batch keeps the decoded events in order")
+@Suite(
+    "A partition's hand-over between members: a previous owner's late batch keeps the decoded events in order",
+    .tags(.pipeline)
+)
 struct PartitionHandOverTests {
     typealias Pipeline = WorkerPipelineTests
     typealias Output = WorkerOutputTests

@@ -12,7 +12,7 @@ import X509
 
 @testable import Worker
 
-@Suite("Raw messages to a verified batch: per-app verifiers, verdicts in offset order")
+@Suite("Raw messages to a verified batch: per-app verifiers, verdicts in offset order", .tags(.fast))
 struct RawBatchVerifierTests {
     static let app = PipelineApp(
         name: "notes",

@@ -7,7 +7,7 @@ import Testing
 
 @testable import Worker
 
-@Suite("Restores lose nothing: a database restored behind the group's committed offsets is filled again")
+@Suite("Restores lose nothing: a database restored behind the group's committed offsets is filled again", .tags(.fault))
 struct RestoreDrillTests {
     typealias Pipeline = WorkerPipelineTests
 

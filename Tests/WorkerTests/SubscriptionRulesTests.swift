@@ -15,7 +15,10 @@ import X509
 /// The sequences of Docs/entitlement.md, signed by a test PKI and posted through the raw topic to two workers,
 /// shuffled with duplicates: each subscription's row, and the state topic's last event of it, must end in the state
 /// the table says.
-@Suite("Subscription state by Apple's meaning: every sequence of Docs/entitlement.md through the workers")
+@Suite(
+    "Subscription state by Apple's meaning: every sequence of Docs/entitlement.md through the workers",
+    .tags(.pipeline)
+)
 struct SubscriptionRulesTests {
     static let day: Int64 = 86_400_000
 

@@ -1,9 +1,13 @@
+import AppStoreTestSupport
 import Synchronization
 import Testing
 
 @testable import Worker
 
-@Suite("Verification places shared by a worker's batches: a bound on runs verifying at once, first come first served")
+@Suite(
+    "Verification places shared by a worker's batches: a bound on runs verifying at once, first come first served",
+    .tags(.fast)
+)
 struct VerificationSlotsTests {
     @Test("However many ask at once, at most `count` hold a place, and every one of them gets one")
     func bound() async {

@@ -7,7 +7,7 @@ import StoreTestSupport
 import Testing
 import Worker
 
-@Suite("Worker metrics sampled in the background: scrapes never wait on PostgreSQL or Kafka")
+@Suite("Worker metrics sampled in the background: scrapes never wait on PostgreSQL or Kafka", .tags(.pipeline))
 struct WorkerMetricsSamplerTests {
     /// The registry's lines after setting the samples' ages, as a scrape gives them.
     static func scrape(_ sampler: WorkerMetricsSampler, _ metrics: WorkerMetrics) -> [Substring] {

@@ -10,7 +10,10 @@ import Testing
 
 @testable import Worker
 
-@Suite("Workers' output topics: never stalled by the output brokers, never silent on late rows, never ending stale")
+@Suite(
+    "Workers' output topics: never stalled by the output brokers, never silent on late rows, never ending stale",
+    .tags(.pipeline)
+)
 struct WorkerOutputTests {
     typealias Pipeline = WorkerPipelineTests
     static let topics = OutputTopics()

@@ -14,7 +14,7 @@ import Testing
 import Worker
 import X509
 
-@Suite("Workers: raw topic to PostgreSQL, in order per subscription, nothing lost or applied twice")
+@Suite("Workers: raw topic to PostgreSQL, in order per subscription, nothing lost or applied twice", .tags(.pipeline))
 struct WorkerPipelineTests {
     static let topic = PipelineTopics.raw
     static let group = "asnp-workers"
@@ -27,10 +27,7 @@ struct WorkerPipelineTests {
     }
 
     static func logger() -> Logger {
-        var logger = Logger(label: "test.worker")
-        logger.logLevel =
-            ProcessInfo.processInfo.environment["ASNP_TEST_LOG"].flatMap { Logger.Level(rawValue: $0) } ?? .critical
-        return logger
+        Logger.test("test.worker")
     }
 
     /// A raw message as the ingress writes it.
@@ -124,13 +121,16 @@ struct WorkerPipelineTests {
         return stored
     }
 
+    /// The workers' consumer session timeout: short, so a group settles fast after a worker leaves.
+    static let sessionTimeout: Duration = .seconds(6)
+
     static func workerConfiguration(_ mock: KafkaMockCluster) -> WorkerConfiguration {
         var consumer = KafkaConsumerConfiguration(
             cluster: mock.clusterConfiguration,
             groupID: group,
             topics: [topic]
         )
-        consumer.sessionTimeout = .seconds(6)
+        consumer.sessionTimeout = sessionTimeout
         consumer.heartbeatInterval = .milliseconds(500)
         var configuration = WorkerConfiguration(consumer: consumer)
         configuration.maximumBatchSize = 7  // many small batches: order across batches matters

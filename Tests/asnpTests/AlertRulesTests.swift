@@ -14,7 +14,10 @@ import Yams
 
 /// Deploy/prometheus/alerts.rules.yml (the runbook's alerts): promtool accepts it and its unit tests pass, the
 /// production PrometheusRule carries the same groups, and every metric and label it names is one the code exports.
-@Suite("Deploy/prometheus/alerts.rules.yml: promtool checks and tests it; it names only what the code exports")
+@Suite(
+    "Deploy/prometheus/alerts.rules.yml: promtool checks and tests it; it names only what the code exports",
+    .tags(.process)
+)
 struct AlertRulesTests {
     static let prometheus = Fixtures.packageRoot.appendingPathComponent("Deploy/prometheus")
     static let rulesFile = prometheus.appendingPathComponent("alerts.rules.yml")

@@ -1,7 +1,8 @@
+import AppStoreTestSupport
 import Foundation
 import Testing
 
-@Suite("asnp-bench soak: the chaos soak's short form")
+@Suite("asnp-bench soak: the chaos soak's short form", .tags(.fault))
 struct BenchSoakCommandTests {
     /// The seed is fixed so a failure here replays with the command the output's first line gives; `ASNP_SOAK_SEED`
     /// tries another.

@@ -1,7 +1,8 @@
+import AppStoreTestSupport
 import Foundation
 import Testing
 
-@Suite("asnp-bench verify: verification, and verification with the store's rows")
+@Suite("asnp-bench verify: verification, and verification with the store's rows", .tags(.process))
 struct BenchVerifyCommandTests {
     @Test("a short run reports verification alone and with the rows built, each at a positive rate")
     func shortRun() async throws {

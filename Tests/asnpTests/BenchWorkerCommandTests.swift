@@ -1,8 +1,9 @@
+import AppStoreTestSupport
 import Foundation
 import StoreTestSupport
 import Testing
 
-@Suite("asnp-bench worker: a worker process from the mock cluster into PostgreSQL")
+@Suite("asnp-bench worker: a worker process from the mock cluster into PostgreSQL", .tags(.process))
 struct BenchWorkerCommandTests {
     @Test(
         """

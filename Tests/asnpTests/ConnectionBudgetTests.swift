@@ -1,3 +1,4 @@
+import AppStoreTestSupport
 import Foundation
 import NotificationStore
 import PostgresRuntime
@@ -8,7 +9,10 @@ import Testing
 /// at its autoscaler's maximum, each with its whole pool. Straight to PostgreSQL (the base), they must fit
 /// PostgreSQL's default `max_connections` less its reserved ones; through PgBouncer (production), PgBouncer must
 /// take every client and give PostgreSQL no more than that, yet enough for one batch per raw-topic partition.
-@Suite("Connection budget: the manifests' most connections fit PostgreSQL's, directly and through PgBouncer")
+@Suite(
+    "Connection budget: the manifests' most connections fit PostgreSQL's, directly and through PgBouncer",
+    .tags(.store)
+)
 struct ConnectionBudgetTests {
     /// One workload using the database at its largest.
     struct Client: CustomStringConvertible {

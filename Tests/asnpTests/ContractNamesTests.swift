@@ -8,7 +8,7 @@ import Testing
 
 /// The contract's documents name settings, headers, header values and prefixes; each is held here to the code that
 /// has it, so that a document cannot cite a setting or a value the code does not have (Docs/contract/README.md).
-@Suite("Docs/contract and Docs/output-topics.md name only settings, headers and values the code has")
+@Suite("Docs/contract and Docs/output-topics.md name only settings, headers and values the code has", .tags(.process))
 struct ContractNamesTests {
     static let docs = Fixtures.packageRoot.appendingPathComponent("Docs")
 

@@ -4,7 +4,7 @@ import NotificationStore
 import PipelineServices
 import Testing
 
-@Suite("Database settings: libpq's TLS parameters in the URL or as settings")
+@Suite("Database settings: libpq's TLS parameters in the URL or as settings", .tags(.fast))
 struct DatabaseSettingsTests {
     static let bundle = Fixtures.appleDirectory.appendingPathComponent("AppleRootCA-G3.pem").path
 

@@ -7,7 +7,7 @@ import Yams
 /// schemas of their operators' CRDs, vendored in Tests/DeployValidation/crds, by an independent validator (Python's
 /// `jsonschema`) with the API server's rules: unknown fields refused, kustomize's patches (and components) merged
 /// first.
-@Suite("Deploy/kubernetes: every custom resource validates against its operator's CRD schema")
+@Suite("Deploy/kubernetes: every custom resource validates against its operator's CRD schema", .tags(.process))
 struct DeployCustomResourceTests {
     static let validator = Fixtures.packageRoot.appendingPathComponent(
         "Tests/DeployValidation/validate_custom_resources.py"

@@ -27,7 +27,10 @@ import Yams
 /// Deploy/ cannot run here (no container engine, no cluster), so these tests hold it to the code: every file parses,
 /// every container runs a command asnp has with settings asnp accepts and reads, and the ports, probe paths, metric
 /// names, consumer group and topics it names are the ones the code uses.
-@Suite("Deploy/: the Dockerfile, docker-compose, Kubernetes manifests and dashboards agree with the code")
+@Suite(
+    "Deploy/: the Dockerfile, docker-compose, Kubernetes manifests and dashboards agree with the code",
+    .tags(.process)
+)
 struct DeployFilesTests {
     static let deploy = Fixtures.packageRoot.appendingPathComponent("Deploy")
 

@@ -1,3 +1,4 @@
+import AppStoreTestSupport
 import Foundation
 import PipelineServices
 import PipelineStatus
@@ -9,7 +10,10 @@ import Testing
 /// cloud's component (Deploy/kubernetes/components), the NetworkPolicies and the spread of the pods, held to the code
 /// (the ingress's routes, ports, allow-list) since no cluster runs here. kubernetes-validate and the CRD schemas check
 /// their shape (DeployFilesTests, DeployCustomResourceTests).
-@Suite("Deploy/kubernetes: the front door, the network policies and the spread of the pods agree with the code")
+@Suite(
+    "Deploy/kubernetes: the front door, the network policies and the spread of the pods agree with the code",
+    .tags(.process)
+)
 struct DeployFrontDoorTests {
     static let production = "kubernetes/overlays/production"
 

@@ -15,7 +15,7 @@ import Testing
 
 @testable import asnp
 
-@Suite("asnp dev: the whole pipeline from one command")
+@Suite("asnp dev: the whole pipeline from one command", .tags(.process))
 struct DevCommandTests {
     @Test(
         """

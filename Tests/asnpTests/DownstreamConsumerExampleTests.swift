@@ -10,7 +10,7 @@ import Testing
 
 /// The downstream consumer shown in Docs/contract/README.md, run against librdkafka's mock cluster with events built
 /// as the workers build them (`OutputEvent`).
-@Suite("The downstream consumer example of Docs/contract/README.md")
+@Suite("The downstream consumer example of Docs/contract/README.md", .tags(.pipeline))
 struct DownstreamConsumerExampleTests {
     static let signedDate = Date(timeIntervalSince1970: 1_793_613_600)
     static let product = "com.example.notes.pro.monthly"

@@ -12,7 +12,7 @@ import Testing
 
 @testable import asnp
 
-@Suite("asnp history sync: Apple's history through the raw topic to the workers")
+@Suite("asnp history sync: Apple's history through the raw topic to the workers", .tags(.process))
 struct HistorySyncCommandTests {
     static let topic = PipelineTopics.raw
 

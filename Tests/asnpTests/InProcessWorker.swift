@@ -33,9 +33,7 @@ final class InProcessWorker: Sendable {
             statusPort: statusPort
         )
         let settings = try await PipelineSettings.load(file: nil, environment: variables).workerRole()
-        var logger = Logger(label: "test.worker-role")
-        logger.logLevel =
-            ProcessInfo.processInfo.environment["ASNP_TEST_LOG"].flatMap { Logger.Level(rawValue: $0) } ?? .critical
+        let logger = Logger.test("test.worker-role")
         return try InProcessWorker(role: buildWorker(settings, migrate: true, logger: logger), logger: logger)
     }
 

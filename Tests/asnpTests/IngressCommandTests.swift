@@ -21,7 +21,7 @@ import Worker
 
 @testable import asnp
 
-@Suite("asnp ingress as a process: configuration from the environment, SIGTERM and SIGKILL under load")
+@Suite("asnp ingress as a process: configuration from the environment, SIGTERM and SIGKILL under load", .tags(.process))
 struct IngressCommandTests {
     static let topic = PipelineTopics.raw
 
@@ -135,7 +135,7 @@ struct IngressCommandTests {
     }
 }
 
-@Suite("Settings files in Config/")
+@Suite("Settings files in Config/", .tags(.process))
 struct ConfigFileTests {
     @Test("Config/production.json gives valid worker settings")
     func productionFile() async throws {

@@ -2,9 +2,9 @@ import AppStoreTestSupport
 import AsyncHTTPClient
 import ChildProcesses
 import Foundation
+import LoadGeneration
 
 @testable import asnp
-@testable import asnp_bench
 
 /// `asnp ingress` as a child process on 127.0.0.1, configured through the environment as a container would be.
 enum IngressProcess {
@@ -38,7 +38,7 @@ enum IngressProcess {
     /// than the 20 s this used to allow; so no bound here but the suite's own watchdog, as for the worker.
     static func waitUntilReady(statusPort: Int, client: HTTPClient, while ingress: ChildProcess) async throws -> Bool {
         while ingress.isRunning {
-            if try await EndToEndPipeline.waitUntilReady(statusPort: statusPort, client: client, within: .seconds(2)) {
+            if try await ReadinessProbe.waitUntilReady(statusPort: statusPort, client: client, within: .seconds(2)) {
                 return true
             }
         }

@@ -12,7 +12,10 @@ import PipelineStatus
 import ServiceLifecycle
 import Testing
 
-@Suite("The ingress role built in-process as `asnp ingress` builds it: settings from the environment, receive, stop")
+@Suite(
+    "The ingress role built in-process as `asnp ingress` builds it: settings from the environment, receive, stop",
+    .tags(.pipeline)
+)
 struct IngressRoleTests {
     /// The ingress's settings from `variables` and what every ingress needs, as `asnp ingress` reads them.
     static func role(_ variables: [String: String]) async throws -> IngressRoleSettings {
@@ -87,9 +90,7 @@ struct IngressRoleTests {
         """
     )
     func receiveAndStop() async throws {
-        var logger = Logger(label: "test.ingress-role")
-        logger.logLevel =
-            ProcessInfo.processInfo.environment["ASNP_TEST_LOG"].flatMap { Logger.Level(rawValue: $0) } ?? .critical
+        let logger = Logger.test("test.ingress-role")
         let mock = try KafkaMockCluster(brokers: 1, logger: logger)
         try mock.createTopic(PipelineTopics.raw, partitions: 2)
         let variables = [

@@ -1,3 +1,4 @@
+import AppStoreTestSupport
 import CommandSupport
 import Foundation
 import KafkaClient
@@ -9,7 +10,7 @@ import Testing
 
 /// `asnp kafka-mock` with an independent client: kcat (Debian's `kcat`, installed by scripts/bootstrap) must read
 /// what our producer wrote, and our consumer what kcat wrote.
-@Suite("asnp kafka-mock with kcat")
+@Suite("asnp kafka-mock with kcat", .tags(.process))
 struct KafkaMockCommandTests {
     static let logger: Logger = {
         var logger = Logger(label: "test.kafka-mock")

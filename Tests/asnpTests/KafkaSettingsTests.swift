@@ -8,7 +8,10 @@ import Testing
 
 /// Kafka settings as a platform team writes them for a managed cluster: the examples in Config/kafka/ must give
 /// librdkafka exactly the properties Docs/kafka.md says, and anything else librdkafka takes is reachable.
-@Suite("Kafka settings: every managed service's example, kafka.properties, OAUTHBEARER client credentials, refusals")
+@Suite(
+    "Kafka settings: every managed service's example, kafka.properties, OAUTHBEARER client credentials, refusals",
+    .tags(.fast)
+)
 struct KafkaSettingsTests {
     /// Secrets as the environment (or a mounted file) would give them.
     static let secrets = [

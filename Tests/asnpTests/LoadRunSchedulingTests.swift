@@ -1,12 +1,12 @@
+import AppStoreTestSupport
 import Foundation
+import LoadGeneration
 import NIOCore
 import NIOPosix
 import Synchronization
 import Testing
 
-@testable import asnp_bench
-
-@Suite("The load generator's event loops yield to the processes it measures")
+@Suite("The load generator's event loops yield to the processes it measures", .tags(.pipeline))
 struct LoadRunSchedulingTests {
     @Test(
         """

@@ -1,10 +1,9 @@
 import AppStoreSigning
 import AppStoreTestSupport
 import Foundation
+import LoadGeneration
 import PipelineContract
 import Testing
-
-@testable import asnp_bench
 
 @Suite("The load generator's workload", .tags(.fast))
 struct LoadWorkloadTests {

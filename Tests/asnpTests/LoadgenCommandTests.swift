@@ -6,7 +6,7 @@ import Testing
 
 @testable import asnp
 
-@Suite("asnp-bench loadgen: realistic signed load against the real pipeline")
+@Suite("asnp-bench loadgen: realistic signed load against the real pipeline", .tags(.process))
 struct LoadgenCommandTests {
     @Test(
         """

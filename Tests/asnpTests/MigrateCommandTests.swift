@@ -1,3 +1,4 @@
+import AppStoreTestSupport
 import Foundation
 import NotificationSchema
 import NotificationStore
@@ -5,7 +6,7 @@ import PostgresRuntime
 import StoreTestSupport
 import Testing
 
-@Suite("asnp migrate")
+@Suite("asnp migrate", .tags(.process))
 struct MigrateCommandTests {
     @Test("applies the schema once, reports nothing to apply the second time; --check passes after")
     func migrates() async throws {

@@ -11,7 +11,10 @@ import Testing
 
 /// The output topics checked against Docs/contract by an independent validator (Python's `jsonschema`), with the
 /// events read back by `asnp tail` as a downstream developer would.
-@Suite("The output contract: what asnp dev publishes, read with asnp tail, validates against Docs/contract")
+@Suite(
+    "The output contract: what asnp dev publishes, read with asnp tail, validates against Docs/contract",
+    .tags(.process)
+)
 struct OutputContractTests {
     static let validator = Fixtures.packageRoot.appendingPathComponent("Tests/ContractValidation/validate_events.py")
     static let contract = Fixtures.packageRoot.appendingPathComponent("Docs/contract")

@@ -5,6 +5,7 @@ import ChildProcesses
 import CommandSupport
 import Foundation
 import KafkaClient
+import LoadGeneration
 import Logging
 import NotificationStore
 import PipelineContract
@@ -12,7 +13,6 @@ import StoreTestSupport
 import Testing
 
 @testable import asnp
-@testable import asnp_bench
 
 /// The pipeline as separate processes, as deployed: `asnp ingress`, two `asnp worker`s, a Kafka cluster (librdkafka's
 /// mock, in this process so faults can be injected into it) and PostgreSQL. Load is posted as Apple posts it: a body
@@ -20,7 +20,11 @@ import Testing
 ///
 /// One fault at a time: each case runs a whole pipeline, and five at once starved the timing-sensitive tests of a full
 /// parallel run.
-@Suite("The whole pipeline under load through broker, PostgreSQL, ingress and worker faults", .serialized)
+@Suite(
+    "The whole pipeline under load through broker, PostgreSQL, ingress and worker faults",
+    .serialized,
+    .tags(.fault)
+)
 struct PipelineFaultTests {
     enum Fault: String, CaseIterable, CustomTestStringConvertible, Sendable {
         case brokersUnresponsive

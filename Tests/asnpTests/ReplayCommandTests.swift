@@ -12,7 +12,7 @@ import Testing
 
 @testable import asnp
 
-@Suite("asnp replay: rejected notifications and raw-topic offsets back to the workers")
+@Suite("asnp replay: rejected notifications and raw-topic offsets back to the workers", .tags(.process))
 struct ReplayCommandTests {
     static let topic = PipelineTopics.raw
 

@@ -1,10 +1,9 @@
 import AppStoreSigning
 import AppStoreTestSupport
 import Foundation
+import LoadGeneration
 import PipelineContract
 import Testing
-
-@testable import asnp_bench
 
 @Suite("asnp-bench soak: the seeded fault schedule, the hostile bodies and the checks' parsing", .tags(.fast))
 struct SoakScheduleTests {

@@ -2,6 +2,7 @@ import AppStoreTestSupport
 import AppStoreVerification
 import Foundation
 import KafkaClient
+import LoadGeneration
 import Logging
 import NIOCore
 import NotificationStore
@@ -13,9 +14,8 @@ import Worker
 import X509
 
 @testable import asnp
-@testable import asnp_bench
 
-@Suite("asnp status and asnp subscription show: what the tables hold, as text and JSON")
+@Suite("asnp status and asnp subscription show: what the tables hold, as text and JSON", .tags(.process))
 struct StatusCommandTests {
     struct ScenarioLine: Decodable {
         var key: String
@@ -32,7 +32,11 @@ struct StatusCommandTests {
         let hostile = try #require(Fixtures.v2Cases.first { $0.expectedStatus != "OK" })
         let bodies = lines.map(\.body) + [hostile.body]
         let messages = bodies.enumerated().map { index, body in
-            let raw = WorkerRun.rawMessage(body: Data(body.utf8), app: "notes", topic: PipelineTopics.raw)
+            let raw = KafkaProducerMessage.rawNotification(
+                body: Data(body.utf8),
+                app: "notes",
+                topic: PipelineTopics.raw
+            )
             return KafkaMessage(
                 topic: raw.topic,
                 partition: 0,

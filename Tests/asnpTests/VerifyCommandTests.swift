@@ -3,7 +3,7 @@ import Foundation
 import Testing
 
 /// `asnp verify` as operators and scripts use it: the built binary, its output contract and exit codes.
-@Suite("asnp verify")
+@Suite("asnp verify", .tags(.process))
 struct VerifyCommandTests {
     static let fixtureApp = [
         "--root-cert", Fixtures.directory.appendingPathComponent("test-root.der").path,

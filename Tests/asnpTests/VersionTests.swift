@@ -4,7 +4,7 @@ import Foundation
 import Testing
 
 /// `--version` says which release and which commit a binary is (ADR 0017): the release is the VERSION file's.
-@Suite("asnp --version and asnp-bench --version: the VERSION file's version and the commit built from")
+@Suite("asnp --version and asnp-bench --version: the VERSION file's version and the commit built from", .tags(.process))
 struct VersionTests {
     static func versionFile() throws -> String {
         try String(contentsOf: Fixtures.packageRoot.appendingPathComponent("VERSION"), encoding: .utf8)

@@ -8,7 +8,7 @@ import PipelineContract
 import StoreTestSupport
 import Testing
 
-@Suite("asnp worker as a process: settings from the environment, ready, SIGTERM")
+@Suite("asnp worker as a process: settings from the environment, ready, SIGTERM", .tags(.process))
 struct WorkerCommandTests {
     @Test("It migrates, becomes ready on its status port, and exits 0 on SIGTERM")
     func readyThenSigterm() async throws {

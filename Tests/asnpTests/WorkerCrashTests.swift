@@ -5,6 +5,7 @@ import ChildProcesses
 import CommandSupport
 import Foundation
 import KafkaClient
+import LoadGeneration
 import Logging
 import NIOCore
 import NotificationStore
@@ -16,9 +17,8 @@ import Worker
 import X509
 
 @testable import asnp
-@testable import asnp_bench
 
-@Suite("Worker processes killed with SIGKILL mid-batch")
+@Suite("Worker processes killed with SIGKILL mid-batch", .tags(.fault))
 struct WorkerCrashTests {
     static let topic = PipelineTopics.raw
 
@@ -73,7 +73,9 @@ struct WorkerCrashTests {
             )
         }
 
-        let messages = workload.bodies.map { WorkerRun.rawMessage(body: $0, app: "bench", topic: Self.topic) }
+        let messages = workload.bodies.map {
+            KafkaProducerMessage.rawNotification(body: $0, app: "bench", topic: Self.topic)
+        }
         let producer = try KafkaProducer(
             configuration: KafkaProducerConfiguration(
                 cluster: KafkaClusterConfiguration(bootstrapServers: mock.bootstrapServers)

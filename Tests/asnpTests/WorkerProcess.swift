@@ -11,7 +11,6 @@ import PipelineContract
 import Testing
 
 @testable import asnp
-@testable import asnp_bench
 
 /// `asnp worker` as a child process, configured through the environment as a container would be.
 enum WorkerProcess {

@@ -13,7 +13,8 @@ import StoreTestSupport
 import Testing
 
 @Suite(
-    "The worker role built in-process as `asnp worker` builds it: settings from the environment, migrate, store, status"
+    "The worker role built in-process as `asnp worker` builds it: settings from the environment, migrate, store, status",
+    .tags(.process)
 )
 struct WorkerRoleTests {
     struct ScenarioLine: Decodable {

@@ -1,9 +1,10 @@
+import AppStoreTestSupport
+import LoadGeneration
 import Testing
 
 @testable import asnp
-@testable import asnp_bench
 
-@Suite("Reading wrk's report for asnp-bench ingress")
+@Suite("Reading wrk's report for asnp-bench ingress", .tags(.fast))
 struct WrkRunTests {
     @Test("Rate, percentiles in every unit, non-2xx answers and socket errors")
     func parse() throws {

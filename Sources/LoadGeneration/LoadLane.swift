@@ -10,21 +10,21 @@ import NIOPosix
 /// pipeline. A general-purpose client cost about 0.13 ms of CPU per request here; a lean client awaited from Swift
 /// tasks still spent half its time switching threads (a `Task.sleep` timer and a task resumed per request). On the
 /// event loop a request is a timer, a write and a read.
-final class LoadLane {
+package final class LoadLane {
     /// What the lanes of one run share.
-    struct Run: Sendable {
-        var host: String
-        var port: Int
-        var hostHeader: String
-        var v2Path: String
-        var v1Path: String
-        var bodies: [String]
-        var rate: Double?
-        var timeout: Duration
-        var retryDelay: Duration?
-        var start: NIODeadline
-        var next: @Sendable () -> Int
-        var answered: @Sendable (_ status: Int?) -> Void
+    package struct Run: Sendable {
+        package var host: String
+        package var port: Int
+        package var hostHeader: String
+        package var v2Path: String
+        package var v1Path: String
+        package var bodies: [String]
+        package var rate: Double?
+        package var timeout: Duration
+        package var retryDelay: Duration?
+        package var start: NIODeadline
+        package var next: @Sendable () -> Int
+        package var answered: @Sendable (_ status: Int?) -> Void
     }
 
     private let run: Run
@@ -45,7 +45,7 @@ final class LoadLane {
     }
 
     /// Starts a lane on `eventLoop`; its future completes with what its requests got once the bodies run out.
-    static func start(_ run: Run, on eventLoop: any EventLoop) -> EventLoopFuture<LoadRun.Lane> {
+    package static func start(_ run: Run, on eventLoop: any EventLoop) -> EventLoopFuture<LoadRun.Lane> {
         eventLoop.flatSubmit {
             let lane = LoadLane(run: run, eventLoop: eventLoop)
             lane.takeNext()
@@ -155,16 +155,16 @@ final class LoadLane {
 
     /// Reads each answer's status and hands it to the lane at the answer's end.
     private final class StatusReader: ChannelInboundHandler {
-        typealias InboundIn = HTTPClientResponsePart
+        package typealias InboundIn = HTTPClientResponsePart
 
         private let lane: LoadLane
         private var status = 0
 
-        init(lane: LoadLane) {
+        package init(lane: LoadLane) {
             self.lane = lane
         }
 
-        func channelRead(context: ChannelHandlerContext, data: NIOAny) {
+        package func channelRead(context: ChannelHandlerContext, data: NIOAny) {
             switch unwrapInboundIn(data) {
             case .head(let head): status = Int(head.status.code)
             case .body: break
@@ -172,12 +172,12 @@ final class LoadLane {
             }
         }
 
-        func channelInactive(context: ChannelHandlerContext) {
+        package func channelInactive(context: ChannelHandlerContext) {
             if context.channel === lane.channel { lane.fail(closing: false) }
             context.fireChannelInactive()
         }
 
-        func errorCaught(context: ChannelHandlerContext, error: any Error) {
+        package func errorCaught(context: ChannelHandlerContext, error: any Error) {
             if context.channel === lane.channel { lane.fail(closing: true) }
             context.close(promise: nil)
         }

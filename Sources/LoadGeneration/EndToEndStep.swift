@@ -1,61 +1,90 @@
 import Foundation
 
 /// One rate step of `asnp-bench e2e`.
-struct EndToEndStep {
+package struct EndToEndStep {
+    /// The pipeline's processes a step measures.
+    package enum Role: String, CaseIterable, Sendable {
+        case ingress
+        case workers
+        case mockBroker = "mock"
+    }
+
     /// Notifications/s asked for, and posted.
-    var offered: Double
-    var posted: Double
+    package var offered: Double
+    package var posted: Double
     /// Distinct notifications posted for the first time, per second: what there is to store (the workload repeats
     /// 5% of its bodies as Apple's retries do; a repeat is deduplicated, never a new row).
-    var new: Double
-    var ok: Int
-    var notOK: Int
+    package var new: Double
+    package var ok: Int
+    package var notOK: Int
     /// Ingress latency from when each request was due, milliseconds.
-    var p50: Double
-    var p99: Double
+    package var p50: Double
+    package var p99: Double
     /// Notifications stored per second during the step.
-    var stored: Double
+    package var stored: Double
     /// Decoded events the workers published per second during the step (after their batches committed).
-    var published: Double
+    package var published: Double
     /// The workers' lag at the step's end: notifications answered 200 and not yet stored. Counted in the database
     /// rather than read as the group's Kafka lag, which takes a watermark request per partition: on a saturated
     /// machine that took seconds, in which the workers drained what it was meant to show.
-    var backlog: Int
+    package var backlog: Int
     /// What the raw topic was written during the step, as the ingress's producer reported it.
-    var rawTopic: RawTopic
+    package var rawTopic: RawTopic
     /// Where the cores went during the step.
-    var cpu: CPU
+    package var cpu: CPU
     /// Resident memory at the step's end, bytes: the ingress, the largest worker, the mock broker.
-    var memory: Memory
+    package var memory: Memory
+
+    package init(
+        offered: Double,
+        posted: Double,
+        new: Double,
+        ok: Int,
+        notOK: Int,
+        p50: Double,
+        p99: Double,
+        stored: Double,
+        published: Double,
+        backlog: Int,
+        rawTopic: RawTopic,
+        cpu: CPU,
+        memory: Memory
+    ) {
+        self.offered = offered
+        self.posted = posted
+        self.new = new
+        self.ok = ok
+        self.notOK = notOK
+        self.p50 = p50
+        self.p99 = p99
+        self.stored = stored
+        self.published = published
+        self.backlog = backlog
+        self.rawTopic = rawTopic
+        self.cpu = cpu
+        self.memory = memory
+    }
 
     /// The raw topic's writes during a step: from the ingress's `asnp_ingress_raw_topic_*` counters, which the
     /// producer's statistics bring up to date every second here (`statistics.interval.ms`).
-    struct RawTopic {
-        var batches: Double
-        var messages: Double
+    package struct RawTopic {
+        package var batches: Double
+        package var messages: Double
         /// The batches' bytes after compression: what the topic stores per replica.
-        var bytes: Double
+        package var bytes: Double
 
         /// Bytes a notification costs the raw topic, per replica; nil before any report.
-        var bytesPerNotification: Double? { messages > 0 ? bytes / messages : nil }
+        package var bytesPerNotification: Double? { messages > 0 ? bytes / messages : nil }
         /// Notifications in a produce batch (what compression works on).
-        var notificationsPerBatch: Double? { batches > 0 ? messages / batches : nil }
+        package var notificationsPerBatch: Double? { batches > 0 ? messages / batches : nil }
 
-        static func take(_ pipeline: EndToEndPipeline) async throws -> RawTopic {
-            RawTopic(
-                batches: try await pipeline.ingressMetric("asnp_ingress_raw_topic_batches_total"),
-                messages: try await pipeline.ingressMetric("asnp_ingress_raw_topic_messages_total"),
-                bytes: try await pipeline.ingressMetric("asnp_ingress_raw_topic_bytes_total")
-            )
-        }
-
-        init(batches: Double, messages: Double, bytes: Double) {
+        package init(batches: Double, messages: Double, bytes: Double) {
             self.batches = batches
             self.messages = messages
             self.bytes = bytes
         }
 
-        init(from start: RawTopic, to end: RawTopic) {
+        package init(from start: RawTopic, to end: RawTopic) {
             self.init(
                 batches: end.batches - start.batches,
                 messages: end.messages - start.messages,
@@ -65,20 +94,20 @@ struct EndToEndStep {
     }
 
     /// CPU used during a step, in cores (CPU seconds per second), by process.
-    struct CPU {
-        var ingress: Double
+    package struct CPU {
+        package var ingress: Double
         /// All workers together.
-        var workers: Double
-        var mockBroker: Double
+        package var workers: Double
+        package var mockBroker: Double
         /// The PostgreSQL server's processes; nil when it is not on this machine.
-        var postgres: Double?
+        package var postgres: Double?
         /// This process: signing is done before the steps, so this is posting.
-        var loadGenerator: Double
+        package var loadGenerator: Double
 
         /// The parts together: how much of the machine the pipeline and its load took.
-        var total: Double { ingress + workers + mockBroker + (postgres ?? 0) + loadGenerator }
+        package var total: Double { ingress + workers + mockBroker + (postgres ?? 0) + loadGenerator }
 
-        init(ingress: Double, workers: Double, mockBroker: Double, postgres: Double?, loadGenerator: Double) {
+        package init(ingress: Double, workers: Double, mockBroker: Double, postgres: Double?, loadGenerator: Double) {
             self.ingress = ingress
             self.workers = workers
             self.mockBroker = mockBroker
@@ -87,27 +116,28 @@ struct EndToEndStep {
         }
 
         /// The counters a step's CPU is the difference of.
-        struct Sample {
-            var pipeline: [EndToEndPipeline.Role: Double]
-            var postgres: Double?
-            var loadGenerator: Double
-            var instant: ContinuousClock.Instant
+        package struct Sample {
+            package var pipeline: [Role: Double]
+            package var postgres: Double?
+            package var loadGenerator: Double
+            package var instant: ContinuousClock.Instant
 
-            static func take(_ pipeline: EndToEndPipeline, postmaster: Int32?) -> Sample {
-                Sample(
-                    pipeline: pipeline.roles.reduce(into: [:]) { seconds, process in
-                        seconds[process.role, default: 0] += ProcessStats.cpuSeconds(of: process.pid)
-                    },
-                    postgres: postmaster.flatMap { ProcessStats.postgresCPUSeconds(postmaster: $0) },
-                    loadGenerator: ProcessStats.cpuSeconds(of: getpid()),
-                    instant: .now
-                )
+            package init(
+                pipeline: [Role: Double],
+                postgres: Double?,
+                loadGenerator: Double,
+                instant: ContinuousClock.Instant
+            ) {
+                self.pipeline = pipeline
+                self.postgres = postgres
+                self.loadGenerator = loadGenerator
+                self.instant = instant
             }
         }
 
-        init(from start: Sample, to end: Sample) {
+        package init(from start: Sample, to end: Sample) {
             let elapsed = start.instant.duration(to: end.instant).seconds
-            func cores(_ role: EndToEndPipeline.Role) -> Double {
+            func cores(_ role: Role) -> Double {
                 ((end.pipeline[role] ?? 0) - (start.pipeline[role] ?? 0)) / elapsed
             }
             ingress = cores(.ingress)
@@ -121,7 +151,7 @@ struct EndToEndStep {
     /// The CPU each process spent per notification stored, in verifications: one verification's CPU is what `asnp
     /// verify --jsonl` spends per notification with all `cores` at `verificationRate` (the work no pipeline can
     /// skip). Nil when nothing was stored.
-    func cpuPerNotification(
+    package func cpuPerNotification(
         verificationRate: Double,
         cores: Int
     ) -> (ingress: Double, workers: Double, postgres: Double?)? {
@@ -132,27 +162,20 @@ struct EndToEndStep {
     }
 
     /// Resident memory of the pipeline's processes.
-    struct Memory {
-        var ingress: Int
+    package struct Memory {
+        package var ingress: Int
         /// The largest worker.
-        var worker: Int
-        var mockBroker: Int
+        package var worker: Int
+        package var mockBroker: Int
 
-        static func take(_ processes: [(role: EndToEndPipeline.Role, pid: Int32)]) -> Memory {
-            var memory = Memory(ingress: 0, worker: 0, mockBroker: 0)
-            for (role, pid) in processes {
-                let bytes = ProcessStats.residentBytes(of: pid)
-                switch role {
-                case .ingress: memory.ingress = bytes
-                case .workers: memory.worker = max(memory.worker, bytes)
-                case .mockBroker: memory.mockBroker = bytes
-                }
-            }
-            return memory
+        package init(ingress: Int, worker: Int, mockBroker: Int) {
+            self.ingress = ingress
+            self.worker = worker
+            self.mockBroker = mockBroker
         }
 
-        static let csvHeader = ["ingress_rss_mb", "worker_rss_mb", "mock_rss_mb"]
-        var megabytes: [String] { [ingress, worker, mockBroker].map { String($0 / 1_048_576) } }
+        package static let csvHeader = ["ingress_rss_mb", "worker_rss_mb", "mock_rss_mb"]
+        package var megabytes: [String] { [ingress, worker, mockBroker].map { String($0 / 1_048_576) } }
     }
 
     private static let columns: [(header: String, csv: String, value: @Sendable (EndToEndStep) -> String)] = [
@@ -182,7 +205,7 @@ struct EndToEndStep {
         ("sum", "cpu_total", { String(format: "%.2f", $0.cpu.total) }),
     ]
 
-    static func print(_ rows: [EndToEndStep], title: String) {
+    package static func print(_ rows: [EndToEndStep], title: String) {
         Swift.print(title)
         Swift.print(
             "raw B/n: bytes a notification cost the raw topic (compressed, per replica); n/batch: notifications per "
@@ -202,7 +225,7 @@ struct EndToEndStep {
     }
 
     /// The rows as CSV, for plotting (Benchmarks/python/plot_e2e.py).
-    static func csv(_ rows: [EndToEndStep]) -> String {
+    package static func csv(_ rows: [EndToEndStep]) -> String {
         let lines =
             [(columns.map(\.csv) + Memory.csvHeader).joined(separator: ",")]
             + rows.map { row in (columns.map { $0.value(row) } + row.memory.megabytes).joined(separator: ",") }

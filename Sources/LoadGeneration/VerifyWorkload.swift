@@ -4,16 +4,16 @@ import AppStoreVerification
 import Foundation
 
 /// Realistic subscription notifications for benchmarks, signed by fresh test PKIs shaped like Apple's.
-struct VerifyWorkload {
-    static let bundleId = "com.example.bench"
+package struct VerifyWorkload {
+    package static let bundleId = "com.example.bench"
 
     /// The raw HTTP bodies.
-    let bodies: [Data]
+    package let bodies: [Data]
     /// The roots that sign them, as DER.
-    let rootDERs: [[UInt8]]
+    package let rootDERs: [[UInt8]]
     private let pkis: [TestPKI]
 
-    init(count: Int, chains: Int) throws {
+    package init(count: Int, chains: Int) throws {
         pkis = try (0..<chains).map { _ in try TestPKI() }
         rootDERs = try pkis.map { try $0.rootDER() }
         let signers = try pkis.map { NotificationSigner(signer: try JWSSigner(pki: $0)) }
@@ -24,7 +24,7 @@ struct VerifyWorkload {
     }
 
     /// A verifier trusting the workload's roots.
-    func verifier(cacheCapacity: Int) throws -> NotificationVerifier {
+    package func verifier(cacheCapacity: Int) throws -> NotificationVerifier {
         let roots = pkis.map(\.root)
         return NotificationVerifier(
             configuration: .init(policy: try VerificationPolicy(bundleId: Self.bundleId, environment: .sandbox)),
@@ -33,20 +33,20 @@ struct VerifyWorkload {
     }
 
     /// Writes the bodies to `file` as `{"id": n, "body": "..."}` lines, the input format of `asnp verify --jsonl`.
-    func writeJSONLines(to file: URL) throws {
+    package func writeJSONLines(to file: URL) throws {
         try Self.writeJSONLines(bodies.lazy.map { String(decoding: $0, as: UTF8.self) }, to: file)
     }
 
     /// One input line of `asnp verify --jsonl`.
     private struct Line: Encodable {
-        var id: Int
-        var body: String
+        package var id: Int
+        package var body: String
     }
 
     /// Writes `bodies` to `file` as `{"id": n, "body": "..."}` lines, numbered from 0, a few megabytes at a time:
     /// `Data.write(to:)` of swift-corelibs-foundation (Swift 6.3.1) writes a `Data` of more than 2 GiB (about 180,000
     /// of these bodies) as its first 2 GiB less 4 KiB followed by its beginning again.
-    static func writeJSONLines(_ bodies: some Sequence<String>, to file: URL) throws {
+    package static func writeJSONLines(_ bodies: some Sequence<String>, to file: URL) throws {
         guard FileManager.default.createFile(atPath: file.path, contents: nil) else {
             throw CocoaError(.fileWriteUnknown, userInfo: [NSFilePathErrorKey: file.path])
         }

@@ -5,29 +5,29 @@ import Foundation
 /// What `asnp-bench soak` sends: signed V2 notifications of many subscriptions posted through the ingress with
 /// Apple-style duplicate retries, some of them tampered; a share set aside to be produced straight to the raw topic
 /// around month boundaries; and, per hostile-bodies fault, a burst of bodies that are no notification at all.
-struct SoakWorkload: Sendable {
+package struct SoakWorkload: Sendable {
     /// The bodies posted through the ingress (retried until answered 200), in posting order.
-    var posted: [String]
+    package var posted: [String]
     /// Bodies set aside for the month-boundary faults: distinct notifications posted nowhere else, one group per
     /// fault.
-    var direct: [[String]]
+    package var direct: [[String]]
     /// The `notificationUUID` of each good body (posted or direct), by body.
-    var uuids: [String: String]
+    package var uuids: [String: String]
     /// Tampered copies among `posted`: answered 200, rejected by the workers.
-    var tampered: Set<String>
+    package var tampered: Set<String>
     /// Duplicates among `posted` (a body posted again later, as Apple retries).
-    var duplicates: Int
+    package var duplicates: Int
 
     /// How many ~200 KB unique headers a hostile-bodies fault posts: 2 MB a fault, 60 MB over a 30-minute soak's 30
     /// faults, which a verifier keeping such headers would hold past the memory bound.
-    static let bigHeaders = 10
+    package static let bigHeaders = 10
 
     /// How many bodies a month-boundary fault produces: one per instant of ``monthBoundaryInstants(around:)``.
-    static let boundaryInstants = 6
+    package static let boundaryInstants = 6
 
     /// Signs `count` notifications and arranges them with `seed`; sets aside `boundaryFaults` groups for the
     /// month-boundary faults.
-    static func make(count: Int, boundaryFaults: Int, bundleId: String, pki: TestPKI, seed: UInt64) throws
+    package static func make(count: Int, boundaryFaults: Int, bundleId: String, pki: TestPKI, seed: UInt64) throws
         -> SoakWorkload
     {
         let load = try LoadWorkload.make(
@@ -73,7 +73,7 @@ struct SoakWorkload: Sendable {
     /// Tampered copies of `picks` bodies of `posted` put among them at random places, each copy once: a body picked
     /// twice (or a duplicate delivery of it) gives the same copy, and the checks expect one rejection per post of a
     /// tampered body (a 30-minute soak's 324 picks met twice). Returns the copies.
-    static func insertTampered(
+    package static func insertTampered(
         into posted: inout [String],
         picks: Int,
         using generator: inout some RandomNumberGenerator,
@@ -93,7 +93,7 @@ struct SoakWorkload: Sendable {
     /// last millisecond of this month; the first of the next; the next month's fifth hour in UTC less a millisecond
     /// (still this month in New York); the first millisecond of the month after next (a partition no migration
     /// made).
-    static func monthBoundaryInstants(around now: Date) -> [Date] {
+    package static func monthBoundaryInstants(around now: Date) -> [Date] {
         var calendar = Calendar(identifier: .gregorian)
         calendar.timeZone = TimeZone(identifier: "UTC")!
         let thisMonth = calendar.date(from: calendar.dateComponents([.year, .month], from: now))!
@@ -114,7 +114,7 @@ struct SoakWorkload: Sendable {
     /// whose header is ~200 KB and unique (answered 200, rejected by the workers; a verifier that kept such headers
     /// would grow).
     /// `sample` is a good signed body to cut and tamper with.
-    static func hostileBodies(pick: UInt64, sample: String) -> (refused: [String], rejected: [String]) {
+    package static func hostileBodies(pick: UInt64, sample: String) -> (refused: [String], rejected: [String]) {
         var generator = SeededGenerator(seed: pick)
         let garbage =
             "\u{1}not json \(pick) \(String(repeating: "%", count: Int.random(in: 1...64, using: &generator)))"

@@ -7,9 +7,9 @@ import AppStoreSigning
 /// quiet tail), at a seeded moment in the first half of its stretch and lasting at most the rest of that half, so
 /// two faults of one kind never overlap (PostgreSQL is never stopped twice) while faults of different kinds do,
 /// as they would in the field.
-struct SoakSchedule: Sendable, Equatable {
+package struct SoakSchedule: Sendable, Equatable {
     /// A kind of fault. Closed for this bench, so an enum: the schedule, the run and the report switch over it.
-    enum Kind: String, CaseIterable, Sendable, Codable {
+    package enum Kind: String, CaseIterable, Sendable, Codable {
         /// SIGKILL a worker (never the resident one), start a replacement after the fault's length.
         case workerKilled = "worker-sigkill"
         /// Start an extra worker; SIGTERM one (never the resident one) after the fault's length.
@@ -32,7 +32,7 @@ struct SoakSchedule: Sendable, Equatable {
         case hostileBodies = "hostile-bodies"
 
         /// The shortest and longest a fault of this kind lasts (zero for instant ones).
-        var lengthRange: ClosedRange<Duration> {
+        package var lengthRange: ClosedRange<Duration> {
             switch self {
             case .workerKilled: .seconds(1)...(.seconds(5))
             case .workersScaled: .seconds(5)...(.seconds(20))
@@ -45,23 +45,23 @@ struct SoakSchedule: Sendable, Equatable {
 
     /// One fault: its kind, when it starts (from the start of posting), how long it lasts, and a seeded number the
     /// run uses for its choices (which worker, stop mode, down or slow, which bodies).
-    struct Fault: Sendable, Equatable {
-        var kind: Kind
-        var start: Duration
-        var length: Duration
-        var pick: UInt64
+    package struct Fault: Sendable, Equatable {
+        package var kind: Kind
+        package var start: Duration
+        package var length: Duration
+        package var pick: UInt64
 
-        var end: Duration { start + length }
+        package var end: Duration { start + length }
     }
 
-    let seed: UInt64
+    package let seed: UInt64
     /// Every fault, by start.
-    let faults: [Fault]
+    package let faults: [Fault]
     /// No fault starts before this (the pipeline warms up, the resident worker's memory is taken).
-    let window: Range<Duration>
+    package let window: Range<Duration>
 
     /// The schedule for `seed` over `posting` of load, `perKind` faults of every kind.
-    init(seed: UInt64, posting: Duration, perKind: Int) {
+    package init(seed: UInt64, posting: Duration, perKind: Int) {
         precondition(perKind > 0, "at least one fault of every kind")
         self.seed = seed
         let (warmUp, tail) = Self.margins(posting: posting)
@@ -86,14 +86,14 @@ struct SoakSchedule: Sendable, Equatable {
 
     /// A warm-up of a tenth of the posting time (at least 10 s, at most 60 s) and a quiet tail of the same, so the
     /// last fault ends while bodies are still posted.
-    static func margins(posting: Duration) -> (warmUp: Duration, tail: Duration) {
+    package static func margins(posting: Duration) -> (warmUp: Duration, tail: Duration) {
         let margin = min(max(posting / 10, .seconds(10)), .seconds(60))
         return (margin, margin)
     }
 
     /// The shortest posting time that gives every fault a stretch of at least 8 s (so at least 2 s to last) after
     /// the shortest warm-up and before the shortest tail.
-    static func shortestPosting(perKind: Int) -> Duration {
+    package static func shortestPosting(perKind: Int) -> Duration {
         .seconds(8) * perKind + .seconds(20)
     }
 

@@ -1,18 +1,18 @@
 import Foundation
 
 /// One run of `wrk` (Debian's HTTP load generator) posting notification bodies, and what it reported.
-struct WrkRun {
+package struct WrkRun {
     /// Requests per second over the run.
-    var requestsPerSecond: Double
+    package var requestsPerSecond: Double
     /// Latency percentiles, in seconds.
-    var p50: Double
-    var p99: Double
+    package var p50: Double
+    package var p99: Double
     /// Answers other than 2xx/3xx, and socket errors (connect, read, write, timeout).
-    var failures: Int
+    package var failures: Int
 
     /// Cycles through the bodies (one per line of `ASNP_BENCH_BODIES`); waits `ASNP_BENCH_DELAY_MS` before each
     /// request when set, which is how a closed-loop tool like wrk offers less than its peak load.
-    static let script = """
+    package static let script = """
         local bodies = {}
         for line in io.lines(os.getenv("ASNP_BENCH_BODIES")) do bodies[#bodies + 1] = line end
         local path = os.getenv("ASNP_BENCH_PATH")
@@ -35,7 +35,7 @@ struct WrkRun {
 
     /// Runs `wrk` against `url` on a thread of its own (never blocking the concurrency pool that serves the measured
     /// server) and parses its report.
-    static func run(
+    package static func run(
         wrk: String,
         url: URL,
         bodiesFile: URL,
@@ -100,7 +100,7 @@ struct WrkRun {
     }
 
     /// Reads `Requests/sec:`, the 50% and 99% lines of `--latency`, non-2xx counts and socket errors.
-    static func parse(_ text: String) -> WrkRun? {
+    package static func parse(_ text: String) -> WrkRun? {
         var requestsPerSecond: Double?
         var p50: Double?
         var p99: Double?
@@ -126,7 +126,7 @@ struct WrkRun {
     }
 
     /// `812.00us`, `1.23ms`, `2.00s` as seconds.
-    static func seconds(_ text: String) -> Double? {
+    package static func seconds(_ text: String) -> Double? {
         for (unit, scale) in [("us", 1e-6), ("ms", 1e-3), ("m", 60.0), ("s", 1.0)] where text.hasSuffix(unit) {
             return Double(text.dropLast(unit.count)).map { $0 * scale }
         }
@@ -135,7 +135,7 @@ struct WrkRun {
 }
 
 /// `wrk` failed or printed something this command cannot read.
-struct WrkError: Error, CustomStringConvertible {
-    var output: String
-    var description: String { "wrk failed or its report could not be read:\n\(output)" }
+package struct WrkError: Error, CustomStringConvertible {
+    package var output: String
+    package var description: String { "wrk failed or its report could not be read:\n\(output)" }
 }

@@ -7,35 +7,49 @@ import Synchronization
 /// Posts bodies to an ingress over a number of connections, as fast as possible or at a target rate, and measures
 /// each request's latency. At a target rate, latency counts from when the request was due, not when it was sent,
 /// so a stalled server is not hidden by requests waiting to go out (coordinated omission).
-struct LoadRun {
-    var url: String
-    var connections: Int
+package struct LoadRun {
+    package var url: String
+    package var connections: Int
     /// Requests per second; nil: as fast as the connections allow.
-    var rate: Double?
-    var timeout: Duration = .seconds(30)
+    package var rate: Double?
+    package var timeout: Duration = .seconds(30)
     /// Post a body not answered 200 (or not answered at all) again after this long, until it is, as Apple does;
     /// nil: once. Each attempt is a request of its own in the report, its latency counted from when it was sent.
-    var retryDelay: Duration?
+    package var retryDelay: Duration?
 
-    struct Report: Encodable {
+    package init(
+        url: String,
+        connections: Int,
+        rate: Double? = nil,
+        timeout: Duration = .seconds(30),
+        retryDelay: Duration? = nil
+    ) {
+        self.url = url
+        self.connections = connections
+        self.rate = rate
+        self.timeout = timeout
+        self.retryDelay = retryDelay
+    }
+
+    package struct Report: Encodable {
         /// Requests, retries included; bodies answered 200 (with retries, each body once).
-        var sent = 0
-        var ok = 0
+        package var sent = 0
+        package var ok = 0
         /// Requests that posted a body again after an answer other than 200.
-        var retries = 0
+        package var retries = 0
         /// Answers other than 200, by status code.
-        var statuses: [String: Int] = [:]
+        package var statuses: [String: Int] = [:]
         /// Requests without an answer (connection failures, timeouts).
-        var errors = 0
-        var seconds = 0.0
-        var requestsPerSecond = 0.0
-        var p50Milliseconds = 0.0
-        var p99Milliseconds = 0.0
-        var p999Milliseconds = 0.0
-        var maxMilliseconds = 0.0
+        package var errors = 0
+        package var seconds = 0.0
+        package var requestsPerSecond = 0.0
+        package var p50Milliseconds = 0.0
+        package var p99Milliseconds = 0.0
+        package var p999Milliseconds = 0.0
+        package var maxMilliseconds = 0.0
         /// The index of the body of each request answered other than 200 or not at all (for reconciling: such a
         /// post may still have reached the topic, its acknowledgement lost). Not in the JSON report.
-        var unanswered: [Int] = []
+        package var unanswered: [Int] = []
 
         private enum CodingKeys: String, CodingKey {
             case sent, ok, retries, statuses, errors, seconds, requestsPerSecond, p50Milliseconds, p99Milliseconds
@@ -43,7 +57,8 @@ struct LoadRun {
         }
     }
 
-    func run(_ bodies: [String], progress: @escaping @Sendable (Int, Int) -> Void = { _, _ in }) async throws -> Report
+    package func run(_ bodies: [String], progress: @escaping @Sendable (Int, Int) -> Void = { _, _ in }) async throws
+        -> Report
     {
         guard let components = URLComponents(string: url), components.scheme == "http", let host = components.host
         else {
@@ -106,26 +121,26 @@ struct LoadRun {
     }
 
     /// A URL the load generator cannot post to.
-    struct Failure: Error, CustomStringConvertible {
-        var description: String
+    package struct Failure: Error, CustomStringConvertible {
+        package var description: String
     }
 
     /// What the connections share: the next body to post, and the running counts.
     private final class Shared: Sendable {
-        let next = Atomic<Int>(0)
-        let counts = Mutex((sent: 0, ok: 0))
+        package let next = Atomic<Int>(0)
+        package let counts = Mutex((sent: 0, ok: 0))
     }
 
     /// What one connection's requests got.
-    struct Lane: Sendable {
-        var latencies: [UInt64] = []
-        var ok = 0
-        var errors = 0
-        var retries = 0
-        var statuses: [String: Int] = [:]
-        var unanswered: [Int] = []
+    package struct Lane: Sendable {
+        package var latencies: [UInt64] = []
+        package var ok = 0
+        package var errors = 0
+        package var retries = 0
+        package var statuses: [String: Int] = [:]
+        package var unanswered: [Int] = []
 
-        mutating func record(index: Int, status: Int?, microseconds: Int64) {
+        package mutating func record(index: Int, status: Int?, microseconds: Int64) {
             latencies.append(UInt64(max(1, microseconds)))
             if status != 200 { unanswered.append(index) }
             switch status {

@@ -4,7 +4,7 @@ import NIOPosix
 
 extension LoadRun {
     /// `SCHED_BATCH`: `<sched.h>` defines it only under `_GNU_SOURCE`, which Glibc's Swift module does not export.
-    static let batchPolicy: Int32 = 3
+    package static let batchPolicy: Int32 = 3
 
     /// Runs `body` with the connections' event loops (a thread per core) scheduled `SCHED_BATCH`.
     ///
@@ -18,7 +18,7 @@ extension LoadRun {
     /// Threads the loops start inherit the policy (libdispatch starts its threads from whichever thread first needs
     /// one), and so would a process spawned from one of them; when `body` returns, every thread that became
     /// `SCHED_BATCH` meanwhile is put back, so that the pipeline's processes the benchmarks start run as in the field.
-    static func withBatchEventLoops<Value: Sendable>(
+    package static func withBatchEventLoops<Value: Sendable>(
         _ body: (MultiThreadedEventLoopGroup) async throws -> Value
     ) async throws -> Value {
         let batchBefore = Set(threads(scheduled: batchPolicy))
@@ -51,7 +51,7 @@ extension LoadRun {
     }
 
     /// The ids of this process's threads scheduled `policy`.
-    static func threads(scheduled policy: Int32) -> [pid_t] {
+    package static func threads(scheduled policy: Int32) -> [pid_t] {
         let threads = (try? FileManager.default.contentsOfDirectory(atPath: "/proc/self/task")) ?? []
         return threads.compactMap(pid_t.init).filter { sched_getscheduler($0) == policy }
     }

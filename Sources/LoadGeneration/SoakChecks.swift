@@ -19,23 +19,37 @@ import PipelineContract
 /// - the dead-letter topic holds a letter for every rejected row and none for anything else (by `ce_id`);
 /// - every body of a month retention keeps is in `notification_bodies`, in the partition of its UTC month;
 /// - the outbox is empty.
-struct SoakChecks {
+package struct SoakChecks {
     /// What was sent, and what each answer promised.
-    struct Expectations: Sendable {
+    package struct Expectations: Sendable {
         /// The `notificationUUID`s of the good notifications accepted (answered 200, or acknowledged by the raw
         /// topic).
-        var notifications: Set<String> = []
+        package var notifications: Set<String> = []
         /// The SHA-256 (hex) of every good body: none may be rejected.
-        var goodBodies: Set<String> = []
+        package var goodBodies: Set<String> = []
         /// Hostile bodies by SHA-256: how often answered 200 and how often posted without an answer or a 200.
-        var hostile: [String: (accepted: Int, unanswered: Int)] = [:]
+        package var hostile: [String: (accepted: Int, unanswered: Int)] = [:]
         /// Hostile bodies the ingress refused with a 4xx on every post: never rejected by a worker.
-        var refused: Set<String> = []
+        package var refused: Set<String> = []
         /// Bodies received before this may be gone: `asnp retention` dropped their month.
-        var retentionCutoff: Date
+        package var retentionCutoff: Date
+
+        package init(
+            notifications: Set<String> = [],
+            goodBodies: Set<String> = [],
+            hostile: [String: (accepted: Int, unanswered: Int)] = [:],
+            refused: Set<String> = [],
+            retentionCutoff: Date
+        ) {
+            self.notifications = notifications
+            self.goodBodies = goodBodies
+            self.hostile = hostile
+            self.refused = refused
+            self.retentionCutoff = retentionCutoff
+        }
 
         /// Counts a post of the hostile `body`: answered 200, or not (which may still have delivered it).
-        mutating func posted(hostile body: String, answered: Bool) {
+        package mutating func posted(hostile body: String, answered: Bool) {
             var posts: (accepted: Int, unanswered: Int) = hostile[SoakChecks.sha256(body)] ?? (0, 0)
             if answered { posts.accepted += 1 } else { posts.unanswered += 1 }
             hostile[SoakChecks.sha256(body)] = posts
@@ -43,25 +57,31 @@ struct SoakChecks {
     }
 
     /// What was found.
-    struct Result: Sendable {
-        var violations: [String] = []
-        var stored = 0
-        var rejected = 0
-        var decodedEvents = 0
-        var decodedRepeats = 0
-        var stateEvents = 0
-        var deadLetters = 0
+    package struct Result: Sendable {
+        package var violations: [String] = []
+
+        package init(
+            violations: [String] = []
+        ) {
+            self.violations = violations
+        }
+        package var stored = 0
+        package var rejected = 0
+        package var decodedEvents = 0
+        package var decodedRepeats = 0
+        package var stateEvents = 0
+        package var deadLetters = 0
     }
 
-    static func sha256(_ body: String) -> String {
+    package static func sha256(_ body: String) -> String {
         SHA256.hash(data: Data(body.utf8)).map { String(format: "%02x", $0) }.joined()
     }
 
     /// Checks the database through `query` (psql's unaligned, tuples-only output) and `output` against
     /// `expected`.
-    static func check(
+    package static func check(
         _ expected: Expectations,
-        output: SoakOutputLog.Contents,
+        output: SoakOutputContents,
         query: (String) async throws -> String
     ) async throws -> Result {
         var result = Result()
@@ -312,7 +332,7 @@ struct SoakChecks {
 
     /// `json` with every RFC 3339 timestamp (with an offset) written as UTC seconds since 1970, parsed, so that two
     /// rows equal but for the zone their timestamps are written in compare equal.
-    static func instantsNormalized(_ json: String) -> NSDictionary? {
+    package static func instantsNormalized(_ json: String) -> NSDictionary? {
         guard let object = (try? JSONSerialization.jsonObject(with: Data(json.utf8))) as? [String: Any] else {
             return nil
         }
@@ -324,7 +344,7 @@ struct SoakChecks {
 
     /// `2026-11-23T23:30:01.123456+00:00` (or `Z`, any offset, any number of fractional digits) as UTC seconds since
     /// 1970 and the fraction's digits, e.g. `1795478401.123456`; nil for any other text.
-    static func instant(_ text: String) -> String? {
+    package static func instant(_ text: String) -> String? {
         let utf8 = Array(text.utf8)
         guard utf8.count >= 20, utf8[4] == UInt8(ascii: "-"), utf8[10] == UInt8(ascii: "T"),
             utf8[13] == UInt8(ascii: ":")

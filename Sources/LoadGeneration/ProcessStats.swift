@@ -1,9 +1,9 @@
 import Foundation
 
 /// What /proc says about other processes: for benchmarks that measure child processes and the database server.
-enum ProcessStats {
+package enum ProcessStats {
     /// VmRSS of a process.
-    static func residentBytes(of pid: Int32) -> Int {
+    package static func residentBytes(of pid: Int32) -> Int {
         guard let status = try? String(contentsOfFile: "/proc/\(pid)/status", encoding: .utf8),
             let line = status.split(separator: "\n").first(where: { $0.hasPrefix("VmRSS:") }),
             let kilobytes = line.split(separator: " ").dropFirst().first.flatMap({ Int($0) })
@@ -12,14 +12,14 @@ enum ProcessStats {
     }
 
     /// User + system CPU seconds of a process (all its threads).
-    static func cpuSeconds(of pid: Int32) -> Double {
+    package static func cpuSeconds(of pid: Int32) -> Double {
         guard let fields = statFields(of: "/proc/\(pid)/stat") else { return 0 }
         return seconds(fields, including: .own)
     }
 
     /// The postmaster of the PostgreSQL server one of whose backends is `backend`; nil when the server is not on
     /// this machine.
-    static func postmaster(ofBackend backend: Int32) -> Int32? {
+    package static func postmaster(ofBackend backend: Int32) -> Int32? {
         guard isPostgres(backend), let fields = statFields(of: "/proc/\(backend)/stat"),
             let parent = Int32(fields[1]), isPostgres(parent)
         else { return nil }
@@ -28,7 +28,7 @@ enum ProcessStats {
 
     /// CPU seconds of a PostgreSQL server's process tree: the postmaster, its live children, and (through the
     /// postmaster's waited-for children time) the backends that already ended.
-    static func postgresCPUSeconds(postmaster: Int32) -> Double? {
+    package static func postgresCPUSeconds(postmaster: Int32) -> Double? {
         guard let postmasterFields = statFields(of: "/proc/\(postmaster)/stat") else { return nil }
         var total = seconds(postmasterFields, including: .ownAndWaitedForChildren)
         let children =

@@ -4,18 +4,18 @@ import Foundation
 
 /// What `asnp-bench loadgen` posts: realistic signed V2 notifications of many subscriptions (each walking through a
 /// lifecycle), with Apple-style duplicate retries, some events out of order, and a small share of tampered bodies.
-struct LoadWorkload {
+package struct LoadWorkload {
     /// The bodies in posting order.
-    var bodies: [String]
+    package var bodies: [String]
     /// Distinct notifications among them (what the workers store).
-    var notifications: Int
-    var duplicates: Int
-    var swapped: Int
+    package var notifications: Int
+    package var duplicates: Int
+    package var swapped: Int
     /// Tampered copies (what the workers reject).
-    var hostile: Int
+    package var hostile: Int
 
     /// How a subscription's notifications follow one another in the load.
-    enum SubscriptionOrder: String, CaseIterable, Sendable {
+    package enum SubscriptionOrder: String, CaseIterable, Sendable {
         /// Each subscription's lifecycle in a row (``SubscriptionEvent/samples(count:bundleId:environment:start:)``):
         /// its six notifications reach one raw partition within milliseconds, so they fill produce batches together
         /// and share their certificates, which compression then finds.
@@ -26,11 +26,11 @@ struct LoadWorkload {
     }
 
     /// How far after its original a retry comes, in bodies: about a second of `asnp-bench e2e`'s load.
-    static let retryWindow = 2_000
+    package static let retryWindow = 2_000
 
     /// Signs `count` notifications with `pki` (on every core) and arranges them; `v1Share` of them are legacy V1
     /// bodies carrying `sharedSecret` instead. The same `seed` arranges the same way.
-    static func make(
+    package static func make(
         count: Int,
         bundleId: String,
         pki: TestPKI,
@@ -100,7 +100,7 @@ extension LoadWorkload {
     /// The positions of `keys` (each body's subscription) reordered so that consecutive ones belong to different
     /// subscriptions while any other is left, each subscription's in their order: the first of every subscription,
     /// then the second of every one, and so on.
-    static func interleavedPositions(_ keys: [String]) -> [Int] {
+    package static func interleavedPositions(_ keys: [String]) -> [Int] {
         var rows: [String: Int] = [:]
         var subscriptions: [[Int]] = []
         for (position, key) in keys.enumerated() {
@@ -117,12 +117,12 @@ extension LoadWorkload {
 
     /// The `notificationUUID` of a V2 body, read from its signed payload without verifying it (the bench's own
     /// bodies, matched against what the workers stored); nil for anything else.
-    static func notificationUUID(of body: String) -> String? {
+    package static func notificationUUID(of body: String) -> String? {
         payloadClaims(of: body)?["notificationUUID"] as? String
     }
 
     /// The claims of a V2 body's signed payload, read without verifying it; nil for anything else.
-    static func payloadClaims(of body: String) -> [String: Any]? {
+    package static func payloadClaims(of body: String) -> [String: Any]? {
         guard
             let object = try? JSONSerialization.jsonObject(with: Data(body.utf8)) as? [String: Any],
             let jws = object["signedPayload"] as? String
@@ -135,12 +135,12 @@ extension LoadWorkload {
     }
 
     /// Whether `body` is a V2 notification (else V1, posted to the V1 route).
-    static func isV2(_ body: String) -> Bool {
+    package static func isV2(_ body: String) -> Bool {
         body.hasPrefix(#"{"signedPayload""#)
     }
 
     /// `event` as Apple's legacy V1 notification (a statusUpdateNotification with its receipt info), one line.
-    static func v1Body(for event: SubscriptionEvent, sharedSecret: String) throws -> String {
+    package static func v1Body(for event: SubscriptionEvent, sharedSecret: String) throws -> String {
         let type: String =
             switch event.notificationType {
             case .subscribed: "INITIAL_BUY"
@@ -196,13 +196,13 @@ private final class SignedBodies: @unchecked Sendable {
     private let lock = NSLock()
     private var results: [Result<String, any Error>?]
 
-    init(count: Int) { results = Array(repeating: nil, count: count) }
+    package init(count: Int) { results = Array(repeating: nil, count: count) }
 
-    func set(_ index: Int, _ result: Result<String, any Error>) {
+    package func set(_ index: Int, _ result: Result<String, any Error>) {
         lock.withLock { results[index] = result }
     }
 
-    func values() throws -> [String] {
+    package func values() throws -> [String] {
         try lock.withLock { try results.map { try $0!.get() } }
     }
 }
