@@ -104,11 +104,47 @@ let package = Package(
             ],
             swiftSettings: strictSettings
         ),
-        // PostgreSQL: schema migrations, batched idempotent writes, subscription state, read helpers.
+        // Bodies packed for the store, each JWS header once (PackedBody), and rebuilt byte for byte: pure, no
+        // PostgreSQL.
+        .target(
+            name: "NotificationBodies",
+            dependencies: [
+                "AppStoreModels",
+                .product(name: "Crypto", package: "swift-crypto"),
+            ],
+            swiftSettings: strictSettings
+        ),
+        // postgres-nio's pool as a service needs it, knowing no table: a deadline on every operation, a shutdown
+        // that ends, failures classified, the migrations runner, settings made into postgres-nio's configuration,
+        // and every postgres-nio 1.33.2 workaround; its state one pure StateMachine.
+        .target(
+            name: "PostgresRuntime",
+            dependencies: [
+                .product(name: "PostgresNIO", package: "postgres-nio"),
+                .product(name: "NIOSSL", package: "swift-nio-ssl"),
+                .product(name: "NIOCore", package: "swift-nio"),
+                .product(name: "Crypto", package: "swift-crypto"),
+                .product(name: "Logging", package: "swift-log"),
+                .product(name: "ServiceLifecycle", package: "swift-service-lifecycle"),
+            ],
+            swiftSettings: strictSettings
+        ),
+        // The App Store schema as the runtime migrates it: every migration in order, the subscription state rules
+        // (generated columns and the merge), the SQL the store's statements share with them.
+        .target(
+            name: "NotificationSchema",
+            dependencies: ["PostgresRuntime"],
+            swiftSettings: strictSettings
+        ),
+        // PostgreSQL: batched idempotent writes, subscription state, packed bodies, the outbox, the reconciler's
+        // ledger, reads; on the runtime, over the schema.
         .target(
             name: "NotificationStore",
             dependencies: [
                 "AppStoreModels",
+                "NotificationBodies",
+                "NotificationSchema",
+                "PostgresRuntime",
                 // Messages' coordinates (KafkaTopicPartitionOffset) are recorded with what was read from them; the
                 // outbox holds the output events' attributes (PipelineContract.OutputEvent).
                 "KafkaClient",
@@ -265,6 +301,7 @@ let package = Package(
                 "AppStoreVerification",
                 "KafkaClient",
                 "NotificationStore",
+                "PostgresRuntime",
                 "PipelineContract",
                 "Ingress",
                 "Worker",
@@ -292,6 +329,8 @@ let package = Package(
                 "CommandSupport",
                 "KafkaClient",
                 "NotificationStore",
+                "PostgresRuntime",
+                "NotificationSchema",
                 "PipelineContract",
                 "PipelineReplay",
                 "PipelineReports",
@@ -345,6 +384,7 @@ let package = Package(
                 "AppStoreSigning",
                 "CommandSupport",
                 "KafkaClient",
+                "NotificationBodies",
                 "NotificationStore",
                 "PipelineContract",
                 "Ingress",
@@ -438,10 +478,39 @@ let package = Package(
         .target(
             name: "StoreTestSupport",
             dependencies: [
-                "NotificationStore", "AppStoreModels", "AppStoreTestSupport", "LocalPostgres",
+                "NotificationStore", "PostgresRuntime", "AppStoreModels", "AppStoreTestSupport", "LocalPostgres",
                 .product(name: "Crypto", package: "swift-crypto"),
             ],
             path: "Tests/StoreTestSupport",
+            swiftSettings: strictSettings
+        ),
+        // The runtime's state machine: every transition, and seeded random interleavings.
+        .testTarget(
+            name: "PostgresRuntimeTests",
+            dependencies: [
+                "PostgresRuntime",
+                "AppStoreSigning",
+                "AppStoreTestSupport",
+            ],
+            swiftSettings: strictSettings
+        ),
+        // Bodies for the tests of packing, signed with the test PKI and mutated as senders encode things, from a seed.
+        .target(
+            name: "NotificationBodiesTestSupport",
+            dependencies: ["NotificationBodies", "AppStoreModels", "AppStoreSigning"],
+            path: "Tests/NotificationBodiesTestSupport",
+            swiftSettings: strictSettings
+        ),
+        // Packing and rebuilding bodies: every fixture byte for byte, stored forms of every format, corrupt forms.
+        .testTarget(
+            name: "NotificationBodiesTests",
+            dependencies: [
+                "NotificationBodies",
+                "NotificationBodiesTestSupport",
+                "AppStoreModels",
+                "AppStoreSigning",
+                "AppStoreTestSupport",
+            ],
             swiftSettings: strictSettings
         ),
         // The store against a throwaway PostgreSQL: migrations, batch writes, state, packed bodies, retention, faults.
@@ -464,6 +533,10 @@ let package = Package(
             name: "NotificationStoreTests",
             dependencies: [
                 "NotificationStore",
+                "NotificationBodies",
+                "PostgresRuntime",
+                "NotificationSchema",
+                "NotificationBodiesTestSupport",
                 "KafkaClient",
                 "PipelineContract",
                 "AppStoreModels",
@@ -528,6 +601,7 @@ let package = Package(
                 "PipelineContract",
                 "KafkaClient",
                 "NotificationStore",
+                "PostgresRuntime",
                 "AppStoreModels",
                 "AppStoreVerification",
                 "AppStoreTestSupport",
@@ -636,6 +710,8 @@ let package = Package(
                 // The children the tests start (ChildProcess, OutputPipe).
                 "ChildProcesses",
                 "NotificationStore",
+                "PostgresRuntime",
+                "NotificationSchema",
                 "KafkaClient",
                 .product(name: "NIOCore", package: "swift-nio"),
                 .product(name: "Logging", package: "swift-log"),

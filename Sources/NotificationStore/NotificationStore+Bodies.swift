@@ -1,5 +1,7 @@
 import Logging
+import NotificationBodies
 import PostgresNIO
+import PostgresRuntime
 
 #if canImport(FoundationEssentials)
 import FoundationEssentials
@@ -85,7 +87,7 @@ extension NotificationStore {
                 try await Self.storeHeaders(headers, on: connection, logger: logger)
                 // Old months, made here rather than ahead; the lock timeout keeps a long reader from holding the
                 // workers behind this transaction's DDL.
-                let lockTimeout = NotificationStoreConfiguration.setting(Self.partitionLockTimeout)
+                let lockTimeout = PostgresRuntime.setting(Self.partitionLockTimeout)
                 try await connection.query("SELECT set_config('lock_timeout', \(lockTimeout), true)", logger: logger)
                 // Read to the end: a statement's error arrives with its rows.
                 for try await _ in try await connection.query(

@@ -1,4 +1,5 @@
 import Logging
+import NotificationSchema
 import PostgresNIO
 
 #if canImport(FoundationEssentials)
@@ -8,8 +9,8 @@ import Foundation
 #endif
 
 extension NotificationStore {
-    /// The advisory lock key under which a month's partition of `notification_bodies` is created: ASCII `asnb`.
-    static let partitionLockKey: Int64 = 0x6173_6E62
+    /// The advisory lock key under which a month's partition of `notification_bodies` is created.
+    static let partitionLockKey = SchemaSQL.bodyPartitionLockKey
 
     /// How long making a month waits for `notification_bodies`' lock. Creating a partition takes ACCESS EXCLUSIVE on
     /// the parent table: it waits for every reader of `notifications_decoded` and every writer, and everyone after

@@ -1,5 +1,6 @@
 import KafkaClient
 import Logging
+import NotificationBodies
 import PipelineContract
 import PostgresNIO
 

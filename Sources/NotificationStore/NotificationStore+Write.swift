@@ -1,7 +1,9 @@
 import KafkaClient
 import Logging
 import NIOCore
+import NotificationBodies
 import PostgresNIO
+import PostgresRuntime
 
 #if canImport(FoundationEssentials)
 import FoundationEssentials
@@ -40,7 +42,6 @@ extension NotificationStore {
     ) async throws(NotificationStoreError) -> BatchWriteResult {
         let prepared = PreparedBatch(batch)
         let fences = batch.fences
-        let method = configuration.batchWriteMethod
         let usesPreparedStatements = configuration.usesPreparedStatements
         let logger = self.logger
         let operation = "writing a batch of \(batch.entries.count) notifications"
@@ -53,7 +54,6 @@ extension NotificationStore {
                         try await Self.fence(fences, on: connection, logger: logger)
                         return try await Self.write(
                             prepared,
-                            method: method,
                             prepares: usesPreparedStatements,
                             on: connection,
                             logger: logger
@@ -69,7 +69,7 @@ extension NotificationStore {
                     logger.debug("Batch write conflicted; writing it again", metadata: ["error": "\(error)"])
                     continue
                 } catch let error
-                    where error.sqlState.map(NotificationStoreError.isRowDataError(sqlState:)) == true
+                    where error.sqlState.map(PostgresFailure.isRowDataError(sqlState:)) == true
                     && error.code != .bodyPartitionMissing
                 {
                     logger.warning(
@@ -103,7 +103,6 @@ extension NotificationStore {
     /// The batch's rows.
     private static func write(
         _ batch: PreparedBatch,
-        method: BatchWriteMethod,
         prepares: Bool,
         on connection: PostgresConnection,
         logger: Logger
@@ -111,25 +110,14 @@ extension NotificationStore {
         var result = BatchWriteResult()
         let headers = batch.headers
         if !batch.notifications.isEmpty {
-            switch method.base {
-            case .copy:
-                let rows = try await writeNotificationsByCopy(
-                    batch.notifications,
-                    headers: headers,
-                    on: connection,
-                    logger: logger
-                )
-                try collect(try await rows.collect(), into: &result)
-            case .unnest:
-                try await writeNotificationsByUnnest(
-                    batch.notifications,
-                    headers: headers,
-                    prepares: prepares,
-                    on: connection,
-                    logger: logger,
-                    into: &result
-                )
-            }
+            try await writeNotificationsByUnnest(
+                batch.notifications,
+                headers: headers,
+                prepares: prepares,
+                on: connection,
+                logger: logger,
+                into: &result
+            )
         }
         result.duplicateNotifications = batch.notifications.count - result.storedNotifications.count
         try await writeRejected(batch.rejected, on: connection, logger: logger, into: &result)
@@ -168,7 +156,7 @@ extension NotificationStore {
             } catch let error as PSQLError {
                 // A month dropped by retention since the batch's first attempt is nobody's fault: written again.
                 guard let sqlState = error.serverInfo?[.sqlState],
-                    NotificationStoreError.isRowDataError(sqlState: sqlState),
+                    PostgresFailure.isRowDataError(sqlState: sqlState),
                     !NotificationStoreError.isMissingBodyPartition(error)
                 else { throw error }
                 try await connection.query("ROLLBACK TO SAVEPOINT asnp_row", logger: logger)
@@ -214,84 +202,6 @@ extension NotificationStore {
         )
     }
 
-    private static func writeNotificationsByCopy(
-        _ rows: [NotificationRow],
-        headers: [JWSHeaderDigest: [UInt8]],
-        on connection: PostgresConnection,
-        logger: Logger
-    ) async throws -> PostgresRowSequence {
-        try await connection.query(PostgresQuery(unsafeSQL: BatchStatements.createStagingTable), logger: logger)
-        try await copy(rows, into: BatchStatements.stagingTable, on: connection, logger: logger)
-        var bindings = PostgresBindings(capacity: 2)
-        bindings.appendHeaders(headers)
-        return try await connection.query(
-            PostgresQuery(unsafeSQL: BatchStatements.writeStagedNotifications, binds: bindings),
-            logger: logger
-        )
-    }
-
-    /// COPYs rows in the staged columns' order into `table`, streaming in chunks so the server parses while we
-    /// encode.
-    package static func copy(
-        _ rows: [NotificationRow],
-        into table: String,
-        on connection: PostgresConnection,
-        logger: Logger
-    ) async throws {
-        // postgres-nio 1.33.2 drops a COPY (and a statement) written to a closed connection without failing it: its
-        // copyFrom would wait for ever (its continuation leaked, as a CI run saw after the server ended a connection).
-        func checkOpen() throws {
-            guard !connection.isClosed else {
-                throw NotificationStoreError(
-                    code: .unavailable,
-                    reason: "COPY into \(table) not started: the connection to PostgreSQL is closed"
-                )
-            }
-        }
-        try checkOpen()
-        let copy = {
-            try checkOpen()
-            try await connection.copyFrom(
-                table: table,
-                columns: BatchStatements.stagedColumns.map(\.name),
-                logger: logger
-            ) { writer in
-                let chunkSize = 1 << 20
-                var encoder = CopyTextEncoder(capacity: chunkSize + 64 * 1024)
-                for row in rows {
-                    encoder.row(row)
-                    if encoder.buffer.readableBytes >= chunkSize {
-                        try await writer.write(encoder.buffer)
-                        encoder = CopyTextEncoder(capacity: chunkSize + 64 * 1024)
-                    }
-                }
-                if encoder.buffer.readableBytes > 0 {
-                    try await writer.write(encoder.buffer)
-                }
-            }
-        }
-        // No statement timeout of the server's during the COPY: postgres-nio 1.33.2 stops the process when the server
-        // cancels a COPY (57014) while data is still being written ("Copy mode is only supported for extended
-        // queries"; StoreFaultTests.deadlineDuringCopy hit it one run in three). The operation's deadline still
-        // answers the caller; our own close is held back until the COPY ends (see ConnectionCloser).
-        try await connection.query(
-            """
-            SELECT set_config('asnp.statement_timeout', current_setting('statement_timeout'), true),
-                set_config('statement_timeout', '0', true)
-            """,
-            logger: logger
-        )
-        if let closer = ConnectionCloser.current {
-            try await closer.copying(copy)
-        } else {
-            try await copy()
-        }
-        try await connection.query(
-            "SELECT set_config('statement_timeout', current_setting('asnp.statement_timeout'), true)",
-            logger: logger
-        )
-    }
-
     private static func writeNotificationsByUnnest(
         _ rows: [NotificationRow],
         headers: [JWSHeaderDigest: [UInt8]],
@@ -301,7 +211,10 @@ extension NotificationStore {
         into result: inout BatchWriteResult
     ) async throws {
         let statement = WriteNotificationsStatement(rows: rows, headers: headers)
-        try collect(try await connection.rows(of: statement, prepares: prepares, logger: logger), into: &result)
+        try collect(
+            try await PostgresNIOWorkarounds.rows(of: statement, prepares: prepares, on: connection, logger: logger),
+            into: &result
+        )
     }
 
     private static func writeRejected(
@@ -376,53 +289,6 @@ extension NotificationStore {
             }
             result.outbox.append(entry)
         }
-    }
-}
-
-extension CopyTextEncoder {
-    /// One staged row, in ``BatchStatements/stagedColumns`` order.
-    mutating func row(_ row: NotificationRow) {
-        integer(row.ordinal)
-        text(row.notificationUUID.uuidString)
-        integer(row.version)
-        text(row.notificationType)
-        text(row.subtype)
-        text(row.environment)
-        text(row.bundleId)
-        integer(row.appAppleId)
-        text(row.originalTransactionId)
-        text(row.transactionId)
-        text(row.productId)
-        integer(row.signedDate)
-        integer(row.expiresDate)
-        integer(row.revocationDate)
-        integer(row.autoRenewStatus)
-        integer(row.status)
-        integer(row.gracePeriodExpiresDate)
-        text(row.autoRenewProductId)
-        integer(row.price)
-        text(row.currency)
-        integer(row.offerType)
-        integer(row.stateDate)
-        boolean(row.carriesTransaction)
-        boolean(row.carriesRenewalInfo)
-        integer(row.purchaseDate)
-        text(row.productType)
-        integer(row.revocationReason)
-        text(row.inAppOwnershipType)
-        text(row.subscriptionGroupIdentifier)
-        text(row.appAccountToken)
-        text(row.previousOriginalTransactionId)
-        integer(row.renewalDate)
-        boolean(row.isInBillingRetry)
-        integer(row.expirationIntent)
-        text(row.decoded)
-        bytea(row.body.bytes)
-        integer(row.receivedAt)
-        text(row.source.topic)
-        integer(row.source.partition)
-        integer(row.source.offset)
-        endRow()
     }
 }
 

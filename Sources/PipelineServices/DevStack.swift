@@ -5,6 +5,7 @@ import KafkaClient
 import Logging
 import NotificationStore
 import PipelineContract
+import PostgresRuntime
 import ServiceLifecycle
 import Worker
 import X509

@@ -16,9 +16,8 @@ struct BenchStoreCommand: AsyncParsableCommand {
         discussion: """
             Generates realistic signed V2 subscription notifications (about 12 KB each: three JWS with x5c \
             chains), verifies them, then writes them in batches to a scratch database created on the server of \
-            --database-url (and dropped afterwards): with the batch writer (COPY into a staging table, then one \
-            merging statement; and UNNEST arrays), and with a plain COPY of the same rows into a bare table with \
-            no keys or indexes, the floor. Each runs --rounds times per column compression (lz4, pglz, none); the \
+            --database-url (and dropped afterwards): with the batch writer (one statement over UNNEST arrays), \
+            and with a plain COPY of the same rows into a bare table with no keys or indexes, the floor. Each runs --rounds times per column compression (lz4, pglz, none); the \
             median is reported with rows/s, MB/s of raw body + decoded JSON, and the table size.
             """
     )
@@ -84,9 +83,7 @@ struct BenchStoreCommand: AsyncParsableCommand {
             var samples: [StoreBenchMethod: [StoreBenchSample]] = [:]
             for _ in 0..<rounds {
                 for method in StoreBenchMethod.allCases {
-                    var settings = configuration
-                    settings.batchWriteMethod = method.writeMethod ?? configuration.batchWriteMethod
-                    let sample = try await NotificationStore.withRunning(configuration: settings, logger: logger) {
+                    let sample = try await NotificationStore.withRunning(configuration: configuration, logger: logger) {
                         store in
                         _ = try await store.execute(
                             "TRUNCATE notifications, notification_bodies, subscriptions, outbox, bench_plain_copy"
@@ -165,24 +162,14 @@ struct BenchStoreCommand: AsyncParsableCommand {
     }
 }
 
-/// What the store benchmark measures: the floor, then the batch writer's two methods.
+/// What the store benchmark measures: the floor, then the batch writer.
 enum StoreBenchMethod: CaseIterable, Sendable {
-    case plainCopy, copyAndMerge, unnest
+    case plainCopy, unnest
 
     var name: String {
         switch self {
         case .plainCopy: "plain COPY, bare table"
-        case .copyAndMerge: "batch writer, COPY + merge"
         case .unnest: "batch writer, UNNEST"
-        }
-    }
-
-    /// The batch writer's method; nil for the plain COPY, which does not use the batch writer.
-    var writeMethod: BatchWriteMethod? {
-        switch self {
-        case .plainCopy: nil
-        case .copyAndMerge: .copy
-        case .unnest: .unnest
         }
     }
 }

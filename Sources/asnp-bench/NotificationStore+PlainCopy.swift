@@ -1,4 +1,5 @@
 import Logging
+import NotificationBodies
 import NotificationStore
 import PostgresNIO
 
@@ -27,6 +28,44 @@ extension NotificationStore {
             try await Self.copy(rows, into: table, on: connection, logger: logger)
         }
         return rows.reduce(0) { $0 + $1.body.bytes.count + $1.decoded.utf8.count }
+    }
+
+    /// COPYs rows in the staged columns' order into `table`, streaming in chunks so the server parses while we
+    /// encode. The benchmark's alone: the store writes with UNNEST arrays (Docs/adr/0009-unnest-by-default.md). Outside
+    /// a transaction of the store's, so no statement timeout applies; run with a long operation timeout:
+    /// postgres-nio 1.33.2 stops the process when a connection is closed (a deadline) while COPY data is being sent.
+    static func copy(
+        _ rows: [NotificationRow],
+        into table: String,
+        on connection: PostgresConnection,
+        logger: Logger
+    ) async throws {
+        // postgres-nio 1.33.2 drops a COPY written to a closed connection without failing it: copyFrom would wait
+        // for ever.
+        guard !connection.isClosed else {
+            throw NotificationStoreError(
+                code: .unavailable,
+                reason: "COPY into \(table) not started: the connection to PostgreSQL is closed"
+            )
+        }
+        try await connection.copyFrom(
+            table: table,
+            columns: BatchStatements.stagedColumns.map(\.name),
+            logger: logger
+        ) { writer in
+            let chunkSize = 1 << 20
+            var encoder = CopyTextEncoder(capacity: chunkSize + 64 * 1024)
+            for row in rows {
+                encoder.row(row)
+                if encoder.buffer.readableBytes >= chunkSize {
+                    try await writer.write(encoder.buffer)
+                    encoder = CopyTextEncoder(capacity: chunkSize + 64 * 1024)
+                }
+            }
+            if encoder.buffer.readableBytes > 0 {
+                try await writer.write(encoder.buffer)
+            }
+        }
     }
 
     /// The statements creating a table `name` with the staged columns, for ``copyPlain(_:into:)``;

@@ -10,6 +10,7 @@ import Logging
 import NotificationStore
 import PipelineContract
 import PipelineServices
+import PostgresRuntime
 import ServiceLifecycle
 import UnixSignals
 import Worker

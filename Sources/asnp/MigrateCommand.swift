@@ -2,8 +2,10 @@ import ArgumentParser
 import CommandSupport
 import Foundation
 import Logging
+import NotificationSchema
 import NotificationStore
 import PipelineServices
+import PostgresRuntime
 
 /// `asnp migrate`: brings the database schema to the version this program needs.
 struct MigrateCommand: AsyncParsableCommand {

@@ -11,12 +11,10 @@ import Testing
 @Suite("Batch writes", .tags(.store))
 struct BatchWriteTests {
     @Test(
-        "the same batch written twice stores each notification once; the second write reports duplicates",
-        arguments: [BatchWriteMethod.copy, .unnest]
+        "the same batch written twice stores each notification once; the second write reports duplicates"
     )
-    func idempotent(method: BatchWriteMethod) async throws {
-        var (server, configuration) = try await makeDatabase()
-        configuration.batchWriteMethod = method
+    func idempotent() async throws {
+        let (server, configuration) = try await makeDatabase()
         let entries = try await StoreFixtures.scenarioEntries()
         let uniqueUUIDs = Set(try StoreFixtures.scenario().map(\.uuid))
         let (first, second) = try await withStore(configuration) { store in
@@ -161,12 +159,10 @@ struct BatchWriteTests {
         """
         the write's outbox messages are what reading the outbox gives, byte for byte: the scenario, every valid V2 \
         and V1 fixture
-        """,
-        arguments: [BatchWriteMethod.copy, .unnest]
+        """
     )
-    func outboxMessagesFromMemory(method: BatchWriteMethod) async throws {
-        var (_, configuration) = try await makeDatabase()
-        configuration.batchWriteMethod = method
+    func outboxMessagesFromMemory() async throws {
+        let (_, configuration) = try await makeDatabase()
         var scenarioAndFixtures = try await StoreFixtures.scenarioEntries()
         for (index, fixture) in (Fixtures.v2Cases + Fixtures.v1Cases).filter({ $0.kind == "valid" }).enumerated() {
             scenarioAndFixtures.append(await StoreFixtures.entry(body: fixture.body, offset: 1_000 + Int64(index)))
@@ -302,12 +298,10 @@ struct BatchWriteTests {
     }
 
     @Test(
-        "a batch of notifications and rejected bodies: every body, either kind, comes back byte for byte",
-        arguments: [BatchWriteMethod.copy, .unnest]
+        "a batch of notifications and rejected bodies: every body, either kind, comes back byte for byte"
     )
-    func mixedBodiesRebuild(method: BatchWriteMethod) async throws {
-        var (server, configuration) = try await makeDatabase()
-        configuration.batchWriteMethod = method
+    func mixedBodiesRebuild() async throws {
+        let (server, configuration) = try await makeDatabase()
         let fixtures =
             Array(Fixtures.v2Cases.filter { $0.kind == "valid" }.prefix(3))
             + Fixtures.v2Cases.filter { $0.kind != "valid" }.prefix(3)

@@ -1,7 +1,9 @@
 import AppStoreTestSupport
 import Foundation
 import KafkaClient
+import NotificationSchema
 import NotificationStore
+import PostgresRuntime
 import StoreTestSupport
 import Testing
 

@@ -66,4 +66,12 @@ struct NotificationRowTests {
         #expect(try row(renewalInfo: nil).decoded == #"{"payload":{}}"#)
         #expect(throws: UnstorableNotification.self) { try row(renewalInfo: JWSRenewalInfoDecodedPayload()) }
     }
+
+    @Test("milliseconds before 1970 floor to the day that starts before them, as the server's months do")
+    func daysBefore1970() {
+        #expect(Int64(-1).flooredToDay == -86_400_000)
+        #expect(Int64(-86_400_000).flooredToDay == -86_400_000)
+        #expect(Int64(86_399_999).flooredToDay == 0)
+        #expect(Int64(0).flooredToDay == 0)
+    }
 }

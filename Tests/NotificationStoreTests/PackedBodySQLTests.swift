@@ -1,6 +1,8 @@
 import AppStoreTestSupport
 import Crypto
 import Foundation
+import NotificationBodies
+import NotificationBodiesTestSupport
 import NotificationStore
 import StoreTestSupport
 import Testing

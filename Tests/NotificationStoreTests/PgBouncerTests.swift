@@ -60,9 +60,8 @@ struct PgBouncerTests {
         let writers = 24
         try await withStore(storeConfiguration) { _ in }
         try await withThrowingTaskGroup(of: Void.self) { group in
-            for store in 0..<3 {
-                var configuration = storeConfiguration
-                configuration.batchWriteMethod = store == 0 ? .copy : .unnest
+            for _ in 0..<3 {
+                let configuration = storeConfiguration
                 group.addTask {
                     try await withStore(configuration, migrate: false) { store in
                         try await withThrowingTaskGroup(of: Void.self) { writes in

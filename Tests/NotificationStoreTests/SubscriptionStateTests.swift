@@ -15,12 +15,11 @@ struct SubscriptionStateTests {
     @Test(
         "the scenario shuffled, with duplicates, in batches of every size: subscriptions equal scenario-final.json",
         arguments: [
-            (UInt64(1), 1, BatchWriteMethod.copy), (2, 5, .unnest), (3, 7, .copy), (4, 1000, .copy), (5, 3, .unnest),
+            (UInt64(1), 1), (2, 5), (3, 7), (4, 1000), (5, 3),
         ]
     )
-    func shuffled(seed: UInt64, batchSize: Int, method: BatchWriteMethod) async throws {
-        var (server, configuration) = try await makeDatabase()
-        configuration.batchWriteMethod = method
+    func shuffled(seed: UInt64, batchSize: Int) async throws {
+        let (server, configuration) = try await makeDatabase()
         var generator = SeededGenerator(seed: seed)
         var entries = try await StoreFixtures.scenarioEntries()
         // Apple retries: every body once more, then everything in random order.

@@ -2,6 +2,7 @@ import AppStoreTestSupport
 import Foundation
 import LocalPostgres
 import NotificationStore
+import PostgresRuntime
 
 /// A throwaway PostgreSQL server for tests: Debian's `initdb` and `pg_ctl` into a temporary directory, listening
 /// on 127.0.0.1 on a free port, trusting every local connection. Run as root, it runs the server as `postgres`.

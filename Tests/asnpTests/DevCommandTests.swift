@@ -6,8 +6,10 @@ import CommandSupport
 import Foundation
 import NIOCore
 import NIOHTTP1
+import NotificationSchema
 import NotificationStore
 import PipelineContract
+import PostgresRuntime
 import StoreTestSupport
 import Testing
 

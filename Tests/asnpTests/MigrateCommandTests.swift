@@ -1,6 +1,8 @@
 import AppStoreTestSupport
 import Foundation
+import NotificationSchema
 import NotificationStore
+import PostgresRuntime
 import StoreTestSupport
 import Testing
 

@@ -68,15 +68,10 @@ extension NotificationStoreConfiguration {
         return certificates
     }
 
-    /// What postgres-nio is told, libpq's way: `prefer` and `require` encrypt without checking the certificate
-    /// (`require` with a root certificate file checks the chain, as libpq does), `verify-ca` checks the chain,
-    /// `verify-full` the chain and the host name; the roots are ``rootCertificates`` or the system's.
-    var postgresTLS: PostgresClient.Configuration.TLS {
-        guard let configuration = tlsConfiguration else { return .disable }
-        return tls == .prefer ? .prefer(configuration) : .require(configuration)
-    }
-
-    /// The TLS settings of ``postgresTLS``; nil for `disable`.
+    /// The TLS settings postgres-nio is told, libpq's way: `prefer` and `require` encrypt without checking the
+    /// certificate (`require` with a root certificate file checks the chain, as libpq does), `verify-ca` checks the
+    /// chain, `verify-full` the chain and the host name; the roots are ``rootCertificates`` or the system's. Nil for
+    /// `disable`; `prefer` tries TLS, every other mode requires it (``runtimeConfiguration``).
     var tlsConfiguration: TLSConfiguration? {
         guard tls != .disable else { return nil }
         var configuration = TLSConfiguration.makeClientConfiguration()

@@ -1,3 +1,5 @@
+import PostgresRuntime
+
 #if canImport(FoundationEssentials)
 import FoundationEssentials
 #else

@@ -1,3 +1,5 @@
+import PostgresRuntime
+
 /// Settings of a ``NotificationStore``: where PostgreSQL is, how many connections, how long to wait.
 ///
 /// Most deployments give a URL (``init(url:)``), in libpq's form, so the same string works with `psql`.
@@ -26,8 +28,6 @@ package struct NotificationStoreConfiguration: Sendable {
     package var operationTimeout: Duration
     /// The `application_name` the server shows in `pg_stat_activity`. Default: `asnp`.
     package var applicationName: String
-    /// How batches reach the server. Default: ``BatchWriteMethod/unnest``.
-    package var batchWriteMethod: BatchWriteMethod
     /// Whether the batch write is a named prepared statement, parsed and planned once per connection (about half of
     /// PostgreSQL's time per batch). Turn it off behind a pooler that cannot carry prepared statements across
     /// transactions (PgBouncer in transaction mode before 1.21, or with `max_prepared_statements = 0`).
@@ -51,26 +51,13 @@ package struct NotificationStoreConfiguration: Sendable {
         self.connectTimeout = .seconds(5)
         self.operationTimeout = .seconds(30)
         self.applicationName = "asnp"
-        self.batchWriteMethod = .unnest
         self.usesPreparedStatements = true
     }
 }
 
 extension NotificationStoreConfiguration {
-    /// Where a PostgreSQL server listens.
-    package enum Endpoint: Sendable, Hashable, CustomStringConvertible {
-        /// A TCP host and port.
-        case tcp(host: String, port: Int)
-        /// A Unix domain socket file, for example `/var/run/postgresql/.s.PGSQL.5432`.
-        case unixSocket(path: String)
-
-        package var description: String {
-            switch self {
-            case .tcp(let host, let port): host.contains(":") ? "[\(host)]:\(port)" : "\(host):\(port)"
-            case .unixSocket(let path): path
-            }
-        }
-    }
+    /// Where a PostgreSQL server listens: a TCP host and port, or a Unix domain socket file.
+    package typealias Endpoint = PostgresRuntime.Configuration.Endpoint
 
     /// libpq's `sslmode`, all but `allow` (plain first, TLS if refused), which PostgresNIO cannot do.
     package struct TLSMode: Sendable, Hashable, CustomStringConvertible {

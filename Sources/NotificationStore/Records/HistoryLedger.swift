@@ -89,7 +89,7 @@ package struct HistoryLedger: Sendable, Hashable {
 
     package var key: Key
     /// Ordered by start, never overlapping.
-    package internal(set) var entries: [Entry]
+    package var entries: [Entry]
 
     /// A ledger of `entries`, which may come in any order but must not overlap.
     package init(key: Key, entries: [Entry] = []) {
@@ -102,5 +102,28 @@ extension Date {
     /// The date rounded to whole milliseconds since 1970: the precision of Apple's history requests and of the ledger.
     package var wholeMilliseconds: Date {
         Date(timeIntervalSince1970: (timeIntervalSince1970 * 1000).rounded() / 1000)
+    }
+}
+
+extension HistoryLedger {
+    /// The seconds the covered entries span.
+    package var coveredSeconds: TimeInterval { seconds(of: .covered) }
+
+    /// The seconds the lost entries span.
+    package var lostSeconds: TimeInterval { seconds(of: .lost) }
+
+    /// The end of the unbroken run of covered and lost entries from the first entry on: everything before it was
+    /// fetched or is known gone. Nil when the first entry is in progress (or there is none).
+    package var settledUntil: Date? {
+        var end: Date?
+        for entry in entries {
+            guard entry.state != .inProgress, end.map({ entry.start <= $0 }) ?? true else { break }
+            end = entry.end
+        }
+        return end
+    }
+
+    private func seconds(of state: State) -> TimeInterval {
+        entries.lazy.filter { $0.state == state }.map { $0.end.timeIntervalSince($0.start) }.reduce(0, +)
     }
 }

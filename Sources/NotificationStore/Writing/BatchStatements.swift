@@ -1,7 +1,9 @@
-/// The SQL of a batch write. Both write methods first produce the same relation, `staged` (one row per consumed
-/// notification, dates in milliseconds), and share everything after it.
+import NotificationSchema
+
+/// The SQL of a batch write. The notifications' arrays first become one relation, `staged` (one row per consumed
+/// notification, dates in milliseconds), and everything after it reads that.
 package enum BatchStatements {
-    /// The staged columns, in COPY / UNNEST order.
+    /// The staged columns, in UNNEST order.
     package static let stagedColumns: [(name: String, type: String)] = [
         ("ordinal", "integer"),
         ("notification_uuid", "uuid"),
@@ -45,36 +47,12 @@ package enum BatchStatements {
         ("kafka_offset", "bigint"),
     ]
 
-    /// The per-connection staging table of the COPY method; emptied by every commit.
-    static let stagingTable = "asnp_staged_notifications"
-
-    /// Creates the staging table on a connection's first batch. Its large columns are stored uncompressed
-    /// (`STORAGE EXTERNAL`), so they are compressed once, on the way into `notifications`, not twice.
-    static let createStagingTable = """
-        DO $$ BEGIN
-            IF to_regclass('pg_temp.\(stagingTable)') IS NULL THEN
-                CREATE TEMPORARY TABLE \(stagingTable) (\(
-                    stagedColumns.map { "\($0.name) \($0.type)" }.joined(separator: ", ")
-                )) ON COMMIT DELETE ROWS;
-                ALTER TABLE \(stagingTable) ALTER COLUMN decoded SET STORAGE EXTERNAL,
-                    ALTER COLUMN body SET STORAGE EXTERNAL;
-            END IF;
-        END $$
-        """
-
-    /// The UNNEST method's source: one array parameter per staged column.
+    /// The statement's source: one array parameter per staged column.
     static let unnestSource = """
         unnest(\(
             stagedColumns.enumerated().map { "$\($0.offset + 1)::\($0.element.type)[]" }.joined(separator: ", ")
         )) AS staged_input(\(stagedColumns.map(\.name).joined(separator: ", ")))
         """
-
-    /// Milliseconds since 1970 to `timestamptz`, NULL staying NULL. Whole seconds and the remaining milliseconds
-    /// are added apart: `bigint * interval` goes through float8, which is exact for seconds up to year 9999 but
-    /// not for milliseconds.
-    static func timestamp(_ column: String) -> String {
-        "timestamptz 'epoch' + (\(column) / 1000) * interval '1 second' + (\(column) % 1000) * interval '1 millisecond'"
-    }
 
     /// The subscription columns the statement returns for changed states, in ``SubscriptionState`` order, with
     /// their types (for the rows of other streams, NULL of each type).
@@ -119,9 +97,9 @@ package enum BatchStatements {
                 auto_renew_status, received_at, kafka_topic, kafka_partition, kafka_offset
             )
             SELECT notification_uuid, version, notification_type, subtype, environment, bundle_id, app_apple_id,
-                original_transaction_id, transaction_id, product_id, \(timestamp("signed_date")),
-                \(timestamp("expires_date")), \(timestamp("revocation_date")), auto_renew_status,
-                \(timestamp("received_at")), kafka_topic, kafka_partition, kafka_offset
+                original_transaction_id, transaction_id, product_id, \(SchemaSQL.timestamp("signed_date")),
+                \(SchemaSQL.timestamp("expires_date")), \(SchemaSQL.timestamp("revocation_date")), auto_renew_status,
+                \(SchemaSQL.timestamp("received_at")), kafka_topic, kafka_partition, kafka_offset
             FROM staged ORDER BY notification_uuid
             ON CONFLICT (notification_uuid) DO NOTHING
             RETURNING notification_uuid, received_at
@@ -170,16 +148,16 @@ package enum BatchStatements {
                 \(SubscriptionStateRules.insertColumns)
             )
             SELECT latest.original_transaction_id, latest.notification_uuid, latest.notification_type,
-                latest.subtype, \(timestamp("latest.state_date")), latest.environment, latest.bundle_id,
+                latest.subtype, \(SchemaSQL.timestamp("latest.state_date")), latest.environment, latest.bundle_id,
                 latest.app_apple_id,
-                s.status, \(timestamp("s.state_date")),
-                r.auto_renew_status, r.auto_renew_product_id, \(timestamp("r.grace_period_expires_date")),
-                \(timestamp("r.renewal_date")), r.is_in_billing_retry, r.expiration_intent,
-                \(timestamp("r.state_date")),
-                p.transaction_id, p.product_id, p.product_type, \(timestamp("p.purchase_date")),
-                \(timestamp("p.expires_date")), \(timestamp("p.revocation_date")), p.revocation_reason, p.price,
+                s.status, \(SchemaSQL.timestamp("s.state_date")),
+                r.auto_renew_status, r.auto_renew_product_id, \(SchemaSQL.timestamp("r.grace_period_expires_date")),
+                \(SchemaSQL.timestamp("r.renewal_date")), r.is_in_billing_retry, r.expiration_intent,
+                \(SchemaSQL.timestamp("r.state_date")),
+                p.transaction_id, p.product_id, p.product_type, \(SchemaSQL.timestamp("p.purchase_date")),
+                \(SchemaSQL.timestamp("p.expires_date")), \(SchemaSQL.timestamp("p.revocation_date")), p.revocation_reason, p.price,
                 p.currency, p.offer_type, p.in_app_ownership_type, kept.subscription_group_identifier,
-                kept.app_account_token, kept.previous_original_transaction_id, \(timestamp("p.state_date")),
+                kept.app_account_token, kept.previous_original_transaction_id, \(SchemaSQL.timestamp("p.state_date")),
                 clock_timestamp()
             FROM latest
             LEFT JOIN latest_status s USING (original_transaction_id)
@@ -227,10 +205,6 @@ package enum BatchStatements {
         "(extract(epoch FROM \(row).updated_at) * 1000000)::bigint"
     }
 
-    /// The COPY method's statement: ``writeNotifications(from:headers:)`` over the staging table, its headers in
-    /// parameters 1 and 2. Built once; it is the same for every batch.
-    static let writeStagedNotifications = writeNotifications(from: stagingTable, headers: headerSource(from: 1))
-
     /// The JWS headers to store, from two array parameters starting at `$first`: digests (`bytea[]`) and texts.
     static func headerSource(from first: Int) -> String {
         "unnest($\(first)::bytea[], $\(first + 1)::text[]) AS headers(digest, header)"
@@ -250,7 +224,7 @@ package enum BatchStatements {
             INSERT INTO rejected_notifications (
                 status, reason, body, headers, received_at, kafka_topic, kafka_partition, kafka_offset
             )
-            SELECT status, reason, body, headers::jsonb, \(timestamp("received_at")), kafka_topic,
+            SELECT status, reason, body, headers::jsonb, \(SchemaSQL.timestamp("received_at")), kafka_topic,
                 kafka_partition, kafka_offset
             FROM unnest($1::integer[], $2::text[], $3::text[], $4::bytea[], $5::text[], $6::bigint[], $7::text[],
                 $8::integer[], $9::bigint[]) AS rejected_input(ordinal, status, reason, body, headers,

@@ -1,6 +1,7 @@
 import AppStoreModels
 import Crypto
 import KafkaClient
+import NotificationBodies
 
 #if canImport(Glibc)
 import Glibc
@@ -18,56 +19,56 @@ import Foundation
 
 /// A verified notification as the columns of `notifications`; dates in milliseconds since 1970.
 package struct NotificationRow: Sendable {
-    var ordinal: Int32
-    var notificationUUID: UUID
-    var version: Int16
-    var notificationType: String
-    var subtype: String?
-    var environment: String?
-    var bundleId: String?
-    var appAppleId: Int64?
-    var originalTransactionId: String?
-    var transactionId: String?
-    var productId: String?
-    var signedDate: Int64?
-    var expiresDate: Int64?
-    var revocationDate: Int64?
-    var autoRenewStatus: Int16?
+    package var ordinal: Int32
+    package var notificationUUID: UUID
+    package var version: Int16
+    package var notificationType: String
+    package var subtype: String?
+    package var environment: String?
+    package var bundleId: String?
+    package var appAppleId: Int64?
+    package var originalTransactionId: String?
+    package var transactionId: String?
+    package var productId: String?
+    package var signedDate: Int64?
+    package var expiresDate: Int64?
+    package var revocationDate: Int64?
+    package var autoRenewStatus: Int16?
     /// `data.status`: 1 active, 2 expired, 3 billing retry, 4 billing grace period, 5 revoked.
-    var status: Int16?
-    var gracePeriodExpiresDate: Int64?
-    var autoRenewProductId: String?
+    package var status: Int16?
+    package var gracePeriodExpiresDate: Int64?
+    package var autoRenewProductId: String?
     /// In milliunits of ``currency``.
-    var price: Int64?
-    var currency: String?
-    var offerType: Int16?
+    package var price: Int64?
+    package var currency: String?
+    package var offerType: Int16?
     /// The state fields below feed `subscriptions` only (``SubscriptionStateRules``); dates in milliseconds.
     /// Whether the notification carried a transaction (V2 `signedTransactionInfo`, V1 a receipt entry of its
     /// subscription): only then may it move the subscription's current purchase.
-    var carriesTransaction: Bool
+    package var carriesTransaction: Bool
     /// Whether it carried renewal info (V2 `signedRenewalInfo`, V1 a `pending_renewal_info` entry).
-    var carriesRenewalInfo: Bool
-    var purchaseDate: Int64?
+    package var carriesRenewalInfo: Bool
+    package var purchaseDate: Int64?
     /// The transaction's `type` (`Auto-Renewable Subscription`, `Non-Consumable`, ...).
-    var productType: String?
-    var revocationReason: Int16?
-    var inAppOwnershipType: String?
-    var subscriptionGroupIdentifier: String?
+    package var productType: String?
+    package var revocationReason: Int16?
+    package var inAppOwnershipType: String?
+    package var subscriptionGroupIdentifier: String?
     /// The transaction's `appAccountToken`, else the renewal info's.
-    var appAccountToken: String?
-    var previousOriginalTransactionId: String?
+    package var appAccountToken: String?
+    package var previousOriginalTransactionId: String?
     /// The renewal info's `renewalDate`: when the most recent auto-renewable purchase expires.
-    var renewalDate: Int64?
-    var isInBillingRetry: Bool?
-    var expirationIntent: Int16?
+    package var renewalDate: Int64?
+    package var isInBillingRetry: Bool?
+    package var expirationIntent: Int16?
     /// Where the notification stands in its subscription's order: V2's `signedDate`; V1's latest reported moment
     /// (``StatusUpdateNotification/stateOrderMilliseconds``), as V1 has no signed date.
-    var stateDate: Int64?
+    package var stateDate: Int64?
     package var decoded: String
     /// The body as received (V1: its password redacted), packed for `notification_bodies`.
     package var body: PackedBody
-    var receivedAt: Int64
-    var source: KafkaTopicPartitionOffset
+    package var receivedAt: Int64
+    package var source: KafkaTopicPartitionOffset
 }
 
 /// A body for `rejected_notifications`.

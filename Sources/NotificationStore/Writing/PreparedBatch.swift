@@ -1,4 +1,5 @@
 import KafkaClient
+import NotificationBodies
 
 #if canImport(FoundationEssentials)
 import FoundationEssentials

@@ -1,4 +1,5 @@
 import KafkaClient
+import NotificationBodies
 import PostgresNIO
 
 /// The UNNEST write of a batch's notifications as a named prepared statement: each connection parses it once, and
