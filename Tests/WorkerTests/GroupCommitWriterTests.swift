@@ -246,6 +246,21 @@ struct GroupCommitWriterTests {
         }
     }
 
+    /// How many transactions stored the notifications of `partitions`.
+    static func transactions(
+        of partitions: [Int32],
+        _ server: TestPostgresServer,
+        _ database: String
+    ) async throws -> Int? {
+        let list = partitions.map(String.init).joined(separator: ", ")
+        return Int(
+            try await server.psql(
+                database,
+                "SELECT count(DISTINCT xmin::text) FROM notifications WHERE kafka_partition IN (\(list))"
+            )
+        )
+    }
+
     /// The batch of `lines` for `partition` from offset 0, and its partition.
     static func batch(
         _ lines: [Pipeline.ScenarioLine],
@@ -288,10 +303,7 @@ struct GroupCommitWriterTests {
             _ = try await writer.write(third, of: thirdPartition, alone: false)
             _ = try await secondWritten.value
             #expect(
-                try await server.psql(
-                    database,
-                    "SELECT count(DISTINCT xmin::text) FROM notifications WHERE kafka_partition IN (1, 2)"
-                ) == "1",
+                try await Self.transactions(of: [1, 2], server, database) == 1,
                 "the second and third batches share a transaction"
             )
             #expect(try await server.psql(database, "SELECT count(DISTINCT xmin::text) FROM notifications") == "2")
@@ -330,10 +342,7 @@ struct GroupCommitWriterTests {
             _ = try await writer.write(third, of: thirdPartition, alone: false, isBehind: true)
             _ = try await secondWritten.value
             #expect(
-                try await server.psql(
-                    database,
-                    "SELECT count(DISTINCT xmin::text) FROM notifications WHERE kafka_partition IN (1, 2)"
-                ) == "1",
+                try await Self.transactions(of: [1, 2], server, database) == 1,
                 "the second and third batches share a transaction"
             )
             #expect(try await server.psql(database, "SELECT count(DISTINCT xmin::text) FROM notifications") == "2")
