@@ -4,12 +4,13 @@ import NotificationStore
 import Prometheus
 import Synchronization
 
-/// Stores the partition batches verified at about the same time in one transaction, and commits their offsets in one
-/// call (group commit).
+/// Stores the partition batches verified at about the same time in one transaction (group commit). It commits no
+/// Kafka offset: each batch's caller learns that it is stored, and the worker's ``Worker/StateMachine`` commits the
+/// offsets of the batches that ended together in one call (``Worker/StateMachine/Action/commit(_:)``).
 ///
 /// A transaction's fixed costs — BEGIN and its settings, COMMIT and its WAL flush, the statement's execution, the
-/// offset commit's round trip, the hand-offs between threads — are then shared by every partition batch that became
-/// ready while the previous transaction ran. At low load each batch is written alone as soon as it is verified; under
+/// hand-offs between threads — are then shared by every partition batch that became ready while the previous
+/// transaction ran. At low load each batch is written alone as soon as it is verified; under
 /// load transactions grow instead of queueing (at 1,500 notifications/s, partition batches of about 11 messages had
 /// each paid for a transaction of their own).
 ///
@@ -19,8 +20,8 @@ import Synchronization
 /// `maximumMessages`: batches verified meanwhile wait and join it, and the partitions' next batches grow meanwhile.
 /// With 0, transactions run as often as the database answers, about 20 a second per worker at 2,250 notifications/s,
 /// each of 3–4 partition batches, and every transaction's fixed costs in the worker (statements, round trips, the
-/// offset commit, the outbox publication that follows it, the hand-offs between threads around each) come to a tenth of
-/// its CPU (Docs/benchmarks.md). At low load nothing waits: a batch that arrives when the last transaction started
+/// offset commit and the outbox publication that follow it, the hand-offs between threads around each) come to a tenth
+/// of its CPU (Docs/benchmarks.md). At low load nothing waits: a batch that arrives when the last transaction started
 /// longer than `interval` ago is written at once.
 ///
 /// At most `lanes` transactions run at once, each taking every batch waiting (up to `maximumMessages` together,
@@ -36,10 +37,8 @@ import Synchronization
 /// Which batches a transaction takes and when it starts is decided by ``StateMachine``; this class keeps the batches'
 /// callers, runs the transactions and performs the machine's actions.
 final class GroupCommitWriter: Sendable {
-    /// What became of one partition batch.
+    /// What became of one partition batch: stored.
     struct Written: Sendable {
-        /// Its offset committed.
-        var committed: Bool
         /// The outbox rows its part of the write returned; nil when they must be read back (dead letters).
         var outboxMessages: [OutboxMessage]?
     }
@@ -51,7 +50,7 @@ final class GroupCommitWriter: Sendable {
     /// A batch handed in, and its caller.
     private struct Waiter: Sendable {
         var batch: NotificationBatch
-        var offset: KafkaTopicPartitionOffset
+        var partition: KafkaTopicPartition
         var continuation: CheckedContinuation<Result<Written, NotificationStoreError>, Never>
     }
 
@@ -108,7 +107,6 @@ final class GroupCommitWriter: Sendable {
     }
 
     private let store: NotificationStore
-    private let commit: @Sendable ([KafkaTopicPartitionOffset]) async throws -> Void
     private let metrics: WorkerMetrics
     private let logger: Logger
     private let state: Mutex<State>
@@ -116,20 +114,17 @@ final class GroupCommitWriter: Sendable {
     /// - Parameters:
     ///   - interval: the shortest time between the starts of one lane's transactions, unless a partition waiting is
     ///     behind or `maximumMessages` wait.
-    ///   - commit: commits the stored batches' offsets (the consumer's commit).
     init(
         store: NotificationStore,
         lanes: Int,
         maximumMessages: Int,
         interval: Duration = .zero,
         metrics: WorkerMetrics,
-        logger: Logger,
-        commit: @escaping @Sendable ([KafkaTopicPartitionOffset]) async throws -> Void
+        logger: Logger
     ) {
         self.store = store
         self.metrics = metrics
         self.logger = logger
-        self.commit = commit
         self.state = Mutex(
             State(machine: StateMachine(lanes: lanes, maximumMessages: maximumMessages, interval: interval))
         )
@@ -150,7 +145,8 @@ final class GroupCommitWriter: Sendable {
         }
     }
 
-    /// Stores `batch` (one partition's, verified) and commits `offset` once its transaction committed.
+    /// Stores `batch`, the verified messages of `partition`; returns once its transaction committed. Its offset is
+    /// the caller's to commit.
     ///
     /// - Parameters:
     ///   - alone: write it in a transaction of its own, outside the lanes, with no lock timeout but the store's
@@ -160,21 +156,16 @@ final class GroupCommitWriter: Sendable {
     ///   ``NotificationStore/write(_:lockTimeout:)``).
     func write(
         _ batch: NotificationBatch,
-        committing offset: KafkaTopicPartitionOffset,
+        of partition: KafkaTopicPartition,
         alone: Bool,
         isBehind: Bool = false
     ) async throws(NotificationStoreError) -> Written {
         if alone {
-            let (result, committed) = try await storeAndCommit(
-                batch,
-                committing: [offset],
-                batches: 1,
-                lockTimeout: nil
-            )
-            return Written(committed: committed, outboxMessages: result.outboxMessages)
+            let result = try await storeTransaction(batch, partitions: [partition], lockTimeout: nil)
+            return Written(outboxMessages: result.outboxMessages)
         }
         let result = await withCheckedContinuation { continuation in
-            let waiter = Waiter(batch: batch, offset: offset, continuation: continuation)
+            let waiter = Waiter(batch: batch, partition: partition, continuation: continuation)
             perform(
                 state.withLock { state in
                     let (ticket, actions) = state.machine.submit(
@@ -213,16 +204,13 @@ final class GroupCommitWriter: Sendable {
     /// Performs what the machine's actions came to; `outcome` is the transaction's whose end they follow, if any.
     private func perform(
         _ effects: Effects,
-        outcome: Result<(BatchWriteResult, committed: Bool), NotificationStoreError>? = nil
+        outcome: Result<BatchWriteResult, NotificationStoreError>? = nil
     ) {
-        let messages = (try? outcome?.get())?.0.outboxMessagesByPartition()
+        let messages = (try? outcome?.get())?.outboxMessagesByPartition()
         for (waiter, answer) in effects.answers {
             switch (answer, outcome) {
-            case (.written, .some(.success((_, let committed)))):
-                let written = Written(
-                    committed: committed,
-                    outboxMessages: messages.map { $0[waiter.offset.topicPartition] ?? [] }
-                )
+            case (.written, .some(.success)):
+                let written = Written(outboxMessages: messages.map { $0[waiter.partition] ?? [] })
                 waiter.continuation.resume(returning: .success(written))
             case (.failed, .some(.failure(let error))):
                 waiter.continuation.resume(returning: .failure(error))
@@ -250,15 +238,10 @@ final class GroupCommitWriter: Sendable {
             group.count == 1
             ? group[0].batch
             : NotificationBatch(entries: group.flatMap(\.batch.entries), fences: group.flatMap(\.batch.fences))
-        let outcome: Result<(BatchWriteResult, committed: Bool), NotificationStoreError>
+        let outcome: Result<BatchWriteResult, NotificationStoreError>
         do {
             outcome = .success(
-                try await storeAndCommit(
-                    batch,
-                    committing: group.map(\.offset),
-                    batches: group.count,
-                    lockTimeout: Self.lockTimeout
-                )
+                try await storeTransaction(batch, partitions: group.map(\.partition), lockTimeout: Self.lockTimeout)
             )
         } catch {
             outcome = .failure(error)
@@ -270,30 +253,18 @@ final class GroupCommitWriter: Sendable {
         )
     }
 
-    /// Stores `batch` in one transaction, then commits `offsets` in one call; whether they were committed.
-    private func storeAndCommit(
+    /// Stores `batch`, the batches of `partitions` together, in one transaction.
+    private func storeTransaction(
         _ batch: NotificationBatch,
-        committing offsets: [KafkaTopicPartitionOffset],
-        batches: Int,
+        partitions: [KafkaTopicPartition],
         lockTimeout: Duration?
-    ) async throws(NotificationStoreError) -> (BatchWriteResult, committed: Bool) {
+    ) async throws(NotificationStoreError) -> BatchWriteResult {
         let start = ContinuousClock.now
         let result = try await store.write(batch, lockTimeout: lockTimeout)
         metrics.storeDuration.record(start.duration(to: .now))
-        metrics.transactionBatches.record(Double(batches))
-        count(batch, result, partitions: offsets.map(\.topicPartition))
-        do {
-            try await commit(offsets)
-            return (result, true)
-        } catch {
-            // Stored but not committed: the run loop commits the offsets again; should a partition move first, its
-            // next owner gets the batch again and finds duplicates. Never a reason to store it twice.
-            logger.notice(
-                "Offsets not committed; committing them again shortly",
-                metadata: ["error": "\(error)", "kafka.offsets": "\(offsets)"]
-            )
-            return (result, false)
-        }
+        metrics.transactionBatches.record(Double(partitions.count))
+        count(batch, result, partitions: partitions)
+        return result
     }
 
     private func count(_ batch: NotificationBatch, _ result: BatchWriteResult, partitions: [KafkaTopicPartition]) {

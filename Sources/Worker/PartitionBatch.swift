@@ -36,10 +36,8 @@ struct PartitionBatch: Sendable {
 
 /// What became of one partition batch.
 struct BatchOutcome: Sendable {
-    /// A batch stored in PostgreSQL.
+    /// A batch stored in PostgreSQL (its offset is for the state machine to commit).
     struct Stored: Sendable {
-        /// Its offset committed.
-        var committed: Bool
         /// The outbox rows its write returned; nil when the write could not return them (they are read back).
         var outboxMessages: [OutboxMessage]?
     }

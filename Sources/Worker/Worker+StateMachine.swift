@@ -9,7 +9,12 @@ extension Worker {
     /// back how they ended.
     ///
     /// Each partition stays in order because it never has two batches in flight, a failed batch goes back in front
-    /// of what arrived after it, and an offset is committed only for a batch that was stored. Across members, a
+    /// of what arrived after it, and an offset is committed only for a batch that was stored.
+    ///
+    /// Offsets are committed here and nowhere else (``Action/commit(_:)``): one commit at a time, in a task of the
+    /// worker's, of every partition's offset stored and not yet committed, the highest of each — so the batches that
+    /// ended together, whatever transactions stored them, share one commit, and a commit refused, a partition given
+    /// up and a rewind go the same way. Across members, a
     /// partition is claimed in PostgreSQL before its first batch and before the drain first reads its outbox
     /// (``Action/claim(_:)``): the claim waits for a previous owner's transactions still running, and refuses its
     /// later ones, so the drain's first read finds every row a previous owner will ever store
@@ -44,9 +49,10 @@ extension Worker {
             /// Claim these partitions in PostgreSQL (``NotificationStore/claim(_:)``), in a task of its own; report
             /// to ``claimEnded(_:epochs:now:)``. No batch of theirs starts and the drain does not read them before.
             case claim([ClaimRequest])
-            /// Verify, store and commit the batch in a task of its own; report its end to ``batchEnded(_:now:)``.
+            /// Verify and store the batch in a task of its own; report its end to ``batchesEnded(_:now:)``.
             case startBatch(PartitionBatch)
-            /// Commit these offsets of stored batches (again); report to ``commitEnded(_:committed:now:)``.
+            /// Commit these offsets (of stored batches, or a partition's rewind), one per partition, in a task of its
+            /// own; report its end to ``commitEnded(_:committed:now:)``. No other commit starts before.
             case commit([KafkaTopicPartitionOffset])
             /// Stop fetching these partitions: they are backing off, or hold their share of messages in memory.
             case pause([KafkaTopicPartition])
@@ -94,8 +100,8 @@ extension Worker {
             /// Revoked (its outputs are handed over) rather than finished at shutdown (the drain publishes last).
             var handsOver: Bool
             var lastBatchStarted = false
-            var commitStarted = false
-            var committing = false
+            /// Its one last commit, after its last batch, started: it is let go once that commit ended, held or not.
+            var commitTried = false
         }
 
         private struct Partition {
@@ -126,7 +132,8 @@ extension Worker {
 
             /// Counts against ``maximumConcurrentBatches``.
             var isVerifying: Bool { inFlight && !verified }
-            /// The offset of a stored batch whose commit failed, to commit again.
+            /// The offset to commit: the next offset of the last batch stored, or the offset rewound to, until a commit
+            /// of it held.
             var uncommitted: Int64?
             /// Paused on the consumer.
             var paused = false
@@ -142,6 +149,10 @@ extension Worker {
 
         /// Refused commits are tried again after this long.
         static let commitRetryInterval: Duration = .milliseconds(500)
+        /// The commit running (``Action/commit(_:)``), by partition; nil when none runs.
+        private var committing: [KafkaTopicPartition: Int64]?
+        /// Whether a ``Action/commit(_:)`` runs (one at a time).
+        var isCommitting: Bool { committing != nil }
 
         private let storedCheckInterval: Duration
         private var nextStoredCheck: ContinuousClock.Instant
@@ -192,9 +203,15 @@ extension Worker {
         var hasBatchInFlight: Bool { partitions.values.contains(where: \.inFlight) }
 
         /// Partitions being given up (or finished) whose batch in flight must end before they can be: wait for these
-        /// and report them to ``batchEnded(_:now:)``.
+        /// and report them to ``batchesEnded(_:now:)``.
         var endingInFlight: [KafkaTopicPartition] {
             partitions.filter { $0.value.ending != nil && $0.value.inFlight }.keys.sorted()
+        }
+
+        /// Whether a partition being given up (or finished) waits for the commit running: wait for it and report it
+        /// to ``commitEnded(_:committed:now:)``.
+        var endingWaitsForCommit: Bool {
+            isCommitting && partitions.values.contains { $0.ending != nil }
         }
 
         /// Partitions paused on the consumer.
@@ -278,24 +295,11 @@ extension Worker {
             }
         }
 
-        /// What to do now: claim what is due, start the batches that may start, commit again what is due, pause and
-        /// resume.
+        /// What to do now: claim what is due, start the batches that may start, commit what is due (a refused
+        /// commit again, a rewind), pause and resume.
         mutating func tick(now: ContinuousClock.Instant) -> [Action] {
-            var actions =
-                startClaim(now: now) + startBatches(now: now).map(Action.startBatch) + startStoredCheck(now: now)
-            if now >= nextCommitAttempt {
-                // A partition with a batch in flight commits a later offset with it.
-                let due = partitions.compactMap { partition, state in
-                    state.isConsuming && !state.inFlight
-                        ? state.uncommitted.map { KafkaTopicPartitionOffset(partition, offset: $0) } : nil
-                }
-                if !due.isEmpty {
-                    nextCommitAttempt = now.advanced(by: Self.commitRetryInterval)
-                    actions.append(.commit(due.sorted { $0.topicPartition < $1.topicPartition }))
-                }
-            }
-            actions += applyPauses()
-            return actions
+            startClaim(now: now) + startBatches(now: now).map(Action.startBatch) + startStoredCheck(now: now)
+                + startCommit(now: now) + applyPauses()
         }
 
         /// The batch in flight of `partition` ending before `nextOffset` was verified and waits for its transaction:
@@ -307,8 +311,21 @@ extension Worker {
             partitions[partition]?.verified = true
         }
 
-        /// A batch ended, stored (and committed, or not) or not.
+        /// Batches ended, stored or not; those stored have their offsets committed together, in one
+        /// ``Action/commit(_:)`` (unless one runs: then in the next, once it ended).
+        mutating func batchesEnded(_ outcomes: [BatchOutcome], now: ContinuousClock.Instant) -> [Action] {
+            var actions: [Action] = []
+            for outcome in outcomes { actions += end(outcome, now: now) }
+            return actions + advanceEndings(now: now) + startCommit(now: now)
+        }
+
+        /// A batch ended: ``batchesEnded(_:now:)`` of it alone.
         mutating func batchEnded(_ outcome: BatchOutcome, now: ContinuousClock.Instant) -> [Action] {
+            batchesEnded([outcome], now: now)
+        }
+
+        /// One batch's end, for ``batchesEnded(_:now:)``.
+        private mutating func end(_ outcome: BatchOutcome, now: ContinuousClock.Instant) -> [Action] {
             let partition = outcome.batch.partition
             guard partitions[partition]?.inFlight == true, var state = partitions.removeValue(forKey: partition) else {
                 return []
@@ -328,11 +345,8 @@ extension Worker {
                 state.claimAttempts = 0
                 let offset = outcome.batch.nextOffset.offset
                 state.storedThrough = offset
-                if stored.committed {
-                    if let pending = state.uncommitted, pending <= offset { state.uncommitted = nil }
-                } else {
-                    state.uncommitted = max(state.uncommitted ?? offset, offset)
-                }
+                // Stored, so committed next (a rewind since set a lower offset, which a batch stored after it passes).
+                state.uncommitted = max(state.uncommitted ?? offset, offset)
                 if publishes { actions.append(.publishWritten(stored.outboxMessages, partition)) }
             } else {
                 // Tried again after a backoff, in front of whatever arrived since.
@@ -343,7 +357,7 @@ extension Worker {
                 if publishes { actions.append(.publishFromTable([partition])) }
             }
             partitions[partition] = state
-            return actions + advanceEndings(now: now)
+            return actions
         }
 
         /// A ``Action/checkStored(_:)`` ended, with the rows read (nil: the read failed; the next check tries again).
@@ -375,20 +389,23 @@ extension Worker {
             return actions
         }
 
-        /// A ``Action/commit(_:)`` ended.
+        /// A ``Action/commit(_:)`` ended, the offsets held or refused (tried again after
+        /// ``commitRetryInterval``). What was stored or rewound meanwhile goes in the next commit.
         mutating func commitEnded(
             _ offsets: [KafkaTopicPartitionOffset],
             committed: Bool,
             now: ContinuousClock.Instant
         ) -> [Action] {
+            committing = nil
             if !committed { nextCommitAttempt = now.advanced(by: Self.commitRetryInterval) }
-            for offset in offsets {
-                guard var state = partitions[offset.topicPartition] else { continue }
-                if committed, let pending = state.uncommitted, pending <= offset.offset { state.uncommitted = nil }
-                state.ending?.committing = false
-                partitions[offset.topicPartition] = state
+            for offset in offsets where committed {
+                // Only the offset committed: one stored since is later, one rewound to since is earlier, and either is
+                // still to commit.
+                if partitions[offset.topicPartition]?.uncommitted == offset.offset {
+                    partitions[offset.topicPartition]?.uncommitted = nil
+                }
             }
-            return advanceEndings(now: now)
+            return advanceEndings(now: now) + startCommit(now: now)
         }
 
         /// Partitions revoked (given up in a rebalance) or lost (another member owns them already). Revoked ones
@@ -403,7 +420,7 @@ extension Worker {
             for partition in revoked where partitions[partition]?.isConsuming == true {
                 partitions[partition]?.ending = Ending(isLost: isLost, handsOver: true)
             }
-            return advanceEndings(now: now)
+            return advanceEndings(now: now) + startCommit(now: now)
         }
 
         /// Graceful shutdown: every partition is finished as a revoked one is, but its outputs stay with the drain
@@ -412,7 +429,7 @@ extension Worker {
             for partition in partitions.keys where partitions[partition]?.isConsuming == true {
                 partitions[partition]?.ending = Ending(isLost: false, handsOver: false)
             }
-            return advanceEndings(now: now)
+            return advanceEndings(now: now) + startCommit(now: now)
         }
 
         // MARK: - Transitions
@@ -518,11 +535,11 @@ extension Worker {
         }
 
         /// Moves each ending partition on as far as it can go now: after its batch in flight, one last batch of
-        /// everything queued (if it is claimed: else the next owner consumes it), then a commit of what is uncommitted,
-        /// then it is let go (lost ones are let go at once).
+        /// everything queued (if it is claimed: else the next owner consumes it), then one last commit of what is
+        /// uncommitted (``startCommit(now:)``, after the commit running), then, once no commit running names it, it is
+        /// let go (lost ones are let go once their batch in flight and a commit running ended).
         private mutating func advanceEndings(now: ContinuousClock.Instant) -> [Action] {
             var batches: [PartitionBatch] = []
-            var commits: [KafkaTopicPartitionOffset] = []
             var handedOver: [KafkaTopicPartition] = []
             for partition in partitions.keys.sorted() {
                 guard var state = partitions[partition], var ending = state.ending, !state.inFlight else { continue }
@@ -535,21 +552,38 @@ extension Worker {
                         continue
                     }
                 }
-                if !ending.isLost, !ending.commitStarted, let offset = state.uncommitted {
-                    ending.commitStarted = true
-                    ending.committing = true
-                    partitions[partition]?.ending = ending
-                    commits.append(KafkaTopicPartitionOffset(partition, offset: offset))
-                    continue
-                }
-                guard !ending.committing else { continue }
+                // Its last commit is to start, or a commit naming it runs: the partition moves once it ended.
+                if !ending.isLost, !ending.commitTried, state.uncommitted != nil { continue }
+                if committing?[partition] != nil { continue }
                 partitions[partition] = nil
                 if ending.handsOver { handedOver.append(partition) }
             }
             var actions = batches.map(Action.startBatch)
-            if !commits.isEmpty { actions.append(.commit(commits)) }
             if !handedOver.isEmpty { actions.append(.handOver(handedOver)) }
             return actions
+        }
+
+        /// The one place a commit starts: unless one runs, a commit of every partition's offset to commit (lost
+        /// partitions' and those whose last commit was tried aside), when a partition being given up waits for its
+        /// last commit, or else once a refused commit's ``commitRetryInterval`` is over.
+        private mutating func startCommit(now: ContinuousClock.Instant) -> [Action] {
+            guard committing == nil else { return [] }
+            var offsets: [KafkaTopicPartition: Int64] = [:]
+            var last: [KafkaTopicPartition] = []
+            for (partition, state) in partitions {
+                guard let offset = state.uncommitted else { continue }
+                if let ending = state.ending {
+                    guard !ending.isLost, !ending.commitTried else { continue }
+                    if ending.lastBatchStarted, !state.inFlight { last.append(partition) }
+                }
+                offsets[partition] = offset
+            }
+            guard !offsets.isEmpty, !last.isEmpty || now >= nextCommitAttempt else { return [] }
+            for partition in last { partitions[partition]?.ending?.commitTried = true }
+            committing = offsets
+            return [
+                .commit(offsets.sorted { $0.key < $1.key }.map { KafkaTopicPartitionOffset($0.key, offset: $0.value) })
+            ]
         }
 
         /// Pauses consuming partitions that are waiting out a backoff (of a batch or of a claim) or hold their share of

@@ -11,8 +11,9 @@ import Synchronization
 
 /// A member of the worker consumer group: polls the raw topic in batches, verifies each partition's messages,
 /// writes each partition batch to PostgreSQL in one transaction (shared with the other partitions' batches ready at the
-/// same time: ``GroupCommitWriter``), commits the partitions' offsets only after that transaction committed, then
-/// publishes the batch's outbox rows to the output topics.
+/// same time: ``GroupCommitWriter``), commits the partitions' offsets only after that transaction committed (one commit
+/// for the batches that ended together, ``StateMachine/Action/commit(_:)``), then publishes the batch's outbox rows to
+/// the output topics.
 ///
 /// The outbox makes publishing crash-safe: rows are written in the batch's transaction and deleted only once the
 /// broker acknowledged their events. Publishing runs beside polling (``OutboxDrain``), so the output brokers' health
@@ -52,6 +53,8 @@ package final class Worker: Service, Sendable {
     private let endedClaims = Mutex<
         [(requests: [StateMachine.ClaimRequest], claims: [KafkaTopicPartition: PartitionClaim]?)]
     >([])
+    /// Commits ended since the run loop last looked (at most one: one runs at a time), and whether they held.
+    private let endedCommits = Mutex<[(offsets: [KafkaTopicPartitionOffset], committed: Bool)]>([])
     /// Checks of `partition_owners` ended since the run loop last looked, with the rows read (nil: failed).
     private let endedStoredChecks = Mutex<
         [(checks: [StateMachine.StoredCheck], owners: [KafkaTopicPartition: PartitionClaim]?)]
@@ -118,9 +121,7 @@ package final class Worker: Service, Sendable {
             interval: configuration.transactionInterval,
             metrics: metrics,
             logger: logger
-        ) { offsets in
-            try await consumer.commit(offsets)
-        }
+        )
         try await withThrowingDiscardingTaskGroup { group in
             group.addTask { await drain.run() }
             group.addTask { await writer.run() }
@@ -136,9 +137,10 @@ package final class Worker: Service, Sendable {
         var tasks = PartitionTasks()
         var claimTask: Task<Void, Never>?
         var storedCheckTask: Task<Void, Never>?
-        /// Once the loop ends, however it ends: a claim or a check still running is of no use.
+        var commitTask: Task<Void, Never>?
+        /// Once the loop ends, however it ends: a claim, a check or a commit still running is of no use.
         func endClaimAndCheck() async {
-            for task in [claimTask, storedCheckTask] {
+            for task in [claimTask, storedCheckTask, commitTask] {
                 task?.cancel()
                 await task?.value
             }
@@ -162,14 +164,8 @@ package final class Worker: Service, Sendable {
                 case .startBatch(let batch):
                     tasks.start(batch) { batch in await self.process(batch, writer) }
                 case .commit(let offsets):
-                    var committed = true
-                    do {
-                        try await consumer.commit(offsets)
-                    } catch {
-                        committed = false
-                        logger.debug("Offsets not committed again", metadata: ["error": "\(error)"])
-                    }
-                    pending += machine.commitEnded(offsets, committed: committed, now: .now)
+                    // The state machine starts one commit at a time, after the previous one ended.
+                    commitTask = Task { await self.commit(offsets, consumer) }
                 case .pause(let partitions):
                     try await consumer.pause(partitions)
                 case .resume(let partitions):
@@ -194,13 +190,29 @@ package final class Worker: Service, Sendable {
                 }
             }
         }
-        /// Waits for the batches of the partitions being given up, and performs what follows, until they are.
+        /// Reports the commits that ended to the state machine.
+        func commitsEnded() -> [StateMachine.Action] {
+            endedCommits.takeAll().flatMap { machine.commitEnded($0.offsets, committed: $0.committed, now: .now) }
+        }
+        /// Waits for the batches and the commit the partitions being given up wait for, and performs what follows,
+        /// until they are given up.
         func settleEndings() async throws(KafkaError) {
-            while let partition = machine.endingInFlight.first {
-                guard let outcome = await tasks.wait(for: partition) else {
-                    preconditionFailure("the state machine has a batch of \(partition) in flight without a task")
+            while true {
+                if let partition = machine.endingInFlight.first {
+                    guard let outcome = await tasks.wait(for: partition) else {
+                        preconditionFailure("the state machine has a batch of \(partition) in flight without a task")
+                    }
+                    try await perform(machine.batchEnded(outcome, now: .now))
+                } else if machine.endingWaitsForCommit {
+                    await commitTask?.value
+                    let ended = commitsEnded()
+                    guard machine.isCommitting == false else {
+                        preconditionFailure("the state machine has a commit running without a task")
+                    }
+                    try await perform(ended)
+                } else {
+                    return
                 }
-                try await perform(machine.batchEnded(outcome, now: .now))
             }
         }
         do {
@@ -221,9 +233,11 @@ package final class Worker: Service, Sendable {
                 for (checked, owners) in checks {
                     ended += machine.storedChecked(checked, owners: owners, now: .now)
                 }
-                for outcome in await tasks.takeFinished() {
-                    ended += machine.batchEnded(outcome, now: .now)
-                }
+                // The batches that ended together commit together: before the commit that ended, so that the next
+                // commit, which starts when one ended, takes their offsets too.
+                let finished = await tasks.takeFinished()
+                ended += machine.batchesEnded(finished, now: .now)
+                ended += commitsEnded()
                 try await perform(ended)
                 // While batches or a claim are in flight, poll briefly so a partition whose batch or claim ended
                 // starts its next batch soon.
@@ -260,6 +274,7 @@ package final class Worker: Service, Sendable {
             // to the next owner.
             try await perform(machine.shutDown(now: .now))
             try await settleEndings()
+            await commitTask?.value
             await endClaimAndCheck()
             await drain.finish()
         } catch {
@@ -329,6 +344,25 @@ package final class Worker: Service, Sendable {
         endedClaims.withLock { $0.append((requests, claims)) }
     }
 
+    /// Commits `offsets` (``StateMachine/Action/commit(_:)``) and reports how it ended to the run loop; a refused
+    /// commit is the state machine's to try again.
+    private func commit(_ offsets: [KafkaTopicPartitionOffset], _ consumer: KafkaConsumer) async {
+        var committed = true
+        do {
+            try await consumer.commit(offsets)
+        } catch {
+            // Stored but not committed: should a partition move first, its next owner gets the batches again and
+            // finds duplicates. Never a reason to store them twice.
+            committed = false
+            logger.notice(
+                "Offsets not committed; committing them again shortly",
+                metadata: ["error": "\(error)", "kafka.offsets": "\(offsets)"]
+            )
+        }
+        metrics.countCommit(committed: committed)
+        endedCommits.withLock { $0.append((offsets, committed)) }
+    }
+
     /// Reads the owned partitions' rows of `partition_owners` for the state machine's check of a database restored
     /// behind the member (``StateMachine/storedChecked(_:owners:now:)``); a failed read is logged and the next check
     /// tries again.
@@ -344,9 +378,9 @@ package final class Worker: Service, Sendable {
         endedStoredChecks.withLock { $0.append((checks, owners)) }
     }
 
-    /// Verifies, stores and commits one partition's batch: stored (whether its offset was committed, the write's
-    /// outbox messages), to be tried again, or refused because another member claimed the partition since. The store
-    /// and the commit are shared with the batches of other partitions ready at the same time (``GroupCommitWriter``).
+    /// Verifies and stores one partition's batch: stored (with the write's outbox messages; its offset is the state
+    /// machine's to commit), to be tried again, or refused because another member claimed the partition since. The
+    /// transaction is shared with the batches of other partitions ready at the same time (``GroupCommitWriter``).
     private func process(_ batch: PartitionBatch, _ writer: GroupCommitWriter) async -> BatchOutcome {
         var logger = logger
         logger[metadataKey: "kafka.partition"] = "\(batch.partition)"
@@ -363,16 +397,13 @@ package final class Worker: Service, Sendable {
             stage = "store"
             let written = try await writer.write(
                 notifications,
-                committing: batch.nextOffset,
+                of: batch.partition,
                 alone: batch.attempts > 0,
                 isBehind: batch.isBehind
             )
             metrics.batchSize.record(Double(batch.messages.count))
             if logger.logLevel <= .debug { logEntries(notifications, logger: logger) }
-            return BatchOutcome(
-                batch: batch,
-                stored: BatchOutcome.Stored(committed: written.committed, outboxMessages: written.outboxMessages)
-            )
+            return BatchOutcome(batch: batch, stored: BatchOutcome.Stored(outboxMessages: written.outboxMessages))
         } catch let error as NotificationStoreError
             where error.code == .partitionNotOwned && error.partitions.contains(batch.partition)
         {

@@ -29,6 +29,9 @@ package final class WorkerMetrics: Sendable {
     let fencedBatches: Counter
     /// Claims of partitions that failed (PostgreSQL unavailable), each tried again after a backoff.
     let failedClaims: Counter
+    /// Offset commits that held, and those refused (tried again): one for the partition batches that ended together.
+    private let commits: Counter
+    private let refusedCommits: Counter
     /// Partitions paused after a failed batch, waiting out their backoff.
     let pausedPartitions: Gauge
     /// Rows waiting in the outbox (all partitions), sampled in the background (``WorkerMetricsSampler``).
@@ -101,6 +104,15 @@ package final class WorkerMetrics: Sendable {
         )
         failedClaims = registry.makeCounter(
             descriptor: Self.name("failed_claims", "total", "Claims of partitions that failed, to be tried again.")
+        )
+        let commitsHelp = "Offset commits of stored partition batches (those that ended together share one)."
+        commits = registry.makeCounter(
+            descriptor: Self.name("offset_commits", "total", commitsHelp),
+            labels: [("result", "committed")]
+        )
+        refusedCommits = registry.makeCounter(
+            descriptor: Self.name("offset_commits", "total", commitsHelp),
+            labels: [("result", "refused")]
         )
         pausedPartitions = registry.makeGauge(
             descriptor: Self.name("paused", "partitions", "Partitions paused after a failed batch.")
@@ -194,6 +206,11 @@ package final class WorkerMetrics: Sendable {
             ),
             labels: [("status", status)]
         ).increment(by: Int64(count))
+    }
+
+    /// One offset commit ended, held or refused.
+    func countCommit(committed: Bool) {
+        (committed ? commits : refusedCommits).increment()
     }
 
     /// Counts a batch that was not stored and will be tried again, by the stage and the error's code.

@@ -167,6 +167,7 @@ struct BenchWorkerCommand: AsyncParsableCommand {
         }
         if !json {
             print(run.memoryReport(total: count))
+            print(run.commitReport)
             // The machine-wide ratio above charges the worker for PostgreSQL and the broker sharing its cores, which
             // verification alone never does; per CPU-second of the measured process compares the work itself.
             let verificationRate = Double(count) / max(verification.cpuSeconds, 0.001)

@@ -114,7 +114,8 @@ struct EndToEndPipeline {
         try await Self.metric(name, ports: [ingressStatusPort])[""] ?? 0
     }
 
-    private static func metric(_ name: String, ports: [Int]) async throws -> [String: Double] {
+    /// The sum over the status servers on `ports` of each series of the metric `name` (its labels as written).
+    static func metric(_ name: String, ports: [Int]) async throws -> [String: Double] {
         let client = HTTPClient(eventLoopGroupProvider: .singleton)
         var sums: [String: Double] = [:]
         for port in ports {

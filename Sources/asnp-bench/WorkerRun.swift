@@ -23,6 +23,9 @@ struct WorkerRun {
     /// Makes the output topics' broker unresponsive during the run; nil: no fault.
     var outputOutage: OutputOutage?
     let logger: Logger
+    /// The worker's status server (`/metrics`) on 127.0.0.1; below Linux's ephemeral ports (32768 and up), so no
+    /// outgoing connection holds it.
+    private let statusPort = Int.random(in: 20_000...32_000)
 
     /// The output topics' broker answering nothing (a round trip as long as the outage) from `start` after the
     /// worker's first commit, for `duration`; the raw topic and the group's coordinator are on another broker.
@@ -65,6 +68,20 @@ struct WorkerRun {
         /// With an output outage: decoded events on the output topic once the outbox drained, and how long after
         /// the last commit that was.
         var published: (events: Int, afterLastCommit: Duration)?
+        /// The worker's offset commits (nil: a worker that does not count them), its transactions and its stored
+        /// partition batches, over the whole run; nil when its metrics could not be read.
+        var commits: (offsetCommits: Double?, transactions: Double, batches: Double)?
+
+        /// Offset commits per stored partition batch, for the report.
+        var commitReport: String {
+            guard let commits else { return "offset commits: the worker's metrics were not read" }
+            let perBatch = { (count: Double) in String(format: "%.3f", count / max(commits.batches, 1)) }
+            let counted =
+                commits.offsetCommits.map { "\(Int($0)) offset commits (\(perBatch($0)) per stored batch)" }
+                ?? "offset commits not counted by this worker (one per transaction)"
+            return "\(counted); \(Int(commits.transactions)) transactions (\(perBatch(commits.transactions)) per "
+                + "batch) of \(Int(commits.batches)) stored partition batches"
+        }
 
         func memoryReport(total: Int) -> String {
             func megabytes(_ bytes: Int) -> String { String(format: "%.0f MB", Double(bytes) / 1_048_576) }
@@ -110,6 +127,7 @@ struct WorkerRun {
         let result = try await withThrowingTaskGroup(of: Void.self) { tasks in
             tasks.addTask { try await producer.run() }
             var result = try await feed(producer: producer, admin: admin, mock: mock, worker: worker)
+            result.commits = try? await commitCounts()
             if outputOutage != nil { result.published = try await published(admin: admin, worker: worker) }
             tasks.cancelAll()
             return result
@@ -117,6 +135,18 @@ struct WorkerRun {
         worker.terminate()
         await worker.exited()
         return result
+    }
+
+    /// The worker's offset commits (nil: not counted), transactions and stored partition batches so far.
+    private func commitCounts() async throws -> (offsetCommits: Double?, transactions: Double, batches: Double) {
+        func total(_ name: String) async throws -> Double? {
+            let series = try await EndToEndPipeline.metric(name, ports: [statusPort])
+            return series.isEmpty ? nil : series.values.reduce(0, +)
+        }
+        guard let transactions = try await total("asnp_worker_transaction_batches_count"),
+            let batches = try await total("asnp_worker_batch_messages_count")
+        else { throw BenchFailure("the worker's metrics have no transactions or batches") }
+        return (try await total("asnp_worker_offset_commits_total"), transactions, batches)
     }
 
     /// The broker of the output topics in an outage run.
@@ -246,7 +276,7 @@ struct WorkerRun {
         environment["WORKER_GROUP_ID"] = Self.group
         environment["WORKER_BATCH_SIZE"] = String(batchSize)
         environment["WORKER_STATUS_HOST"] = "127.0.0.1"
-        environment["WORKER_STATUS_PORT"] = "0"
+        environment["WORKER_STATUS_PORT"] = String(statusPort)
         worker.environment = environment
         worker.standardOutput = FileHandle.nullDevice
         try worker.run()

@@ -4,12 +4,14 @@ import KafkaClient
 import NotificationStore
 import Prometheus
 import StoreTestSupport
-import Synchronization
 import Testing
 
 @testable import Worker
 
-@Suite("Group commit: partition batches ready together share a transaction and an offset commit", .tags(.store))
+@Suite(
+    "Group commit: partition batches ready together share a transaction; the writer commits no offset",
+    .tags(.store)
+)
 struct GroupCommitWriterTests {
     typealias Pipeline = WorkerPipelineTests
 
@@ -24,19 +26,9 @@ struct GroupCommitWriterTests {
         return order.map { lines[$0]! }
     }
 
-    /// Offsets committed through the writer, call by call.
-    final class Commits: Sendable {
-        let calls = Mutex<[[KafkaTopicPartitionOffset]]>([])
-
-        func commit(_ offsets: [KafkaTopicPartitionOffset]) {
-            calls.withLock { $0.append(offsets) }
-        }
-    }
-
     static func writer(
         _ store: NotificationStore,
         metrics: WorkerMetrics,
-        commits: Commits,
         interval: Duration = .zero,
         maximumMessages: Int = 1_000
     ) -> GroupCommitWriter {
@@ -47,9 +39,7 @@ struct GroupCommitWriterTests {
             interval: interval,
             metrics: metrics,
             logger: Pipeline.logger()
-        ) { offsets in
-            commits.commit(offsets)
-        }
+        )
     }
 
     /// Runs `body` with a store on a fresh, migrated database.
@@ -82,7 +72,7 @@ struct GroupCommitWriterTests {
                         do throws(NotificationStoreError) {
                             return (
                                 offset.topicPartition,
-                                .success(try await writer.write(batch, committing: offset, alone: false))
+                                .success(try await writer.write(batch, of: offset.topicPartition, alone: false))
                             )
                         } catch {
                             return (offset.topicPartition, .failure(error))
@@ -98,15 +88,14 @@ struct GroupCommitWriterTests {
     }
 
     @Test(
-        "Three partitions' batches waiting together: one transaction, one commit of the three offsets, and each caller gets the events of its own partition's rows"
+        "Three partitions' batches waiting together: one transaction, and each caller gets the events of its own partition's rows"
     )
     func together() async throws {
         let subscriptions = try Self.subscriptions()
         try #require(subscriptions.count >= 3)
         try await Self.withStore { store, server, database in
             let metrics = WorkerMetrics()
-            let commits = Commits()
-            let writer = Self.writer(store, metrics: metrics, commits: commits)
+            let writer = Self.writer(store, metrics: metrics)
             var batches: [(Int32, NotificationBatch)] = []
             for (partition, lines) in subscriptions.prefix(3).enumerated() {
                 let batch = try await WorkerOutputTests.batch(
@@ -119,12 +108,8 @@ struct GroupCommitWriterTests {
             let results = Task { [batches] in
                 try await withThrowingTaskGroup(of: (Int32, GroupCommitWriter.Written).self) { group in
                     for (partition, batch) in batches {
-                        let offset = KafkaTopicPartitionOffset(
-                            topic: Pipeline.topic,
-                            partition: partition,
-                            offset: 10 + Int64(batch.entries.count)
-                        )
-                        group.addTask { (partition, try await writer.write(batch, committing: offset, alone: false)) }
+                        let of = KafkaTopicPartition(topic: Pipeline.topic, partition: partition)
+                        group.addTask { (partition, try await writer.write(batch, of: of, alone: false)) }
                     }
                     return try await group.reduce(into: [:]) { $0[$1.0] = $1.1 }
                 }
@@ -138,26 +123,12 @@ struct GroupCommitWriterTests {
             // Apple's retries in the scenario repeat notifications: each is stored once.
             let stored = Set(subscriptions.prefix(3).joined().map(\.uuid)).count
             #expect(try await server.psql(database, "SELECT count(*) FROM notifications") == "\(stored)")
-            #expect(
-                commits.calls.withLock { $0 }.map { Set($0) } == [
-                    Set(
-                        batches.map {
-                            KafkaTopicPartitionOffset(
-                                topic: Pipeline.topic,
-                                partition: $0.0,
-                                offset: 10 + Int64($0.1.entries.count)
-                            )
-                        }
-                    )
-                ]
-            )
             for (partition, _) in batches {
                 let ids = try await server.psql(
                     database,
                     "SELECT string_agg(id::text, ',' ORDER BY id) FROM outbox WHERE source_partition = \(partition)"
                 )
                 let result = try #require(written[partition])
-                #expect(result.committed)
                 let messages = try #require(result.outboxMessages, "events made in memory, none read back")
                 #expect(messages.map { String($0.id) }.joined(separator: ",") == ids, "partition \(partition)")
             }
@@ -172,7 +143,7 @@ struct GroupCommitWriterTests {
             await #expect(throws: NotificationStoreError.self) {
                 _ = try await writer.write(
                     late,
-                    committing: KafkaTopicPartitionOffset(topic: Pipeline.topic, partition: 3, offset: 1),
+                    of: KafkaTopicPartition(topic: Pipeline.topic, partition: 3),
                     alone: false
                 )
             }
@@ -199,7 +170,7 @@ struct GroupCommitWriterTests {
                 PartitionFence(partition: p1, epoch: mine[p1]!.epoch, nextOffset: Int64(owned.entries.count))
             ]
             let ownedOffset = KafkaTopicPartitionOffset(p1, offset: Int64(owned.entries.count))
-            let writer = Self.writer(store, metrics: WorkerMetrics(), commits: Commits())
+            let writer = Self.writer(store, metrics: WorkerMetrics())
             let (results, lanes) = await Self.writeTogether(
                 writer,
                 [(stale, KafkaTopicPartitionOffset(p0, offset: Int64(stale.entries.count))), (owned, ownedOffset)]
@@ -212,8 +183,7 @@ struct GroupCommitWriterTests {
             }
             #expect(try await server.psql(database, "SELECT count(*) FROM notifications") == "0")
 
-            let alone = try await writer.write(owned, committing: ownedOffset, alone: true)
-            #expect(alone.committed)
+            _ = try await writer.write(owned, of: p1, alone: true)
             let stored = Set(subscriptions[1].map(\.uuid)).count
             #expect(try await server.psql(database, "SELECT count(*) FROM notifications") == "\(stored)")
         }
@@ -239,8 +209,7 @@ struct GroupCommitWriterTests {
             )
 
             let metrics = WorkerMetrics()
-            let commits = Commits()
-            let writer = Self.writer(store, metrics: metrics, commits: commits)
+            let writer = Self.writer(store, metrics: metrics)
             let lockedBatch = try await WorkerOutputTests.batch(
                 locked.dropFirst().map(\.body),
                 partition: 0,
@@ -266,12 +235,11 @@ struct GroupCommitWriterTests {
                     #expect(error.code == .conflict && error.sqlState == "55P03", "\(error)")
                 }
             }
-            #expect(commits.calls.withLock { $0 }.isEmpty)
+            #expect(!metrics.exposition.contains("asnp_worker_transaction_batches_count 1"), "no transaction committed")
             #expect(try await server.psql(database, "SELECT count(*) FROM notifications") == "1")
 
             // Retried alone (as the worker retries a failed batch), the other partition's batch does not wait.
-            let written = try await writer.write(otherBatch, committing: otherOffset, alone: true)
-            #expect(written.committed)
+            _ = try await writer.write(otherBatch, of: otherOffset.topicPartition, alone: true)
             #expect(
                 try await server.psql(database, "SELECT count(*) FROM notifications WHERE kafka_partition = 1")
                     == "\(Set(other.map(\.uuid)).count)"
@@ -281,18 +249,28 @@ struct GroupCommitWriterTests {
         }
     }
 
-    /// The batch of `lines` for `partition` from offset 0, and the offset its commit moves to.
+    /// How many transactions stored the notifications of `partitions`.
+    static func transactions(
+        of partitions: [Int32],
+        _ server: TestPostgresServer,
+        _ database: String
+    ) async throws -> Int? {
+        let list = partitions.map(String.init).joined(separator: ", ")
+        return Int(
+            try await server.psql(
+                database,
+                "SELECT count(DISTINCT xmin::text) FROM notifications WHERE kafka_partition IN (\(list))"
+            )
+        )
+    }
+
+    /// The batch of `lines` for `partition` from offset 0, and its partition.
     static func batch(
         _ lines: [Pipeline.ScenarioLine],
         partition: Int32
-    ) async throws -> (NotificationBatch, KafkaTopicPartitionOffset) {
+    ) async throws -> (NotificationBatch, KafkaTopicPartition) {
         let batch = try await WorkerOutputTests.batch(lines.map(\.body), partition: partition, firstOffset: 0)
-        let offset = KafkaTopicPartitionOffset(
-            topic: Pipeline.topic,
-            partition: partition,
-            offset: Int64(batch.entries.count)
-        )
-        return (batch, offset)
+        return (batch, KafkaTopicPartition(topic: Pipeline.topic, partition: partition))
     }
 
     @Test(
@@ -303,39 +281,43 @@ struct GroupCommitWriterTests {
         try #require(subscriptions.count >= 4)
         try await Self.withStore { store, server, database in
             let metrics = WorkerMetrics()
-            let commits = Commits()
-            let (first, firstOffset) = try await Self.batch(subscriptions[0], partition: 0)
-            let (second, secondOffset) = try await Self.batch(subscriptions[1], partition: 1)
-            let (third, thirdOffset) = try await Self.batch(subscriptions[2], partition: 2)
+            let (first, firstPartition) = try await Self.batch(subscriptions[0], partition: 0)
+            let (second, secondPartition) = try await Self.batch(subscriptions[1], partition: 1)
+            let (third, thirdPartition) = try await Self.batch(subscriptions[2], partition: 2)
             // An interval no test run reaches: only a whole transaction (the second and third batches) or stopping
             // can end a wait.
             let writer = Self.writer(
                 store,
                 metrics: metrics,
-                commits: commits,
                 interval: .seconds(3_600),
                 maximumMessages: second.entries.count + third.entries.count
             )
             let lanes = Task { await writer.run() }
             // Nothing was written before: the first batch goes at once.
-            #expect(try await writer.write(first, committing: firstOffset, alone: false).committed)
+            _ = try await writer.write(first, of: firstPartition, alone: false)
 
-            let secondWritten = Task { try await writer.write(second, committing: secondOffset, alone: false) }
+            let secondWritten = Task { try await writer.write(second, of: secondPartition, alone: false) }
             #expect(await eventually { writer.pausingLanes == 1 && writer.waitingBatches == 1 })
-            #expect(commits.calls.withLock { $0.count } == 1, "the second batch waits for the interval")
+            #expect(
+                try await server.psql(database, "SELECT count(*) FROM notifications WHERE kafka_partition = 1") == "0",
+                "the second batch waits for the interval"
+            )
 
-            #expect(try await writer.write(third, committing: thirdOffset, alone: false).committed)
-            #expect(try await secondWritten.value.committed)
-            #expect(commits.calls.withLock { $0 }.map { Set($0) } == [[firstOffset], [secondOffset, thirdOffset]])
+            _ = try await writer.write(third, of: thirdPartition, alone: false)
+            _ = try await secondWritten.value
+            #expect(
+                try await Self.transactions(of: [1, 2], server, database) == 1,
+                "the second and third batches share a transaction"
+            )
             #expect(try await server.psql(database, "SELECT count(DISTINCT xmin::text) FROM notifications") == "2")
             let exposition = metrics.exposition
             #expect(exposition.contains("asnp_worker_transaction_batches_sum 3.0"))
             #expect(exposition.contains("asnp_worker_transaction_batches_count 2"))
 
             // A lane waiting out its interval when the worker stops: the waiting batch fails, the lane ends.
-            let (fourth, fourthOffset) = try await Self.batch(subscriptions[3], partition: 3)
+            let (fourth, fourthPartition) = try await Self.batch(subscriptions[3], partition: 3)
             try #require(fourth.entries.count < second.entries.count + third.entries.count)
-            let fourthWritten = Task { try await writer.write(fourth, committing: fourthOffset, alone: false) }
+            let fourthWritten = Task { try await writer.write(fourth, of: fourthPartition, alone: false) }
             #expect(await eventually { writer.pausingLanes == 1 && writer.waitingBatches == 1 })
             lanes.cancel()
             #expect(await finishes(within: .seconds(60)) { await lanes.value })
@@ -350,20 +332,22 @@ struct GroupCommitWriterTests {
         let subscriptions = try Self.subscriptions()
         try #require(subscriptions.count >= 3)
         try await Self.withStore { store, server, database in
-            let commits = Commits()
-            let writer = Self.writer(store, metrics: WorkerMetrics(), commits: commits, interval: .seconds(3_600))
+            let writer = Self.writer(store, metrics: WorkerMetrics(), interval: .seconds(3_600))
             let lanes = Task { await writer.run() }
             defer { lanes.cancel() }
-            let (first, firstOffset) = try await Self.batch(subscriptions[0], partition: 0)
-            let (second, secondOffset) = try await Self.batch(subscriptions[1], partition: 1)
-            let (third, thirdOffset) = try await Self.batch(subscriptions[2], partition: 2)
-            #expect(try await writer.write(first, committing: firstOffset, alone: false).committed)
-            let secondWritten = Task { try await writer.write(second, committing: secondOffset, alone: false) }
+            let (first, firstPartition) = try await Self.batch(subscriptions[0], partition: 0)
+            let (second, secondPartition) = try await Self.batch(subscriptions[1], partition: 1)
+            let (third, thirdPartition) = try await Self.batch(subscriptions[2], partition: 2)
+            _ = try await writer.write(first, of: firstPartition, alone: false)
+            let secondWritten = Task { try await writer.write(second, of: secondPartition, alone: false) }
             #expect(await eventually { writer.pausingLanes == 1 && writer.waitingBatches == 1 })
 
-            #expect(try await writer.write(third, committing: thirdOffset, alone: false, isBehind: true).committed)
-            #expect(try await secondWritten.value.committed)
-            #expect(commits.calls.withLock { $0 }.map { Set($0) } == [[firstOffset], [secondOffset, thirdOffset]])
+            _ = try await writer.write(third, of: thirdPartition, alone: false, isBehind: true)
+            _ = try await secondWritten.value
+            #expect(
+                try await Self.transactions(of: [1, 2], server, database) == 1,
+                "the second and third batches share a transaction"
+            )
             #expect(try await server.psql(database, "SELECT count(DISTINCT xmin::text) FROM notifications") == "2")
         }
     }
@@ -373,19 +357,17 @@ struct GroupCommitWriterTests {
         let subscriptions = try Self.subscriptions()
         try #require(subscriptions.count >= 2)
         try await Self.withStore { store, server, database in
-            let commits = Commits()
             let interval = Duration.milliseconds(300)
-            let writer = Self.writer(store, metrics: WorkerMetrics(), commits: commits, interval: interval)
+            let writer = Self.writer(store, metrics: WorkerMetrics(), interval: interval)
             let lanes = Task { await writer.run() }
             defer { lanes.cancel() }
-            let (first, firstOffset) = try await Self.batch(subscriptions[0], partition: 0)
-            let (second, secondOffset) = try await Self.batch(subscriptions[1], partition: 1)
+            let (first, firstPartition) = try await Self.batch(subscriptions[0], partition: 0)
+            let (second, secondPartition) = try await Self.batch(subscriptions[1], partition: 1)
             let start = ContinuousClock.now
-            #expect(try await writer.write(first, committing: firstOffset, alone: false).committed)
-            #expect(try await writer.write(second, committing: secondOffset, alone: false).committed)
+            _ = try await writer.write(first, of: firstPartition, alone: false)
+            _ = try await writer.write(second, of: secondPartition, alone: false)
             // The first transaction started after `start`, the second no sooner than the interval after that.
             #expect(start.duration(to: .now) >= interval)
-            #expect(commits.calls.withLock { $0 } == [[firstOffset], [secondOffset]])
             #expect(try await server.psql(database, "SELECT count(DISTINCT xmin::text) FROM notifications") == "2")
         }
     }

@@ -59,8 +59,12 @@ struct WorkerStateMachineTests {
         ids.map { OutboxMessage(id: $0, stream: .decoded, key: "k", payload: .missing) }
     }
 
-    static func stored(_ batch: PartitionBatch, committed: Bool = true, rows: [OutboxMessage]? = []) -> BatchOutcome {
-        BatchOutcome(batch: batch, stored: .init(committed: committed, outboxMessages: rows))
+    static func stored(_ batch: PartitionBatch, rows: [OutboxMessage]? = []) -> BatchOutcome {
+        BatchOutcome(batch: batch, stored: .init(outboxMessages: rows))
+    }
+
+    static func offset(_ partition: KafkaTopicPartition, _ offset: Int64) -> KafkaTopicPartitionOffset {
+        KafkaTopicPartitionOffset(partition, offset: offset)
     }
 
     static func failed(_ batch: PartitionBatch) -> BatchOutcome { BatchOutcome(batch: batch, stored: nil) }
@@ -159,8 +163,10 @@ struct WorkerStateMachineTests {
         machine.received(Self.messages(Self.p0, 5...6), now: Self.at(0.1))
         #expect(Self.batches(machine.tick(now: Self.at(0.1))).isEmpty, "one batch per partition in flight")
         let ended = machine.batchEnded(Self.stored(first, rows: Self.rows(1...2)), now: Self.at(0.2))
-        #expect(Self.others(ended) == ["publishWritten [1, 2] 0"])
+        #expect(Self.others(ended) == ["publishWritten [1, 2] 0", "commit [\"0@5\"]"], "stored, then committed")
         #expect(Self.batches(machine.tick(now: Self.at(0.2))).map(Self.offsets) == [[5, 6]])
+        #expect(machine.uncommitted == [Self.p0: 5])
+        _ = machine.commitEnded([Self.offset(Self.p0, 5)], committed: true, now: Self.at(0.3))
         #expect(machine.uncommitted.isEmpty)
     }
 
@@ -243,30 +249,62 @@ struct WorkerStateMachineTests {
         #expect(next.attempts == 0, "a stored batch starts the count again")
     }
 
-    @Test("A refused commit is made again every half second, not while a batch is in flight, and not after a later one")
+    @Test(
+        "Stored batches are committed by the machine, one commit at a time: those that ended together in one, those stored while a commit runs in the next; a refused commit is made again every half second"
+    )
     func commitsRetried() throws {
-        var (machine, first) = try Self.batchInFlight(0...9)
-        _ = machine.batchEnded(Self.stored(first, committed: false), now: Self.at(0.1))
-        #expect(machine.uncommitted == [Self.p0: 10])
-        let commit = machine.tick(now: Self.at(0.1))
-        #expect(Self.others(commit) == ["commit [\"0@10\"]"])
-        _ = machine.commitEnded([KafkaTopicPartitionOffset(Self.p0, offset: 10)], committed: false, now: Self.at(0.2))
-        #expect(Self.others(machine.tick(now: Self.at(0.6))).isEmpty, "within the retry interval")
-        #expect(Self.others(machine.tick(now: Self.at(0.7))) == ["commit [\"0@10\"]"])
-        _ = machine.commitEnded([KafkaTopicPartitionOffset(Self.p0, offset: 10)], committed: true, now: Self.at(0.8))
-        #expect(machine.uncommitted.isEmpty)
+        var machine = Self.machine()
+        Self.own(&machine, [Self.p0, Self.p1, Self.p2], now: Self.at(0))
+        machine.received(Self.messages(Self.p0, 0...9) + Self.messages(Self.p1, 0...4), now: Self.at(0))
+        let first = Self.batches(machine.tick(now: Self.at(0)))
+        #expect(first.map(\.partition) == [Self.p0, Self.p1])
+        #expect(machine.uncommitted.isEmpty && !machine.isCommitting, "nothing stored, nothing to commit")
+        let ended = machine.batchesEnded(first.map { Self.stored($0) }, now: Self.at(0.1))
+        #expect(Self.others(ended).filter { $0.hasPrefix("commit") } == ["commit [\"0@10\", \"1@5\"]"])
+        #expect(machine.isCommitting && machine.uncommitted == [Self.p0: 10, Self.p1: 5])
 
-        // Refused again, then a batch in flight: it commits a later offset itself, which supersedes the pending one.
-        machine.received(Self.messages(Self.p0, 10...14), now: Self.at(2))
-        let second = try #require(Self.batches(machine.tick(now: Self.at(2))).first)
-        _ = machine.batchEnded(Self.stored(second, committed: false), now: Self.at(2.1))
-        machine.received(Self.messages(Self.p0, 15...15), now: Self.at(2.1))
-        let third = machine.tick(now: Self.at(2.1))
-        #expect(Self.batches(third).count == 1)
-        #expect(Self.others(third).isEmpty, "no commit of the partition while its next batch is in flight")
-        _ = machine.batchEnded(Self.stored(Self.batches(third)[0], committed: true), now: Self.at(2.2))
-        #expect(machine.uncommitted.isEmpty)
+        // Refused: not again before the retry interval.
+        #expect(machine.commitEnded(ended.commits, committed: false, now: Self.at(0.2)).isEmpty)
+        #expect(Self.others(machine.tick(now: Self.at(0.6))).isEmpty, "within the retry interval")
+        let retry = machine.tick(now: Self.at(0.7))
+        #expect(Self.others(retry) == ["commit [\"0@10\", \"1@5\"]"])
+
+        // Batches stored while it runs: their offsets wait for it, and go in the next commit, the highest of each.
+        machine.received(Self.messages(Self.p0, 10...14) + Self.messages(Self.p2, 0...0), now: Self.at(0.7))
+        let second = Self.batches(machine.tick(now: Self.at(0.7)))
+        #expect(Set(second.map(\.partition)) == [Self.p0, Self.p2])
+        #expect(Self.others(machine.batchesEnded(second.map { Self.stored($0) }, now: Self.at(0.8))).count == 2)
+        #expect(!Self.others(machine.tick(now: Self.at(2))).contains { $0.hasPrefix("commit") }, "one at a time")
+        let next = machine.commitEnded(retry.commits, committed: true, now: Self.at(2.1))
+        #expect(Self.others(next) == ["commit [\"0@15\", \"2@1\"]"], "p1's offset held; p0's later one is due")
+        #expect(machine.uncommitted == [Self.p0: 15, Self.p2: 1])
+        _ = machine.commitEnded(next.commits, committed: true, now: Self.at(2.2))
+        #expect(machine.uncommitted.isEmpty && !machine.isCommitting)
         #expect(Self.others(machine.tick(now: Self.at(3))).isEmpty)
+    }
+
+    @Test(
+        "A rewind while a commit of a later offset runs: that commit's end leaves the lower offset to commit, and the next commit takes the group back"
+    )
+    func rewindWhileCommitting() throws {
+        var (machine, batch) = try Self.batchInFlight(0...9)
+        let committing = machine.batchEnded(Self.stored(batch), now: Self.at(0.1))
+        #expect(committing.commits == [Self.offset(Self.p0, 10)])
+        machine.received(Self.messages(Self.p0, 10...11), now: Self.at(0.1))
+        let behind = try #require(Self.batches(machine.tick(now: Self.at(0.2))).first)
+        _ = machine.batchEnded(Self.behind(behind), now: Self.at(0.3))
+        let claim = Self.claims(machine.tick(now: Self.at(0.3)))
+        let rewound = machine.claimEnded(
+            claim,
+            claims: [Self.p0: PartitionClaim(epoch: 2, storedThroughOffset: 4)],
+            now: Self.at(0.4)
+        )
+        #expect(Self.others(rewound) == ["rewind 0@4 from 10", "assignOutputs [0]"])
+        #expect(machine.uncommitted == [Self.p0: 4])
+        let after = machine.commitEnded(committing.commits, committed: true, now: Self.at(0.5))
+        #expect(Self.others(after) == ["commit [\"0@4\"]"], "the group follows the database back")
+        _ = machine.commitEnded(after.commits, committed: true, now: Self.at(0.6))
+        #expect(machine.uncommitted.isEmpty)
     }
 
     @Test("A partition holding more than its share of messages is paused, and resumed once its batches caught up")
@@ -301,19 +339,18 @@ struct WorkerStateMachineTests {
         // Its rows stay in the table for the next owner, which reads it on assignment; the last batch takes
         // everything queued, beyond the batch size and the concurrency limit.
         let ended = machine.batchEnded(Self.stored(inFlight, rows: Self.rows(1...1)), now: Self.at(2))
-        #expect(Self.others(ended).isEmpty)
+        #expect(Self.others(ended) == ["commit [\"0@2\"]"], "what is stored is committed meanwhile")
         let last = try #require(Self.batches(ended).first)
         #expect(Self.offsets(last) == [2, 3, 4], "the message polled after the revocation is not taken")
         #expect(machine.endingInFlight == [Self.p0])
-        let committing = machine.batchEnded(Self.stored(last, committed: false), now: Self.at(3))
-        #expect(Self.others(committing) == ["commit [\"0@5\"]"])
+        #expect(Self.others(machine.batchEnded(Self.stored(last), now: Self.at(3))).isEmpty, "a commit runs")
+        #expect(!machine.endingInFlight.contains(Self.p0) && machine.endingWaitsForCommit)
+        let committing = machine.commitEnded(ended.commits, committed: true, now: Self.at(3.05))
+        #expect(Self.others(committing) == ["commit [\"0@5\"]"], "its last commit, after the one that ran")
         // Handed over whether the commit held or not: the next owner finds duplicates at worst.
-        let handedOver = machine.commitEnded(
-            [KafkaTopicPartitionOffset(Self.p0, offset: 5)],
-            committed: false,
-            now: Self.at(3.1)
-        )
+        let handedOver = machine.commitEnded(committing.commits, committed: false, now: Self.at(3.1))
         #expect(Self.others(handedOver) == ["handOver [0]"])
+        #expect(!machine.endingWaitsForCommit)
         #expect(machine.owned == [Self.p1])
         #expect(machine.endingInFlight.isEmpty)
         #expect(Self.batches(machine.tick(now: Self.at(4))).map(\.partition) == [Self.p1])
@@ -339,7 +376,7 @@ struct WorkerStateMachineTests {
         let batch = try #require(Self.batches(machine.tick(now: Self.at(0))).first)
         #expect(Self.others(machine.revoke([Self.p1], isLost: true, now: Self.at(0.5))) == ["handOver [1]"])
         #expect(machine.revoke([Self.p0], isLost: true, now: Self.at(1)).isEmpty)
-        let ended = machine.batchEnded(Self.stored(batch, committed: false, rows: Self.rows(1...1)), now: Self.at(2))
+        let ended = machine.batchEnded(Self.stored(batch, rows: Self.rows(1...1)), now: Self.at(2))
         #expect(Self.others(ended) == ["handOver [0]"])
         #expect(machine.owned.isEmpty && machine.uncommitted.isEmpty)
         #expect(machine.batchEnded(Self.stored(batch), now: Self.at(3)).isEmpty, "an outcome nobody waits for")
@@ -356,13 +393,14 @@ struct WorkerStateMachineTests {
         #expect(Self.batches(finishing).map(Self.offsets) == [[0, 1, 2]], "p1's last batch, beyond the limits")
         #expect(machine.endingInFlight == [Self.p0, Self.p1])
         let p0Ended = machine.batchEnded(Self.stored(inFlight, rows: Self.rows(1...1)), now: Self.at(2))
-        #expect(Self.others(p0Ended) == ["publishWritten [1] 0"])
-        let p1Ended = machine.batchEnded(
-            Self.stored(Self.batches(finishing)[0], committed: false, rows: nil),
-            now: Self.at(2)
-        )
-        #expect(Self.others(p1Ended) == ["publishWritten nil 1", "commit [\"1@3\"]"])
-        #expect(Self.others(machine.commitEnded([.init(Self.p1, offset: 3)], committed: true, now: Self.at(3))).isEmpty)
+        #expect(Self.others(p0Ended) == ["publishWritten [1] 0", "commit [\"0@1\"]"])
+        let p1Ended = machine.batchEnded(Self.stored(Self.batches(finishing)[0], rows: nil), now: Self.at(2))
+        #expect(Self.others(p1Ended) == ["publishWritten nil 1"], "after the commit running")
+        #expect(machine.endingInFlight.isEmpty && machine.endingWaitsForCommit)
+        let p1Commit = machine.commitEnded(p0Ended.commits, committed: true, now: Self.at(2.5))
+        #expect(Self.others(p1Commit) == ["commit [\"1@3\"]"])
+        #expect(machine.owned == [Self.p1])
+        #expect(Self.others(machine.commitEnded(p1Commit.commits, committed: true, now: Self.at(3))).isEmpty)
         #expect(machine.owned.isEmpty)
     }
 
@@ -590,7 +628,7 @@ struct WorkerStateMachineTests {
     }
 
     @Test(
-        "Random interleavings of polls, claims, verified batches, batch outcomes (fenced ones too), refused commits, revocations, losses and database restores: in order, no gap"
+        "Random interleavings of polls, claims, verified batches, batch outcomes (fenced ones too, several ending together), commits running across them (refused ones too), revocations, losses and database restores: in order, no gap, one commit at a time, none past what is stored"
     )
     func randomInterleavings() throws {
         var generator = SeededGenerator(seed: 0xBA7C4)
@@ -610,6 +648,8 @@ struct WorkerStateMachineTests {
             var simulated = Dictionary(uniqueKeysWithValues: partitions.map { ($0, SimulatedPartition()) })
             var clock = 0.0
             var failures = true
+            /// The commit running, ended by ``finishCommit()``.
+            var commitRunning: [KafkaTopicPartitionOffset]?
 
             /// The simulated database's rows of `partitions` in `partition_owners` (one member: epochs stay 1).
             func ownerRows(_ partitions: [KafkaTopicPartition]) -> [KafkaTopicPartition: PartitionClaim] {
@@ -636,7 +676,11 @@ struct WorkerStateMachineTests {
                         state.batchInFlight = batch
                         simulated[batch.partition] = state
                     case .commit(let offsets):
-                        let committed = !failures || Bool.random(using: &generator)
+                        #expect(commitRunning == nil, "round \(round): two commits at once")
+                        #expect(
+                            Set(offsets.map(\.topicPartition)).count == offsets.count,
+                            "round \(round): a partition twice in \(offsets)"
+                        )
                         for offset in offsets {
                             let state = simulated[offset.topicPartition]!
                             #expect(
@@ -647,9 +691,10 @@ struct WorkerStateMachineTests {
                                 offset.offset >= min(state.committed, state.rewoundTo ?? .max),
                                 "round \(round): \(offset) moves the group back further than a rewind"
                             )
-                            if committed { simulated[offset.topicPartition]!.committed = offset.offset }
                         }
-                        pending += machine.commitEnded(offsets, committed: committed, now: Self.at(clock))
+                        // Ended at once half the time, else later (``finishCommit()``), other events in between.
+                        commitRunning = offsets
+                        if Bool.random(using: &generator) { pending += endCommit() }
                     case .pause(let paused):
                         for partition in paused {
                             #expect(simulated[partition]!.owned && !simulated[partition]!.paused)
@@ -700,6 +745,10 @@ struct WorkerStateMachineTests {
                     case .handOver(let handedOver):
                         for partition in handedOver {
                             #expect(simulated[partition]!.batchInFlight == nil, "round \(round): handed over in flight")
+                            #expect(
+                                commitRunning?.contains { $0.topicPartition == partition } != true,
+                                "round \(round): \(partition) handed over while a commit of it runs"
+                            )
                             simulated[partition]!.owned = false
                             simulated[partition]!.paused = false
                             simulated[partition]!.revoking = false
@@ -708,8 +757,36 @@ struct WorkerStateMachineTests {
                 }
             }
 
+            /// The running commit ends, held or (while failures are on, half the time) refused; what the machine does
+            /// next, to perform.
+            func endCommit() -> [Action] {
+                guard let offsets = commitRunning else { return [] }
+                commitRunning = nil
+                let committed = !failures || Bool.random(using: &generator)
+                if committed {
+                    for offset in offsets { simulated[offset.topicPartition]!.committed = offset.offset }
+                }
+                return machine.commitEnded(offsets, committed: committed, now: Self.at(clock))
+            }
+
+            func finishCommit() {
+                perform(endCommit())
+            }
+
+            /// The batches in flight of `partitions` end together.
+            func finishBatches(_ partitions: [KafkaTopicPartition]) {
+                let outcomes = partitions.compactMap(outcome(of:))
+                guard !outcomes.isEmpty else { return }
+                perform(machine.batchesEnded(outcomes, now: Self.at(clock)))
+            }
+
             func finishBatch(_ partition: KafkaTopicPartition) {
-                guard let batch = simulated[partition]!.batchInFlight else { return }
+                finishBatches([partition])
+            }
+
+            /// How the batch in flight of `partition` ends, if there is one.
+            func outcome(of partition: KafkaTopicPartition) -> BatchOutcome? {
+                guard let batch = simulated[partition]!.batchInFlight else { return nil }
                 simulated[partition]!.batchInFlight = nil
                 let outcome: BatchOutcome
                 if let expected = batch.storedThroughOffset, simulated[partition]!.storedThrough < expected {
@@ -722,8 +799,6 @@ struct WorkerStateMachineTests {
                     // Another member claimed the partition meanwhile: nothing stored.
                     outcome = Self.fenced(batch)
                 } else {
-                    // The batch commits its offset itself after storing.
-                    let committed = !failures || Int.random(in: 0..<5, using: &generator) > 0
                     simulated[partition]!.stored.formUnion(Self.offsets(batch))
                     simulated[partition]!.written.formUnion(Self.offsets(batch))
                     simulated[partition]!.storedThrough = max(
@@ -731,10 +806,9 @@ struct WorkerStateMachineTests {
                         batch.nextOffset.offset
                     )
                     simulated[partition]!.nextBatch = batch.nextOffset.offset
-                    if committed { simulated[partition]!.committed = batch.nextOffset.offset }
-                    outcome = Self.stored(batch, committed: committed)
+                    outcome = Self.stored(batch)
                 }
-                perform(machine.batchEnded(outcome, now: Self.at(clock)))
+                return outcome
             }
 
             func assign(_ partition: KafkaTopicPartition) {
@@ -774,8 +848,12 @@ struct WorkerStateMachineTests {
                     simulated[partition]!.stored = simulated[partition]!.stored.filter { $0 < restoredTo }
                 case 0...2:
                     simulated[partition]!.end += Int64.random(in: 1...5, using: &generator)
-                case 3...5:
+                case 3...4:
                     finishBatch(partition)
+                case 5:
+                    // Batches of several partitions end together (a shared transaction), and the commit running.
+                    finishBatches(partitions.filter { _ in Bool.random(using: &generator) })
+                    finishCommit()
                 case 6:
                     // Revoked or lost, then (a later rebalance) owned again.
                     guard simulated[partition]!.owned else {
@@ -785,7 +863,17 @@ struct WorkerStateMachineTests {
                     let isLost = Bool.random(using: &generator)
                     simulated[partition]!.revoking = true
                     perform(machine.revoke([partition], isLost: isLost, now: Self.at(clock)))
-                    while let ending = machine.endingInFlight.first { finishBatch(ending) }
+                    // As the worker settles a revocation: its batches in flight, then the commit it waits for.
+                    while true {
+                        if let ending = machine.endingInFlight.first {
+                            finishBatch(ending)
+                        } else if machine.endingWaitsForCommit {
+                            #expect(commitRunning != nil, "round \(round): waiting for a commit that does not run")
+                            finishCommit()
+                        } else {
+                            break
+                        }
+                    }
                     #expect(!simulated[partition]!.owned, "round \(round): revoked \(partition) not handed over")
                     #expect(!machine.owned.contains(partition))
                 default:
@@ -805,10 +893,12 @@ struct WorkerStateMachineTests {
             for partition in partitions where !simulated[partition]!.owned { assign(partition) }
             for _ in 0..<200 {
                 clock += 0.5
-                for partition in partitions { finishBatch(partition) }
+                finishBatches(partitions)
+                finishCommit()
                 poll()
                 perform(machine.tick(now: Self.at(clock)))
             }
+            while commitRunning != nil { finishCommit() }
             for partition in partitions {
                 let state = simulated[partition]!
                 #expect(state.stored == Set(0..<state.end), "round \(round): \(partition) not all stored")
@@ -818,5 +908,15 @@ struct WorkerStateMachineTests {
             #expect(machine.uncommitted.isEmpty)
         }
         #expect(rewinds > 0 && batchesBehind > 0, "restores found: \(rewinds) rewinds, \(batchesBehind) batches behind")
+    }
+}
+
+extension [Worker.StateMachine.Action] {
+    /// The offsets of the commit among these actions.
+    fileprivate var commits: [KafkaTopicPartitionOffset] {
+        flatMap { action -> [KafkaTopicPartitionOffset] in
+            guard case .commit(let offsets) = action else { return [] }
+            return offsets
+        }
     }
 }
