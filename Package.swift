@@ -145,10 +145,9 @@ let package = Package(
                 "NotificationBodies",
                 "NotificationSchema",
                 "PostgresRuntime",
-                // Messages' coordinates (KafkaTopicPartitionOffset) are recorded with what was read from them; the
-                // outbox holds the output events' attributes (PipelineContract.OutputEvent).
+                // Messages' coordinates (KafkaTopicPartitionOffset) are recorded with what was read from them. The
+                // outbox holds typed rows; the worker builds the output events from them.
                 "KafkaClient",
-                "PipelineContract",
                 .product(name: "PostgresNIO", package: "postgres-nio"),
                 .product(name: "NIOSSL", package: "swift-nio-ssl"),
                 .product(name: "Crypto", package: "swift-crypto"),

@@ -1,7 +1,6 @@
 import KafkaClient
 import Logging
 import NotificationBodies
-import PipelineContract
 import PostgresNIO
 
 #if canImport(FoundationEssentials)
@@ -26,12 +25,7 @@ extension NotificationStore {
         return try await withConnection("reading the outbox of \(source)") { [self] connection in
             let rows = try await connection.query(
                 """
-                SELECT o.id, o.stream, o.message_key, to_jsonb(s)::text,
-                    n.notification_uuid, n.notification_type, n.subtype, n.signed_date, n.environment, n.bundle_id,
-                    n.original_transaction_id, n.legacy_raw_body,
-                    r.status, r.reason, r.legacy_raw_body, r.headers::text, r.kafka_topic, r.kafka_partition, r.kafka_offset,
-                    s.last_notification_uuid, n.version, s.original_transaction_id, s.last_signed_date, s.environment,
-                    s.bundle_id, r.received_at, b.body, r.body, \(unescaped: BatchStatements.stateVersion("s"))
+                SELECT \(unescaped: OutboxMessage.pendingColumns)
                 FROM outbox o
                 LEFT JOIN notifications n ON o.stream = 'decoded' AND n.notification_uuid = o.notification_uuid
                 LEFT JOIN notification_bodies b
@@ -50,87 +44,9 @@ extension NotificationStore {
             // Packed bodies, rebuilt after the rows are read (their headers may need a query): by index.
             var packed: [(index: Int, form: [UInt8])] = []
             for try await row in rows {
-                let cells = row.makeRandomAccess()
-                let stream = OutboxStream(rawValue: try cells[1].decode(String.self))
-                var payload = OutboxMessage.Payload.missing
-                switch stream {
-                case .decoded:
-                    if let uuid = try cells[4].decode(UUID?.self) {
-                        // Built from the body later, exactly as when the batch was stored and first published.
-                        if let body = try cells[11].decode(String?.self) {
-                            packed.append((messages.count, [PackedBody.Format.verbatim.rawValue] + Array(body.utf8)))
-                        } else if let form = try cells[26].decode(ByteBuffer?.self) {
-                            packed.append((messages.count, Array(form.readableBytesView)))
-                        }
-                        payload = .decoded(
-                            OutboxMessage.DecodedEvent(
-                                attributes: OutputEvent.DecodedAttributes(
-                                    notificationUUID: uuid,
-                                    version: Int(try cells[20].decode(Int16.self)),
-                                    notificationType: try cells[5].decode(String.self),
-                                    subtype: try cells[6].decode(String?.self),
-                                    signedDate: try cells[7].decode(Date?.self),
-                                    environment: try cells[8].decode(String?.self),
-                                    bundleID: try cells[9].decode(String?.self),
-                                    originalTransactionID: try cells[10].decode(String?.self)
-                                ),
-                                json: ""
-                            )
-                        )
-                    }
-                case .subscriptionState:
-                    if let json = try cells[3].decode(String?.self), let uuid = try cells[19].decode(UUID?.self),
-                        let version = try cells[28].decode(Int64?.self)
-                    {
-                        let attributes = OutputEvent.StateAttributes(
-                            originalTransactionID: try cells[21].decode(String.self),
-                            lastNotificationUUID: uuid,
-                            lastSignedDate: try cells[22].decode(Date.self),
-                            environment: try cells[23].decode(String?.self),
-                            bundleID: try cells[24].decode(String?.self)
-                        )
-                        payload = .subscriptionState(
-                            OutboxMessage.StateEvent(json: json, attributes: attributes, version: version)
-                        )
-                    }
-                case .deadLetter:
-                    if let status = try cells[12].decode(String?.self) {
-                        if let body = try cells[14].decode(ByteBuffer?.self) {
-                            packed.append(
-                                (messages.count, [PackedBody.Format.verbatim.rawValue] + body.readableBytesView)
-                            )
-                        } else if let form = try cells[27].decode(ByteBuffer?.self) {
-                            packed.append((messages.count, Array(form.readableBytesView)))
-                        }
-                        let headersJSON = try cells[15].decode(String?.self) ?? "{}"
-                        let headers =
-                            (try? JSONDecoder().decode([String: String].self, from: Data(headersJSON.utf8))) ?? [:]
-                        payload = .deadLetter(
-                            OutboxMessage.DeadLetter(
-                                status: status,
-                                reason: try cells[13].decode(String.self),
-                                body: [],
-                                receivedAt: try cells[25].decode(Date.self),
-                                headers: headers,
-                                source: KafkaTopicPartitionOffset(
-                                    topic: try cells[16].decode(String.self),
-                                    partition: try cells[17].decode(Int32.self),
-                                    offset: try cells[18].decode(Int64.self)
-                                )
-                            )
-                        )
-                    }
-                default:
-                    break
-                }
-                messages.append(
-                    OutboxMessage(
-                        id: try cells[0].decode(Int64.self),
-                        stream: stream,
-                        key: try cells[2].decode(String?.self),
-                        payload: payload
-                    )
-                )
+                let (message, body) = try OutboxMessage.pending(row.makeRandomAccess())
+                if let body { packed.append((messages.count, body)) }
+                messages.append(message)
             }
             // Rows whose JSON this version cannot build from their bodies (stored by an earlier one, or a body it
             // cannot rebuild): by index.
@@ -140,10 +56,10 @@ extension NotificationStore {
                 switch messages[index].payload {
                 case .decoded(var event):
                     let json = (try? body.get()).flatMap {
-                        NotificationRow.decodedJSON(version: Int16(event.attributes.version), body: $0)
+                        NotificationRow.decodedJSON(version: Int16(event.version), body: $0)
                     }
                     guard let json else {
-                        unbuilt[index] = event.attributes.notificationUUID
+                        unbuilt[index] = event.notificationUUID
                         continue
                     }
                     event.json = json
@@ -164,7 +80,7 @@ extension NotificationStore {
             for (index, message) in messages.enumerated() {
                 if case .decoded(let event) = message.payload, event.json.isEmpty, unbuilt[index] == nil {
                     // Neither a body nor a packed form: past retention, or never stored.
-                    unbuilt[index] = event.attributes.notificationUUID
+                    unbuilt[index] = event.notificationUUID
                 }
             }
             guard !unbuilt.isEmpty else { return messages }
@@ -212,24 +128,16 @@ extension NotificationStore {
         return try await withConnection("reading \(keys.count) subscription states") { connection in
             let rows = try await connection.query(
                 """
-                SELECT s.original_transaction_id, to_jsonb(s)::text, s.last_notification_uuid, s.last_signed_date,
-                    s.environment, s.bundle_id, \(unescaped: BatchStatements.stateVersion("s"))
+                SELECT \(unescaped: OutboxMessage.StateEvent.columns(of: "s"))
                 FROM subscriptions s WHERE s.original_transaction_id = ANY(\(keys))
                 """,
                 logger: logger
             )
             var states: [String: OutboxMessage.StateEvent] = [:]
-            for try await (key, json, uuid, signedDate, environment, bundleID, version) in rows.decode(
-                (String, String, UUID, Date, String?, String?, Int64).self
-            ) {
-                let attributes = OutputEvent.StateAttributes(
-                    originalTransactionID: key,
-                    lastNotificationUUID: uuid,
-                    lastSignedDate: signedDate,
-                    environment: environment,
-                    bundleID: bundleID
-                )
-                states[key] = OutboxMessage.StateEvent(json: json, attributes: attributes, version: version)
+            for try await row in rows {
+                if let state = try OutboxMessage.StateEvent(row.makeRandomAccess()) {
+                    states[state.originalTransactionID] = state
+                }
             }
             return states
         }
@@ -335,5 +243,122 @@ extension NotificationStore {
             for try await counts in rows.decode((Int, Int).self) { return (counts.0, counts.1) }
             return (0, 0)
         }
+    }
+}
+
+extension OutboxMessage {
+    /// The columns ``pending(_:)`` reads, by name: the outbox row's, then those of the notification (`n`, its body
+    /// `b`), the subscription (`s`) or the rejected body (`r`) its stream joins, NULL for the other streams.
+    ///
+    /// `signed_date` reads back as the milliseconds since 1970 it was written from (the inverse of
+    /// `BatchStatements.timestamp(_:)`), so that a decoded event read here is the one the write returned.
+    fileprivate static let pendingColumns = """
+        o.id, o.stream, o.message_key,
+        n.notification_uuid, n.version, n.notification_type, n.subtype,
+        (extract(epoch FROM n.signed_date) * 1000)::bigint AS signed_date, n.environment, n.bundle_id,
+        n.original_transaction_id, n.legacy_raw_body, b.body AS packed_body,
+        \(StateEvent.columns(of: "s")),
+        r.status AS rejected_status, r.reason AS rejected_reason, r.legacy_raw_body AS rejected_legacy_raw_body,
+        r.body AS rejected_packed_body, r.headers::text AS rejected_headers, r.received_at AS rejected_received_at,
+        r.kafka_topic AS rejected_topic, r.kafka_partition AS rejected_partition, r.kafka_offset AS rejected_offset
+        """
+
+    /// The message of a row of ``pendingColumns``, and the packed form of the body its decoded JSON or dead letter
+    /// is to be rebuilt from (until then the JSON, or the letter's body, is empty).
+    fileprivate static func pending(
+        _ row: PostgresRandomAccessRow
+    ) throws -> (message: OutboxMessage, packedBody: [UInt8]?) {
+        let stream = OutboxStream(rawValue: try row["stream"].decode(String.self))
+        var payload = Payload.missing
+        var packedBody: [UInt8]?
+        switch stream {
+        case .decoded:
+            if let uuid = try row["notification_uuid"].decode(UUID?.self) {
+                // Built from the body later, exactly as when the batch was stored and first published.
+                if let body = try row["legacy_raw_body"].decode(String?.self) {
+                    packedBody = [PackedBody.Format.verbatim.rawValue] + Array(body.utf8)
+                } else if let form = try row["packed_body"].decode(ByteBuffer?.self) {
+                    packedBody = Array(form.readableBytesView)
+                }
+                payload = .decoded(
+                    DecodedEvent(
+                        notificationUUID: uuid,
+                        version: Int(try row["version"].decode(Int16.self)),
+                        notificationType: try row["notification_type"].decode(String.self),
+                        subtype: try row["subtype"].decode(String?.self),
+                        signedDate: try row["signed_date"].decode(Int64?.self),
+                        environment: try row["environment"].decode(String?.self),
+                        bundleID: try row["bundle_id"].decode(String?.self),
+                        originalTransactionID: try row["original_transaction_id"].decode(String?.self),
+                        json: ""
+                    )
+                )
+            }
+        case .subscriptionState:
+            if let state = try StateEvent(row) { payload = .subscriptionState(state) }
+        case .deadLetter:
+            if let status = try row["rejected_status"].decode(String?.self) {
+                if let body = try row["rejected_legacy_raw_body"].decode(ByteBuffer?.self) {
+                    packedBody = [PackedBody.Format.verbatim.rawValue] + body.readableBytesView
+                } else if let form = try row["rejected_packed_body"].decode(ByteBuffer?.self) {
+                    packedBody = Array(form.readableBytesView)
+                }
+                let headersJSON = try row["rejected_headers"].decode(String?.self) ?? "{}"
+                payload = .deadLetter(
+                    DeadLetter(
+                        status: status,
+                        reason: try row["rejected_reason"].decode(String.self),
+                        body: [],
+                        receivedAt: try row["rejected_received_at"].decode(Date.self),
+                        headers: (try? JSONDecoder().decode([String: String].self, from: Data(headersJSON.utf8)))
+                            ?? [:],
+                        source: KafkaTopicPartitionOffset(
+                            topic: try row["rejected_topic"].decode(String.self),
+                            partition: try row["rejected_partition"].decode(Int32.self),
+                            offset: try row["rejected_offset"].decode(Int64.self)
+                        )
+                    )
+                )
+            }
+        default:
+            break
+        }
+        let message = OutboxMessage(
+            id: try row["id"].decode(Int64.self),
+            stream: stream,
+            key: try row["message_key"].decode(String?.self),
+            payload: payload
+        )
+        return (message, packedBody)
+    }
+}
+
+extension OutboxMessage.StateEvent {
+    /// The columns of the `subscriptions` row `row` (a table alias) that ``init(_:)`` reads, by name: the row as the
+    /// outbox publishes it.
+    fileprivate static func columns(of row: String) -> String {
+        """
+        to_jsonb(\(row))::text AS state_json, \(row).original_transaction_id AS state_original_transaction_id,
+        \(row).last_notification_uuid AS state_last_notification_uuid,
+        \(row).last_signed_date AS state_last_signed_date, \(row).environment AS state_environment,
+        \(row).bundle_id AS state_bundle_id, \(BatchStatements.stateVersion(row)) AS state_version
+        """
+    }
+
+    /// The state in a row with ``columns(of:)``; nil when it has none (a subscription deleted since).
+    fileprivate init?(_ row: PostgresRandomAccessRow) throws {
+        guard let json = try row["state_json"].decode(String?.self),
+            let uuid = try row["state_last_notification_uuid"].decode(UUID?.self),
+            let version = try row["state_version"].decode(Int64?.self)
+        else { return nil }
+        self.init(
+            json: json,
+            originalTransactionID: try row["state_original_transaction_id"].decode(String.self),
+            lastNotificationUUID: uuid,
+            lastSignedDate: try row["state_last_signed_date"].decode(Date.self),
+            environment: try row["state_environment"].decode(String?.self),
+            bundleID: try row["state_bundle_id"].decode(String?.self),
+            version: version
+        )
     }
 }

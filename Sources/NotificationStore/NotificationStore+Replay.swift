@@ -1,6 +1,5 @@
 import KafkaClient
 import Logging
-import PipelineContract
 import PostgresNIO
 
 #if canImport(FoundationEssentials)
@@ -12,17 +11,20 @@ import Foundation
 extension NotificationStore {
     /// Rejected notifications matching `filter` with an id above `afterID`, in id order, at most `limit`: page
     /// through them by passing the last id seen.
+    ///
+    /// `replayMark` is the header, and its value, that a body a replay brought was consumed with (the raw topic's
+    /// `asnp-source: replay`, which PipelineContract names): unless `filter.includeReplayed`, such rows (a body
+    /// rejected again after its replay) are left out.
     package func rejectedNotifications(
         _ filter: RejectedNotificationFilter,
+        replayMark: (header: String, value: String),
         afterID: Int64 = 0,
         limit: Int = 500
     ) async throws(NotificationStoreError) -> [RejectedNotification] {
         let logger = self.logger
         let statuses = filter.statuses
         let ids = filter.ids
-        // Rows a replay brought: a body rejected again after its replay.
-        let sourceHeader = RawNotificationHeaders.Name.source
-        let replaySource = RawNotificationHeaders.Source.replay.rawValue
+        let (sourceHeader, replaySource) = replayMark
         return try await withConnection("reading rejected notifications") { [self] connection in
             let rows = try await connection.query(
                 """

@@ -27,7 +27,12 @@ package struct RejectedReplay {
         var summary = Summary()
         var lastID: Int64 = 0
         while true {
-            let rows = try await store.rejectedNotifications(filter, afterID: lastID, limit: 500)
+            let rows = try await store.rejectedNotifications(
+                filter,
+                replayMark: (RawNotificationHeaders.Name.source, RawNotificationHeaders.Source.replay.rawValue),
+                afterID: lastID,
+                limit: 500
+            )
             guard let last = rows.last else { break }
             lastID = last.id
             try await replayPage(rows, summary: &summary)

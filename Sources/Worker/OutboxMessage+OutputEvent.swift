@@ -2,28 +2,77 @@ import KafkaClient
 import NotificationStore
 import PipelineContract
 
+#if canImport(FoundationEssentials)
+import FoundationEssentials
+#else
+import Foundation
+#endif
+
+// The one place output events are built: from an outbox row's typed values, alike whether the store returned them
+// from the batch just written (`BatchWriteResult.outboxMessages`) or read them from the table
+// (`NotificationStore.pendingOutbox`, `subscriptionStates`).
+
 extension OutboxMessage {
     /// The message this row publishes (``OutputEvent``), or nil when there is nothing to publish (its
     /// notification or rejection was deleted) or nothing can be built (``OutboxMessage/Payload/unpublishable(reason:)``).
     func outputEvent(topics: OutputTopics) -> KafkaProducerMessage? {
         switch payload {
         case .decoded(let event):
-            return OutputEvent.decoded(event.attributes, json: event.json, key: key, topic: topics.decoded)
+            event.outputEvent(key: key, topic: topics.decoded)
         case .subscriptionState(let state):
-            return OutputEvent.subscriptionState(state.attributes, json: state.json, topic: topics.subscriptionState)
+            state.outputEvent(topic: topics.subscriptionState)
         case .deadLetter(let letter):
-            return OutputEvent.deadLetter(
-                body: letter.body,
-                status: letter.status,
-                reason: letter.reason,
-                receivedAt: letter.receivedAt,
-                consumedHeaders: letter.headers,
-                source: letter.source,
-                key: key,
-                topic: topics.deadLetter
-            )
+            letter.outputEvent(key: key, topic: topics.deadLetter)
         case .missing, .unpublishable:
-            return nil
+            nil
         }
+    }
+}
+
+extension OutboxMessage.DecodedEvent {
+    /// The decoded topic's event of this notification, keyed by `key`.
+    func outputEvent(key: String?, topic: String) -> KafkaProducerMessage {
+        let attributes = OutputEvent.DecodedAttributes(
+            notificationUUID: notificationUUID,
+            version: version,
+            notificationType: notificationType,
+            subtype: subtype,
+            // `ce_time` is written to the millisecond: the instant of the integer, whichever way the row came.
+            signedDate: signedDate.map { Date(timeIntervalSince1970: Double($0) / 1_000) },
+            environment: environment,
+            bundleID: bundleID,
+            originalTransactionID: originalTransactionID
+        )
+        return OutputEvent.decoded(attributes, json: json, key: key, topic: topic)
+    }
+}
+
+extension OutboxMessage.StateEvent {
+    /// The state topic's record of this state.
+    func outputEvent(topic: String) -> KafkaProducerMessage {
+        let attributes = OutputEvent.StateAttributes(
+            originalTransactionID: originalTransactionID,
+            lastNotificationUUID: lastNotificationUUID,
+            lastSignedDate: lastSignedDate,
+            environment: environment,
+            bundleID: bundleID
+        )
+        return OutputEvent.subscriptionState(attributes, json: json, topic: topic)
+    }
+}
+
+extension OutboxMessage.DeadLetter {
+    /// The dead-letter topic's event of this rejected body, keyed by `key` (the raw message's).
+    func outputEvent(key: String?, topic: String) -> KafkaProducerMessage {
+        OutputEvent.deadLetter(
+            body: body,
+            status: status,
+            reason: reason,
+            receivedAt: receivedAt,
+            consumedHeaders: headers,
+            source: source,
+            key: key,
+            topic: topic
+        )
     }
 }

@@ -158,13 +158,7 @@ struct OutboxPublisher: Sendable {
             let gone = changed.filter { current[$0.key] == nil }.map(\.id)
             let pending = changed.filter { current[$0.key] != nil }
             let results = await producer.send(
-                contentsOf: pending.map {
-                    OutputEvent.subscriptionState(
-                        current[$0.key]!.attributes,
-                        json: current[$0.key]!.json,
-                        topic: topics.subscriptionState
-                    )
-                }
+                contentsOf: pending.map { current[$0.key]!.outputEvent(topic: topics.subscriptionState) }
             )
             var republished: [OutboxMessage.PublishedState] = []
             var unacknowledged: [OutboxMessage.PublishedState] = []

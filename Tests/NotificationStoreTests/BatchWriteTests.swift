@@ -222,7 +222,7 @@ struct BatchWriteTests {
         }
         #expect(events.count == 2)
         #expect(
-            events.first { $0.attributes.notificationUUID.uuidString.lowercased() == uuid }?.json
+            events.first { $0.notificationUUID.uuidString.lowercased() == uuid }?.json
                 == #"{"payload": {"stored": true}}"#
         )
         #expect(events.allSatisfy { $0.json.hasPrefix(#"{"payload":"#) })

@@ -1,5 +1,4 @@
 import KafkaClient
-import PipelineContract
 
 #if canImport(FoundationEssentials)
 import FoundationEssentials
@@ -7,8 +6,10 @@ import FoundationEssentials
 import Foundation
 #endif
 
-/// An outbox row with what it publishes: read by ``NotificationStore/pendingOutbox(source:limit:)``, deleted by
-/// ``NotificationStore/deleteOutbox(_:states:)`` once the broker acknowledged it.
+/// An outbox row with what it publishes, as typed values: from the rows a batch's write just stored
+/// (``BatchWriteResult/outboxMessages``) or read from the table by ``NotificationStore/pendingOutbox(source:limit:)``,
+/// equal either way; the worker builds the output event from them alike. Deleted by
+/// ``NotificationStore/deleteOutbox(_:states:)`` once the broker acknowledged the event.
 package struct OutboxMessage: Sendable, Hashable {
     /// What a row publishes, by stream.
     package enum Payload: Sendable, Hashable {
@@ -26,29 +27,42 @@ package struct OutboxMessage: Sendable, Hashable {
         case unpublishable(reason: String)
     }
 
+    /// A `decoded` row: the notification's columns its event's headers carry, and its JSON.
     package struct DecodedEvent: Sendable, Hashable {
-        /// What the event's headers say (the notification's columns).
-        package var attributes: OutputEvent.DecodedAttributes
+        package var notificationUUID: UUID
+        /// The notification format: 1 or 2.
+        package var version: Int
+        package var notificationType: String
+        package var subtype: String?
+        /// V2's `signedDate` in milliseconds since 1970, the integer the worker read from the payload: what the
+        /// `signed_date` column stores exactly and reads back as (``NotificationStore/pendingOutbox(source:limit:)``),
+        /// so that an event built from the batch just written and one built from the table are the same.
+        package var signedDate: Int64?
+        /// Apple's spelling: `Production`, `Sandbox`; nil when the notification does not say.
+        package var environment: String?
+        package var bundleID: String?
+        package var originalTransactionID: String?
         /// The `decoded` column: the notification with its transaction and renewal info decoded.
         package var json: String
     }
 
+    /// A `subscription_state` row: the `subscriptions` row's columns its event's headers carry, and the row as JSON.
     package struct StateEvent: Sendable, Hashable {
         /// The `subscriptions` row as JSON.
         package var json: String
-        /// What the event's headers say (the row's columns).
-        package var attributes: OutputEvent.StateAttributes
+        /// The subscription (the event's key).
+        package var originalTransactionID: String
+        /// `last_notification_uuid`: the newest notification merged into the state.
+        package var lastNotificationUUID: UUID
+        /// `last_signed_date`, as postgres-nio decodes the column whichever way the row is read.
+        package var lastSignedDate: Date
+        package var environment: String?
+        package var bundleID: String?
 
         /// Which version of the row the state is: its `updated_at` in microseconds since 1970, which every change
         /// of the row moves (its `last_notification_uuid` does not: a late notification about a later purchase
         /// changes the row and leaves the newest notification as it was).
         package var version: Int64
-
-        package init(json: String, attributes: OutputEvent.StateAttributes, version: Int64) {
-            self.json = json
-            self.attributes = attributes
-            self.version = version
-        }
     }
 
     /// A `subscription_state` row whose event went out, with the state it carried (see

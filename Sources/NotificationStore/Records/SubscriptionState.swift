@@ -1,5 +1,3 @@
-import PipelineContract
-
 #if canImport(FoundationEssentials)
 import FoundationEssentials
 #else
@@ -124,18 +122,5 @@ package struct SubscriptionState: Sendable, Hashable, Codable {
         self.renewalDate = renewalDate
         self.isInBillingRetry = isInBillingRetry
         self.expirationIntent = expirationIntent
-    }
-}
-
-extension SubscriptionState {
-    /// What the state topic's event of this state says in its headers.
-    package var eventAttributes: OutputEvent.StateAttributes {
-        OutputEvent.StateAttributes(
-            originalTransactionID: originalTransactionId,
-            lastNotificationUUID: lastNotificationUUID,
-            lastSignedDate: lastSignedDate,
-            environment: environment,
-            bundleID: bundleId
-        )
     }
 }

@@ -1,14 +1,7 @@
-import PipelineContract
-
-#if canImport(FoundationEssentials)
-import FoundationEssentials
-#else
-import Foundation
-#endif
-
 extension PreparedBatch {
     /// The messages of the outbox rows this batch's write returned, from the rows in memory: reading them back
-    /// (the `decoded` JSON above all) cost the worker more than any other step after verification.
+    /// (the `decoded` JSON above all) cost the worker more than any other step after verification. Equal to what
+    /// ``NotificationStore/pendingOutbox(source:limit:)`` reads for the same rows.
     ///
     /// Nil when a row is not one of this batch's notifications or states (a dead letter: those are read back).
     func outboxMessages(for entries: [OutboxEntry]) -> [OutboxMessage]? {
@@ -23,16 +16,14 @@ extension PreparedBatch {
                 guard let uuid = entry.notificationUUID, let row = rows[uuid] else { return nil }
                 payload = .decoded(
                     OutboxMessage.DecodedEvent(
-                        attributes: OutputEvent.DecodedAttributes(
-                            notificationUUID: uuid,
-                            version: Int(row.version),
-                            notificationType: row.notificationType,
-                            subtype: row.subtype,
-                            signedDate: row.signedDate.map(Self.dateAsReadBack),
-                            environment: row.environment,
-                            bundleID: row.bundleId,
-                            originalTransactionID: row.originalTransactionId
-                        ),
+                        notificationUUID: uuid,
+                        version: Int(row.version),
+                        notificationType: row.notificationType,
+                        subtype: row.subtype,
+                        signedDate: row.signedDate,
+                        environment: row.environment,
+                        bundleID: row.bundleId,
+                        originalTransactionID: row.originalTransactionId,
                         json: row.decoded
                     )
                 )
@@ -40,9 +31,7 @@ extension PreparedBatch {
                 guard let json = entry.subscriptionStateJSON, let state = entry.subscriptionState,
                     let version = entry.subscriptionStateVersion
                 else { return nil }
-                payload = .subscriptionState(
-                    OutboxMessage.StateEvent(json: json, attributes: state.eventAttributes, version: version)
-                )
+                payload = .subscriptionState(OutboxMessage.StateEvent(state, json: json, version: version))
             default:
                 return nil
             }
@@ -50,12 +39,19 @@ extension PreparedBatch {
         }
         return messages
     }
+}
 
-    /// Milliseconds since 1970 as the `Date` postgres-nio decodes from the stored `timestamptz` (microseconds since
-    /// 2000), so that `ce_time` is the same string whichever way an event is published.
-    static func dateAsReadBack(_ milliseconds: Int64) -> Date {
-        let microsecondsSince2000 = (milliseconds - 946_684_800_000) * 1_000
-        let postgresEpoch = Date(timeIntervalSince1970: 946_684_800)
-        return Date(timeInterval: Double(microsecondsSince2000) / 1_000_000, since: postgresEpoch)
+extension OutboxMessage.StateEvent {
+    /// The event of `state`, as the write that changed it returned it with its JSON and version.
+    fileprivate init(_ state: SubscriptionState, json: String, version: Int64) {
+        self.init(
+            json: json,
+            originalTransactionID: state.originalTransactionId,
+            lastNotificationUUID: state.lastNotificationUUID,
+            lastSignedDate: state.lastSignedDate,
+            environment: state.environment,
+            bundleID: state.bundleId,
+            version: version
+        )
     }
 }
