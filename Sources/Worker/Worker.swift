@@ -205,8 +205,11 @@ package final class Worker: Service, Sendable {
                     try await perform(machine.batchEnded(outcome, now: .now))
                 } else if machine.endingWaitsForCommit {
                     await commitTask?.value
+                    // The commit that ended may start the next (offsets stored meanwhile, or a refusal retried):
+                    // then the machine is committing again, and performing its actions starts that commit's task.
                     let ended = commitsEnded()
-                    guard machine.isCommitting == false else {
+                    let startsCommit = ended.contains { if case .commit = $0 { true } else { false } }
+                    guard !machine.isCommitting || startsCommit else {
                         preconditionFailure("the state machine has a commit running without a task")
                     }
                     try await perform(ended)
