@@ -131,7 +131,8 @@ let package = Package(
             swiftSettings: strictSettings
         ),
         // The App Store schema as the runtime migrates it: every migration in order, the subscription state rules
-        // (generated columns and the merge), the SQL the store's statements share with them.
+        // (generated columns and the merge), the UTC months the bodies are partitioned by, the SQL the store's
+        // statements share with them.
         .target(
             name: "NotificationSchema",
             dependencies: ["PostgresRuntime"],
