@@ -116,8 +116,9 @@ let package = Package(
         ),
         // postgres-nio's pool as a service needs it, knowing no table: a deadline on every operation, a shutdown
         // that ends, failures classified, the migrations runner, the connection settings (libpq's URL and TLS files,
-        // PostgresConfiguration) made into postgres-nio's configuration, arrays with NULLs (NullableArray), and every
-        // postgres-nio 1.33.2 workaround; its state one pure StateMachine.
+        // PostgresConfiguration) made into postgres-nio's configuration, arrays with NULLs (NullableArray), what text
+        // and jsonb cannot hold (PostgresText), and every postgres-nio 1.33.2 workaround; its state one pure
+        // StateMachine.
         .target(
             name: "PostgresRuntime",
             dependencies: [
