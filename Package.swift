@@ -115,8 +115,10 @@ let package = Package(
             swiftSettings: strictSettings
         ),
         // postgres-nio's pool as a service needs it, knowing no table: a deadline on every operation, a shutdown
-        // that ends, failures classified, the migrations runner, settings made into postgres-nio's configuration,
-        // and every postgres-nio 1.33.2 workaround; its state one pure StateMachine.
+        // that ends, failures classified, the migrations runner, the connection settings (libpq's URL and TLS files,
+        // PostgresConfiguration) made into postgres-nio's configuration, arrays with NULLs (NullableArray), what text
+        // and jsonb cannot hold (PostgresText), and every postgres-nio 1.33.2 workaround; its state one pure
+        // StateMachine.
         .target(
             name: "PostgresRuntime",
             dependencies: [
@@ -130,7 +132,8 @@ let package = Package(
             swiftSettings: strictSettings
         ),
         // The App Store schema as the runtime migrates it: every migration in order, the subscription state rules
-        // (generated columns and the merge), the SQL the store's statements share with them.
+        // (generated columns and the merge), the UTC months the bodies are partitioned by, the SQL the store's
+        // statements share with them.
         .target(
             name: "NotificationSchema",
             dependencies: ["PostgresRuntime"],
@@ -149,7 +152,6 @@ let package = Package(
                 // outbox holds typed rows; the worker builds the output events from them.
                 "KafkaClient",
                 .product(name: "PostgresNIO", package: "postgres-nio"),
-                .product(name: "NIOSSL", package: "swift-nio-ssl"),
                 .product(name: "Crypto", package: "swift-crypto"),
                 .product(name: "NIOCore", package: "swift-nio"),
                 .product(name: "Logging", package: "swift-log"),
@@ -259,6 +261,7 @@ let package = Package(
             dependencies: [
                 "ChildProcesses",
                 "NotificationStore",
+                "PostgresRuntime",
                 .product(name: "ArgumentParser", package: "swift-argument-parser"),
             ],
             swiftSettings: strictSettings
@@ -385,6 +388,7 @@ let package = Package(
                 "KafkaClient",
                 "NotificationBodies",
                 "NotificationStore",
+                "PostgresRuntime",
                 "PipelineContract",
                 "Ingress",
                 // `asnp-bench soak`: a PostgreSQL server of its own, stopped and started; its children; body hashes.
@@ -522,6 +526,7 @@ let package = Package(
                 "StoreTestSupport",
                 "KafkaClient",
                 "NotificationStore",
+                "PostgresRuntime",
                 "PipelineContract",
                 .product(name: "Logging", package: "swift-log"),
             ],
@@ -636,8 +641,8 @@ let package = Package(
             name: "HistorySyncTests",
             dependencies: [
                 "HistorySync", "HistoryTestSupport", "AppStoreModels", "AppStoreSigning", "StoreTestSupport",
-                "NotificationStore", "KafkaClient", "PipelineContract", "PipelineServices", "PipelineStatus",
-                "AppStoreTestSupport",
+                "NotificationStore", "PostgresRuntime", "KafkaClient", "PipelineContract", "PipelineServices",
+                "PipelineStatus", "AppStoreTestSupport",
                 "PipelineTestSupport",
                 .product(name: "AsyncHTTPClient", package: "async-http-client"),
                 .product(name: "NIOCore", package: "swift-nio"),

@@ -1,6 +1,7 @@
 import ArgumentParser
 import Foundation
 import NotificationStore
+import PostgresRuntime
 
 /// The PostgreSQL options the commands share.
 package struct DatabaseOptions: ParsableArguments {

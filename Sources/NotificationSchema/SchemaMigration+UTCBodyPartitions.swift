@@ -5,7 +5,7 @@ extension SchemaMigration {
     ///
     /// Version 6's `asnp_notification_bodies_partition` computed a month's end as `month_start + interval '1 month'`
     /// on a `timestamptz`, which PostgreSQL does in the session's `TimeZone`. Sessions of this version start in UTC
-    /// (``NotificationStoreConfiguration``'s startup parameters), but a store migrated or written by an earlier one
+    /// (``PostgresRuntime/Configuration/startupParameters``), but a store migrated or written by an earlier one
     /// on a server whose zone has daylight-saving time may hold a month that ends an hour early (a gap no partition
     /// holds: an insert there fails) or late (the next month could never be created). The function is replaced by
     /// one that computes both bounds in UTC and refuses a misbounded month by name; each misbounded month is

@@ -1,5 +1,6 @@
 import Logging
 import NotificationBodies
+import NotificationSchema
 import PostgresNIO
 import PostgresRuntime
 
@@ -79,7 +80,7 @@ extension NotificationStore {
                 for try await (uuid, receivedAt, body) in rows.decode((UUID, Date, String).self) {
                     uuids.append(uuid)
                     bodies.append(PackedBody(packing: Array(body.utf8)))
-                    months.insert(Self.monthStart(of: receivedAt, monthsBefore: 0))
+                    months.insert(BodyPartitionMonths.start(of: receivedAt, monthsBefore: 0))
                 }
                 guard let last = uuids.last else { return (count: 0, last: start) }
                 var headers: [JWSHeaderDigest: [UInt8]] = [:]

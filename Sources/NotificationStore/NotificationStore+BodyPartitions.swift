@@ -33,7 +33,7 @@ extension NotificationStore {
         -> [String]
     {
         try await makeBodyPartitions(
-            for: Set((0...max(0, monthsAhead)).map { Self.monthStart(of: now, monthsBefore: -$0) })
+            for: Set((0...max(0, monthsAhead)).map { BodyPartitionMonths.start(of: now, monthsBefore: -$0) })
         )
     }
 
@@ -43,8 +43,8 @@ extension NotificationStore {
     /// are not its UTC month's fails the call (``NotificationStoreError/Code/queryFailed``, saying so).
     @discardableResult
     func makeBodyPartitions(for instants: Set<Date>) async throws(NotificationStoreError) -> [String] {
-        let months = Set(instants.map { Self.monthStart(of: $0, monthsBefore: 0) }).sorted()
-        let names = months.map(Self.bodyPartitionName(of:))
+        let months = Set(instants.map { BodyPartitionMonths.start(of: $0, monthsBefore: 0) }).sorted()
+        let names = months.map(BodyPartitionMonths.partitionName(of:))
         let logger = self.logger
         let existing = try await withConnection("looking up body partitions") { connection in
             var existing = Set<String>()
@@ -94,22 +94,12 @@ extension NotificationStore {
         return made
     }
 
-    /// The partition of `notification_bodies` holding the UTC month that starts at `monthStart`:
-    /// `notification_bodies_YYYY_MM`, as `asnp_notification_bodies_partition` names it.
-    static func bodyPartitionName(of monthStart: Date) -> String {
-        let components = utcCalendar.dateComponents([.year, .month], from: monthStart)
-        let year = String(components.year ?? 0)
-        let month = String(components.month ?? 0)
-        return "notification_bodies_\(String(repeating: "0", count: max(0, 4 - year.count)) + year)_"
-            + (month.count < 2 ? "0" + month : month)
-    }
-
     /// How many UTC months after `now`'s have partitions in `partitions`, counting from the next one until the first
     /// missing: the months ahead of the batches.
     package static func monthsAhead(in partitions: [BodyPartition], now: Date = Date()) -> Int {
         let starts = Set(partitions.map(\.start))
         var ahead = 0
-        while starts.contains(monthStart(of: now, monthsBefore: -(ahead + 1))) { ahead += 1 }
+        while starts.contains(BodyPartitionMonths.start(of: now, monthsBefore: -(ahead + 1))) { ahead += 1 }
         return ahead
     }
 }

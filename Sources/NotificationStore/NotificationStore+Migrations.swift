@@ -3,17 +3,6 @@ import NotificationSchema
 import PostgresRuntime
 
 extension NotificationStore {
-    /// The table recording applied migrations.
-    static let migrationsTable = "asnp_schema_migrations"
-    /// The advisory lock key migrations hold: ASCII `asnp`. Workers starting together migrate one at a time.
-    static let migrationLockKey: Int64 = 0x6173_6E70
-    /// The App Store schema's migrations, as the runtime applies them.
-    static let migrations = PostgresRuntime.Migrations(
-        SchemaMigration.all,
-        table: migrationsTable,
-        lockKey: migrationLockKey
-    )
-
     /// Applies every migration the database has not recorded yet, in one transaction, holding an advisory lock
     /// so that several processes starting at once do not race.
     ///
@@ -21,7 +10,7 @@ extension NotificationStore {
     /// program's is an error (a released migration must never change).
     @discardableResult
     package func migrate() async throws(NotificationStoreError) -> MigrationReport {
-        let report = try await classifying("migrating the schema") { try await runtime.migrate(Self.migrations) }
+        let report = try await classifying("migrating the schema") { try await runtime.migrate(.appStore) }
         // The months ahead, at once: workers' maintenance keeps them made, and must not be what a first batch waits for.
         do {
             try await makeBodyPartitions(monthsAhead: Self.bodyMonthsAhead)
@@ -49,7 +38,7 @@ extension NotificationStore {
     /// The highest applied migration version, or 0 for a database never migrated.
     package func schemaVersion() async throws(NotificationStoreError) -> Int {
         try await classifying("reading the schema version") {
-            try await runtime.schemaVersion(table: Self.migrationsTable)
+            try await runtime.schemaVersion(table: PostgresRuntime.Migrations.appStore.table)
         }
     }
 

@@ -1,6 +1,7 @@
 import KafkaClient
 import Logging
 import PostgresNIO
+import PostgresRuntime
 
 extension NotificationStore {
     /// Makes each writer the owner of its partition: a new epoch in `partition_owners` (1 for a partition never

@@ -1,4 +1,5 @@
 import Logging
+import NotificationSchema
 import PostgresNIO
 
 #if canImport(FoundationEssentials)
@@ -83,22 +84,7 @@ extension NotificationStore {
     /// The instant before which ``applyBodyRetention(keepMonths:now:dryRun:)`` drops months: the start of the UTC
     /// month `keepMonths` months before `now`'s.
     package static func retentionCutoff(keepMonths: Int, now: Date = Date()) -> Date {
-        monthStart(of: now, monthsBefore: keepMonths)
-    }
-
-    /// The Gregorian calendar in UTC, in which months of bodies are counted.
-    static let utcCalendar: Calendar = {
-        var calendar = Calendar(identifier: .gregorian)
-        calendar.timeZone = TimeZone(identifier: "UTC")!
-        return calendar
-    }()
-
-    /// The start of the UTC month `monthsBefore` months before the one `date` is in.
-    static func monthStart(of date: Date, monthsBefore: Int) -> Date {
-        let calendar = utcCalendar
-        let components = calendar.dateComponents([.year, .month], from: date)
-        let start = calendar.date(from: DateComponents(year: components.year, month: components.month))!
-        return calendar.date(byAdding: .month, value: -monthsBefore, to: start)!
+        BodyPartitionMonths.start(of: now, monthsBefore: keepMonths)
     }
 
     static func bodyPartitions(on connection: PostgresConnection, logger: Logger) async throws -> [BodyPartition] {

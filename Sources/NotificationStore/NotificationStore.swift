@@ -70,29 +70,3 @@ package final class NotificationStore: Service, Sendable {
         }
     }
 }
-
-extension NotificationStoreConfiguration {
-    /// The runtime's configuration: these settings with the TLS files read. The one place they become what
-    /// postgres-nio is told (``PostgresRuntime/Configuration``).
-    var runtimeConfiguration: PostgresRuntime.Configuration {
-        let runtimeTLS: PostgresRuntime.Configuration.TLS =
-            switch tlsConfiguration {
-            case nil: .disable
-            case let configuration? where tls == .prefer: .prefer(configuration)
-            case let configuration?: .require(configuration)
-            }
-        return PostgresRuntime.Configuration(
-            endpoint: endpoint,
-            username: username,
-            password: password,
-            database: database,
-            tls: runtimeTLS,
-            tlsMode: "\(tls)",
-            trustedRoots: rootCertificates.map { "a CA in sslrootcert \($0.path)" } ?? "a CA the system trusts",
-            maximumConnections: maximumConnections,
-            connectTimeout: connectTimeout,
-            operationTimeout: operationTimeout,
-            applicationName: applicationName
-        )
-    }
-}

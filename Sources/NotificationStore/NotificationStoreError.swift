@@ -74,7 +74,9 @@ extension NotificationStoreError {
         case schemaNotReady = "SCHEMA_NOT_READY"
         /// A migration failed, or an applied migration differs from the one this program carries.
         case migrationFailed = "MIGRATION_FAILED"
-        /// The settings are invalid (a malformed database URL, an unknown `sslmode`).
+        /// The settings cannot be used (TLS settings postgres-nio refuses). A malformed database URL or an unknown
+        /// `sslmode` is a ``PostgresRuntime/PostgresConfigurationError`` with the same code, thrown when the settings
+        /// are parsed.
         case invalidConfiguration = "INVALID_CONFIGURATION"
         /// The server refused the credentials or the database does not exist.
         case authenticationFailed = "AUTHENTICATION_FAILED"

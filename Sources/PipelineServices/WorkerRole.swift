@@ -4,6 +4,7 @@ import Logging
 import NotificationStore
 import PipelineContract
 import PipelineStatus
+import PostgresRuntime
 import ServiceLifecycle
 import Worker
 

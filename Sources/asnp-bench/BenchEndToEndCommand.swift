@@ -6,6 +6,7 @@ import KafkaClient
 import LoadGeneration
 import Logging
 import NotificationStore
+import PostgresRuntime
 
 /// `asnp-bench e2e`: the whole pipeline — broker, ingress, workers, as separate processes, on a real PostgreSQL —
 /// driven by signed load at increasing rates, measured from POST to committed row.

@@ -4,6 +4,7 @@ import Foundation
 import LoadGeneration
 import Logging
 import NotificationStore
+import PostgresRuntime
 import Synchronization
 
 /// `asnp-bench move-bodies`: schema 6's move of bodies kept in their rows, on a full table while a writer writes.

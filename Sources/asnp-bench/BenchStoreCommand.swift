@@ -7,6 +7,7 @@ import KafkaClient
 import LoadGeneration
 import Logging
 import NotificationStore
+import PostgresRuntime
 
 /// `asnp-bench store`: the batch writer's rows/s against a plain COPY of the same rows, in the same run.
 struct BenchStoreCommand: AsyncParsableCommand {

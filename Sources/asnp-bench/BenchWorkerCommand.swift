@@ -7,6 +7,7 @@ import Logging
 import NIOCore
 import NotificationStore
 import PipelineContract
+import PostgresRuntime
 
 /// `asnp-bench worker`: an `asnp worker` process taking notifications from Kafka into PostgreSQL, side by side with
 /// `asnp verify --jsonl` on the same notifications, in the same run.

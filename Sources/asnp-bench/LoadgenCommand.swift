@@ -3,6 +3,7 @@ import ArgumentParser
 import CommandSupport
 import Foundation
 import LoadGeneration
+import PostgresRuntime
 
 /// `asnp-bench loadgen`: realistic signed notifications posted to an ingress, with latency percentiles.
 struct LoadgenCommand: AsyncParsableCommand {

@@ -1,5 +1,6 @@
 import Logging
 import NotificationStore
+import PostgresRuntime
 
 /// A database of its own on the server a benchmark was pointed at: created for one run and dropped afterwards,
 /// whether the run succeeds or fails, so a benchmark never writes into the database it was given.

@@ -2,6 +2,7 @@ import CommandSupport
 import Foundation
 import NotificationStore
 import PipelineServices
+import PostgresRuntime
 
 extension DatabaseOptions {
     /// The database of `--database-url`, or of `DATABASE_URL` when no `--config` file names one; otherwise the one

@@ -5,6 +5,7 @@ import Logging
 import NotificationStore
 import PipelineReports
 import PipelineServices
+import PostgresRuntime
 
 /// `asnp retention`: the months of raw bodies kept, and dropping those past the retention setting.
 struct RetentionCommand: AsyncParsableCommand {

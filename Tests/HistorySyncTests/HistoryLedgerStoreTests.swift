@@ -3,6 +3,7 @@ import Foundation
 import HistorySync
 import Logging
 import NotificationStore
+import PostgresRuntime
 import StoreTestSupport
 import Testing
 

@@ -49,7 +49,7 @@ struct ConfigurationTests {
         ]
     )
     func malformed(url: String, expected: String) {
-        let error = #expect(throws: NotificationStoreError.self) { try NotificationStoreConfiguration(url: url) }
+        let error = #expect(throws: PostgresConfigurationError.self) { try NotificationStoreConfiguration(url: url) }
         #expect(error?.code == .invalidConfiguration)
         #expect(error?.description.contains(expected) == true)
         #expect(error?.description.contains("secret") == false)

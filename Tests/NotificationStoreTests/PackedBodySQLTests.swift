@@ -4,6 +4,7 @@ import Foundation
 import NotificationBodies
 import NotificationBodiesTestSupport
 import NotificationStore
+import PostgresRuntime
 import StoreTestSupport
 import Testing
 

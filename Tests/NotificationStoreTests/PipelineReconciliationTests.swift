@@ -1,5 +1,6 @@
 import AppStoreTestSupport
 import NotificationStore
+import PostgresRuntime
 import StoreTestSupport
 import Testing
 

@@ -1,6 +1,7 @@
 import AppStoreTestSupport
 import Foundation
 import NotificationStore
+import PostgresRuntime
 import StoreTestSupport
 import Testing
 

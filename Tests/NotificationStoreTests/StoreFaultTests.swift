@@ -5,6 +5,7 @@ import Foundation
 import KafkaClient
 import Logging
 import PostgresNIO
+import PostgresRuntime
 import StoreTestSupport
 import Synchronization
 import Testing

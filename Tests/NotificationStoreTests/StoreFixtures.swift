@@ -7,6 +7,7 @@ import KafkaClient
 import Logging
 import NotificationStore
 import PipelineContract
+import PostgresRuntime
 import StoreTestSupport
 import SwiftASN1
 import VerificationTestSupport

@@ -1,6 +1,7 @@
 import AppStoreTestSupport
 import Logging
 import NotificationStore
+import PostgresRuntime
 import StoreTestSupport
 import Testing
 

@@ -6,6 +6,7 @@ import Foundation
 import KafkaClient
 import NotificationStore
 import PipelineContract
+import PostgresRuntime
 import StoreTestSupport
 import Testing
 import VerificationTestSupport

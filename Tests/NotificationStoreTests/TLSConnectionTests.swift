@@ -2,6 +2,7 @@ import AppStoreTestSupport
 import Foundation
 import Logging
 import NotificationStore
+import PostgresRuntime
 import StoreTestSupport
 import Testing
 
@@ -100,7 +101,7 @@ struct TLSConnectionTests {
     @Test("TLS files are read when the settings are: a missing or empty file is named at once")
     func unreadableFiles() throws {
         let missing = "/nonexistent/ca.pem"
-        #expect(throws: NotificationStoreError.self) {
+        #expect(throws: PostgresConfigurationError.self) {
             try NotificationStoreConfiguration(url: "postgres://u@h/d?sslmode=verify-full&sslrootcert=\(missing)")
         }
         do {
@@ -108,10 +109,10 @@ struct TLSConnectionTests {
         } catch {
             #expect(error.reason.contains("sslrootcert \(missing)"))
         }
-        #expect(throws: NotificationStoreError.self) {
+        #expect(throws: PostgresConfigurationError.self) {
             try NotificationStoreConfiguration(url: "postgres://u@h/d?sslcert=/nonexistent/c.pem")
         }
-        let allow = #expect(throws: NotificationStoreError.self) {
+        let allow = #expect(throws: PostgresConfigurationError.self) {
             try NotificationStoreConfiguration(url: "postgres://u@h/d?sslmode=allow")
         }
         #expect(allow?.reason.contains("allow") == true)

@@ -3,6 +3,7 @@ import KafkaClient
 import Logging
 import NotificationStore
 import PipelineContract
+import PostgresRuntime
 import StoreTestSupport
 import Testing
 

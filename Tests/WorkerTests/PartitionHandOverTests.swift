@@ -2,6 +2,7 @@ import AppStoreTestSupport
 import KafkaClient
 import NotificationStore
 import PipelineContract
+import PostgresRuntime
 import Prometheus
 import StoreTestSupport
 import Testing

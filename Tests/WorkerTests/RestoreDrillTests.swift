@@ -1,6 +1,7 @@
 import AppStoreTestSupport
 import KafkaClient
 import NotificationStore
+import PostgresRuntime
 import Prometheus
 import StoreTestSupport
 import Testing

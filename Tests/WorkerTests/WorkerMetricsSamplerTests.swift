@@ -2,6 +2,7 @@ import AppStoreTestSupport
 import Foundation
 import KafkaClient
 import NotificationStore
+import PostgresRuntime
 import Prometheus
 import StoreTestSupport
 import Testing

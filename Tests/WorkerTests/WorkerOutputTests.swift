@@ -4,6 +4,7 @@ import KafkaClient
 import NIOCore
 import NotificationStore
 import PipelineContract
+import PostgresRuntime
 import Prometheus
 import StoreTestSupport
 import Testing

@@ -7,6 +7,7 @@ import Logging
 import NIOCore
 import NotificationStore
 import PipelineContract
+import PostgresRuntime
 import Prometheus
 import StoreTestSupport
 import SwiftASN1

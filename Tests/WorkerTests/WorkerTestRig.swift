@@ -4,6 +4,7 @@ import Logging
 import NotificationStore
 import PipelineContract
 import PipelineTestSupport
+import PostgresRuntime
 import StoreTestSupport
 import Testing
 import Worker

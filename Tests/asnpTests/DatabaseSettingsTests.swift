@@ -2,6 +2,7 @@ import AppStoreTestSupport
 import Foundation
 import NotificationStore
 import PipelineServices
+import PostgresRuntime
 import Testing
 
 @Suite("Database settings: libpq's TLS parameters in the URL or as settings", .tags(.fast))

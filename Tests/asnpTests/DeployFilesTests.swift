@@ -15,6 +15,7 @@ import NotificationStore
 import PipelineContract
 import PipelineServices
 import PipelineStatus
+import PostgresRuntime
 import Prometheus
 import ServiceLifecycle
 import Testing

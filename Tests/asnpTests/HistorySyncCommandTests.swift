@@ -7,6 +7,7 @@ import Foundation
 import HistoryTestSupport
 import NotificationStore
 import PipelineContract
+import PostgresRuntime
 import StoreTestSupport
 import Testing
 

@@ -16,6 +16,7 @@ import NotificationStore
 import PipelineContract
 import PipelineServices
 import PipelineStatus
+import PostgresRuntime
 import Testing
 import Worker
 

@@ -9,6 +9,7 @@ import LoadGeneration
 import Logging
 import NotificationStore
 import PipelineContract
+import PostgresRuntime
 import StoreTestSupport
 import Testing
 

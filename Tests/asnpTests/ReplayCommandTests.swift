@@ -7,6 +7,7 @@ import Logging
 import NIOCore
 import NotificationStore
 import PipelineContract
+import PostgresRuntime
 import StoreTestSupport
 import Testing
 

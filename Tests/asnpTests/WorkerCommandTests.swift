@@ -5,6 +5,7 @@ import CommandSupport
 import Foundation
 import NotificationStore
 import PipelineContract
+import PostgresRuntime
 import StoreTestSupport
 import Testing
 

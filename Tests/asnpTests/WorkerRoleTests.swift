@@ -9,6 +9,7 @@ import NIOCore
 import NIOHTTP1
 import NotificationStore
 import PipelineContract
+import PostgresRuntime
 import StoreTestSupport
 import Testing
 

@@ -2,14 +2,7 @@ import AppStoreModels
 import Crypto
 import KafkaClient
 import NotificationBodies
-
-#if canImport(Glibc)
-import Glibc
-#elseif canImport(Musl)
-import Musl
-#elseif canImport(Darwin)
-import Darwin
-#endif
+import PostgresRuntime
 
 #if canImport(FoundationEssentials)
 import FoundationEssentials
@@ -95,8 +88,8 @@ extension RejectedRow {
 
     init(ordinal: Int32, status: String, reason: String, raw: RawNotification) {
         self.ordinal = ordinal
-        self.status = Self.textColumnSafe(status)
-        self.reason = Self.textColumnSafe(reason)
+        self.status = PostgresText.replacingNUL(status)
+        self.reason = PostgresText.replacingNUL(reason)
         // A V1 body carries the shared secret (even a wrong one is somebody's secret). Kept whole, not packed: a
         // rejected body's JWS headers are anybody's (forged ones each unique), and packing would keep them in
         // `jws_headers`, and in every reader's header cache, for good.
@@ -105,21 +98,13 @@ extension RejectedRow {
             format: .verbatim
         )
         let headers = Dictionary(
-            raw.headers.map { (Self.textColumnSafe($0.key), Self.textColumnSafe($0.value)) },
+            raw.headers.map { (PostgresText.replacingNUL($0.key), PostgresText.replacingNUL($0.value)) },
             uniquingKeysWith: { first, _ in first }
         )
         self.headers = Self.jsonObject(headers)
         self.receivedAt = raw.receivedAt.millisecondsSince1970
-        self.key = raw.key.map(Self.textColumnSafe)
+        self.key = raw.key.map(PostgresText.replacingNUL)
         self.source = raw.source
-    }
-
-    /// PostgreSQL text cannot hold U+0000; such characters become U+FFFD.
-    static func textColumnSafe(_ text: String) -> String {
-        guard NotificationRow.containsNUL(text) else { return text }
-        var scalars = String.UnicodeScalarView()
-        scalars.append(contentsOf: text.unicodeScalars.map { $0 == "\u{0}" ? "\u{FFFD}" : $0 })
-        return String(scalars)
     }
 
     private static func jsonObject(_ strings: [String: String]) -> String {
@@ -251,7 +236,7 @@ extension NotificationRow {
             ("subscriptionGroupIdentifier", subscriptionGroupIdentifier), ("appAccountToken", appAccountToken),
             ("previousOriginalTransactionId", previousOriginalTransactionId),
         ]
-        for case (let name, let value?) in texts where Self.containsNUL(value) {
+        for case (let name, let value?) in texts where PostgresText.containsNUL(value) {
             throw UnstorableNotification(
                 reason: "the \(name) contains a NUL character, which PostgreSQL text cannot hold"
             )
@@ -287,7 +272,7 @@ extension NotificationRow {
     /// JSON text for the `decoded` column. PostgreSQL `jsonb` rejects `\u0000` in strings: such a notification is set
     /// aside as UNSTORABLE, not lost.
     private static func json(_ bytes: [UInt8]) throws(UnstorableNotification) -> String {
-        guard !containsEscapedNUL(bytes) else {
+        guard !PostgresText.containsEscapedNUL(json: bytes) else {
             throw UnstorableNotification(
                 reason: "the decoded notification contains a NUL character (U+0000), which jsonb cannot hold"
             )
@@ -296,33 +281,6 @@ extension NotificationRow {
             throw UnstorableNotification(reason: "the decoded notification is not UTF-8 text")
         }
         return text
-    }
-
-    /// Whether the text holds U+0000 (a byte scan: these run over every stored body).
-    static func containsNUL(_ text: String) -> Bool {
-        var text = text
-        return text.withUTF8 { $0.contains(0) }
-    }
-
-    /// Whether JSON text holds the escape `\u0000` (a backslash that is itself escaped does not start one).
-    private static func containsEscapedNUL(_ json: [UInt8]) -> Bool {
-        json.withUnsafeBufferPointer { bytes in
-            guard let base = bytes.baseAddress else { return false }
-            var start = 0
-            // memchr: most decoded JSON has few backslashes or none.
-            while start < bytes.count,
-                let found = memchr(base + start, Int32(UInt8(ascii: "\\")), bytes.count - start)
-            {
-                let index = base.distance(to: found.assumingMemoryBound(to: UInt8.self))
-                if index + 6 <= bytes.count, bytes[index + 1] == UInt8(ascii: "u"),
-                    bytes[(index + 2)..<(index + 6)].allSatisfy({ $0 == UInt8(ascii: "0") })
-                {
-                    return true
-                }
-                start = index + 2
-            }
-            return false
-        }
     }
 
     /// Years 1 to 9999: what `timestamptz` and every downstream reader can take.

@@ -1,5 +1,6 @@
 import KafkaClient
 import NotificationBodies
+import NotificationSchema
 
 #if canImport(FoundationEssentials)
 import FoundationEssentials
@@ -68,7 +69,7 @@ package struct PreparedBatch: Sendable {
     var bodyMonths: Set<Date> {
         Set(
             Set(notifications.map { $0.receivedAt.flooredToDay }).map { day in
-                NotificationStore.monthStart(of: Date(timeIntervalSince1970: Double(day) / 1_000), monthsBefore: 0)
+                BodyPartitionMonths.start(of: Date(timeIntervalSince1970: Double(day) / 1_000), monthsBefore: 0)
             }
         )
     }

@@ -1,6 +1,7 @@
 import KafkaClient
 import NotificationBodies
 import PostgresNIO
+import PostgresRuntime
 
 /// The UNNEST write of a batch's notifications as a named prepared statement: each connection parses it once, and
 /// PostgreSQL settles on one plan for it, instead of parsing and planning its ~100 lines for every batch (which

@@ -4,6 +4,7 @@ import KafkaClient
 import NotificationStore
 import PipelineContract
 import PipelineStatus
+import PostgresRuntime
 
 /// Everything `asnp history sync` reads from the settings.
 package struct HistoryRoleSettings {

@@ -3,6 +3,7 @@ import KafkaClient
 import NotificationStore
 import PipelineContract
 import PipelineStatus
+import PostgresRuntime
 import Worker
 import X509
 

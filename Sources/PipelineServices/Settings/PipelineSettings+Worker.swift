@@ -3,6 +3,7 @@ import KafkaClient
 import NotificationStore
 import PipelineContract
 import PipelineStatus
+import PostgresRuntime
 import Worker
 import X509
 
@@ -54,7 +55,7 @@ extension PipelineSettings {
                     keyPath: key
                 )
             }
-        } catch let error as NotificationStoreError {
+        } catch let error as PostgresConfigurationError {
             throw SettingsError(key: "database", reason: "has TLS files that cannot be used: \(error.reason)")
         }
     }

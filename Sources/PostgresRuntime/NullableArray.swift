@@ -4,17 +4,19 @@ import PostgresNIO
 /// A one-dimensional PostgreSQL array whose elements may be NULL, in the binary format.
 ///
 /// PostgresNIO encodes `[Element]` but not `[Element?]`; `UNNEST` of nullable columns needs the NULLs.
-struct NullableArray<Element: PostgresArrayEncodable & PostgresNonThrowingEncodable>: PostgresNonThrowingEncodable {
-    var elements: [Element?]
+package struct NullableArray<Element: PostgresArrayEncodable & PostgresNonThrowingEncodable>:
+    PostgresNonThrowingEncodable
+{
+    package var elements: [Element?]
 
-    init(_ elements: [Element?]) {
+    package init(_ elements: [Element?]) {
         self.elements = elements
     }
 
-    static var psqlType: PostgresDataType { Element.psqlArrayType }
-    static var psqlFormat: PostgresFormat { .binary }
+    package static var psqlType: PostgresDataType { Element.psqlArrayType }
+    package static var psqlFormat: PostgresFormat { .binary }
 
-    func encode<JSONEncoder: PostgresJSONEncoder>(
+    package func encode<JSONEncoder: PostgresJSONEncoder>(
         into buffer: inout ByteBuffer,
         context: PostgresEncodingContext<JSONEncoder>
     ) {

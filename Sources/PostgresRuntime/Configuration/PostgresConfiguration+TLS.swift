@@ -1,7 +1,7 @@
 import NIOSSL
 import PostgresNIO
 
-extension NotificationStoreConfiguration {
+extension PostgresConfiguration {
     /// The CA certificates to trust instead of the system's (libpq's `sslrootcert`), read when set: a PEM bundle.
     package struct RootCertificates: Sendable {
         /// The PEM file they were read from.
@@ -9,10 +9,10 @@ extension NotificationStoreConfiguration {
         let certificates: [NIOSSLCertificate]
 
         /// Reads every certificate of the PEM file at `path`.
-        /// - Throws: ``NotificationStoreError/Code/invalidConfiguration`` naming the file when it cannot be read or
+        /// - Throws: ``PostgresConfigurationError/Code/invalidConfiguration`` naming the file when it cannot be read or
         ///   holds no certificate.
-        package init(path: String) throws(NotificationStoreError) {
-            certificates = try NotificationStoreConfiguration.certificates(path, parameter: "sslrootcert")
+        package init(path: String) throws(PostgresConfigurationError) {
+            certificates = try PostgresConfiguration.certificates(path, parameter: "sslrootcert")
             self.path = path
         }
     }
@@ -25,13 +25,13 @@ extension NotificationStoreConfiguration {
         let key: NIOSSLPrivateKey
 
         /// Reads the certificate chain at `certificatePath` and the unencrypted private key at `keyPath`.
-        /// - Throws: ``NotificationStoreError/Code/invalidConfiguration`` naming the file that cannot be read.
-        package init(certificatePath: String, keyPath: String) throws(NotificationStoreError) {
-            chain = try NotificationStoreConfiguration.certificates(certificatePath, parameter: "sslcert")
+        /// - Throws: ``PostgresConfigurationError/Code/invalidConfiguration`` naming the file that cannot be read.
+        package init(certificatePath: String, keyPath: String) throws(PostgresConfigurationError) {
+            chain = try PostgresConfiguration.certificates(certificatePath, parameter: "sslcert")
             do {
                 key = try NIOSSLPrivateKey(file: keyPath, format: .pem)
             } catch {
-                throw NotificationStoreError(
+                throw PostgresConfigurationError(
                     code: .invalidConfiguration,
                     reason: "sslkey \(keyPath) cannot be read as an unencrypted PEM private key",
                     context: String(describing: error)
@@ -43,24 +43,24 @@ extension NotificationStoreConfiguration {
     }
 
     /// Every certificate of the PEM file at `path`, the libpq `parameter` that names it.
-    /// - Throws: ``NotificationStoreError/Code/invalidConfiguration`` naming the file when it cannot be read or
+    /// - Throws: ``PostgresConfigurationError/Code/invalidConfiguration`` naming the file when it cannot be read or
     ///   holds no certificate.
     private static func certificates(
         _ path: String,
         parameter: String
-    ) throws(NotificationStoreError) -> [NIOSSLCertificate] {
+    ) throws(PostgresConfigurationError) -> [NIOSSLCertificate] {
         let certificates: [NIOSSLCertificate]
         do {
             certificates = try NIOSSLCertificate.fromPEMFile(path)
         } catch {
-            throw NotificationStoreError(
+            throw PostgresConfigurationError(
                 code: .invalidConfiguration,
                 reason: "\(parameter) \(path) cannot be read as PEM certificates",
                 context: String(describing: error)
             )
         }
         guard !certificates.isEmpty else {
-            throw NotificationStoreError(
+            throw PostgresConfigurationError(
                 code: .invalidConfiguration,
                 reason: "\(parameter) \(path) holds no certificate"
             )

@@ -1,9 +1,9 @@
-import PostgresRuntime
-
-/// Settings of a ``NotificationStore``: where PostgreSQL is, how many connections, how long to wait.
+/// PostgreSQL connection settings: where the server is, how many connections, how long to wait, TLS as libpq means it.
+/// They know no table: the store is configured with them (`NotificationStoreConfiguration` is this type), and they
+/// become the runtime's ``PostgresRuntime/Configuration`` through ``runtimeConfiguration``.
 ///
 /// Most deployments give a URL (``init(url:)``), in libpq's form, so the same string works with `psql`.
-package struct NotificationStoreConfiguration: Sendable {
+package struct PostgresConfiguration: Sendable {
     /// Where the server listens.
     package var endpoint: Endpoint
     /// The role to connect as.
@@ -22,14 +22,14 @@ package struct NotificationStoreConfiguration: Sendable {
     package var maximumConnections: Int
     /// How long a connection attempt may take. Default: 5 seconds.
     package var connectTimeout: Duration
-    /// How long one store operation may take, waiting for a connection included. A write that times out was
+    /// How long one operation may take, waiting for a connection included. A write that times out was
     /// rolled back (or is rolled back by the server when the connection closes) and fails as retriable.
     /// Default: 30 seconds.
     package var operationTimeout: Duration
     /// The `application_name` the server shows in `pg_stat_activity`. Default: `asnp`.
     package var applicationName: String
-    /// Whether the batch write is a named prepared statement, parsed and planned once per connection (about half of
-    /// PostgreSQL's time per batch). Turn it off behind a pooler that cannot carry prepared statements across
+    /// Whether the store's batch write is a named prepared statement, parsed and planned once per connection (about
+    /// half of PostgreSQL's time per batch). Turn it off behind a pooler that cannot carry prepared statements across
     /// transactions (PgBouncer in transaction mode before 1.21, or with `max_prepared_statements = 0`).
     /// Default: true.
     package var usesPreparedStatements: Bool
@@ -55,7 +55,7 @@ package struct NotificationStoreConfiguration: Sendable {
     }
 }
 
-extension NotificationStoreConfiguration {
+extension PostgresConfiguration {
     /// Where a PostgreSQL server listens: a TCP host and port, or a Unix domain socket file.
     package typealias Endpoint = PostgresRuntime.Configuration.Endpoint
 
@@ -93,5 +93,31 @@ extension NotificationStoreConfiguration {
 
         /// libpq's name for the mode.
         package var description: String { base.rawValue }
+    }
+}
+
+extension PostgresConfiguration {
+    /// The runtime's configuration: these settings with the TLS files read. The one place they become what
+    /// postgres-nio is told (``PostgresRuntime/Configuration``).
+    package var runtimeConfiguration: PostgresRuntime.Configuration {
+        let runtimeTLS: PostgresRuntime.Configuration.TLS =
+            switch tlsConfiguration {
+            case nil: .disable
+            case let configuration? where tls == .prefer: .prefer(configuration)
+            case let configuration?: .require(configuration)
+            }
+        return PostgresRuntime.Configuration(
+            endpoint: endpoint,
+            username: username,
+            password: password,
+            database: database,
+            tls: runtimeTLS,
+            tlsMode: "\(tls)",
+            trustedRoots: rootCertificates.map { "a CA in sslrootcert \($0.path)" } ?? "a CA the system trusts",
+            maximumConnections: maximumConnections,
+            connectTimeout: connectTimeout,
+            operationTimeout: operationTimeout,
+            applicationName: applicationName
+        )
     }
 }

@@ -3,8 +3,8 @@ import NIOSSL
 import PostgresNIO
 
 extension PostgresRuntime {
-    /// What the runtime connects to and how: the store's settings, resolved (TLS files read). Turned into postgres-nio's
-    /// configurations here alone, the pool's and a single connection's alike.
+    /// What the runtime connects to and how: ``PostgresConfiguration``, resolved (TLS files read). Turned into
+    /// postgres-nio's configurations here alone, the pool's and a single connection's alike.
     package struct Configuration: Sendable {
         /// Where a PostgreSQL server listens.
         package enum Endpoint: Sendable, Hashable, CustomStringConvertible {

@@ -1,12 +1,10 @@
-import PostgresRuntime
-
 #if canImport(FoundationEssentials)
 import FoundationEssentials
 #else
 import Foundation
 #endif
 
-extension NotificationStoreConfiguration {
+extension PostgresConfiguration {
     /// Settings from a libpq connection URL:
     /// `postgres://user[:password]@host[:port]/database[?sslmode=…&sslrootcert=…&sslcert=…&sslkey=…&host=/socket/dir&application_name=…]`.
     ///
@@ -15,10 +13,10 @@ extension NotificationStoreConfiguration {
     ///
     /// A `host` query parameter naming a directory selects the Unix socket in it, as libpq does. Percent-encoded
     /// user names and passwords are decoded.
-    /// - Throws: ``NotificationStoreError/Code/invalidConfiguration``, naming what is wrong but never the password.
-    package init(url text: String) throws(NotificationStoreError) {
-        func invalid(_ reason: String) -> NotificationStoreError {
-            NotificationStoreError(code: .invalidConfiguration, reason: "database URL: \(reason)")
+    /// - Throws: ``PostgresConfigurationError/Code/invalidConfiguration``, naming what is wrong but never the password.
+    package init(url text: String) throws(PostgresConfigurationError) {
+        func invalid(_ reason: String) -> PostgresConfigurationError {
+            PostgresConfigurationError(code: .invalidConfiguration, reason: "database URL: \(reason)")
         }
         guard let components = URLComponents(string: text),
             let scheme = components.scheme, scheme == "postgres" || scheme == "postgresql"
