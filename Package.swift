@@ -659,6 +659,8 @@ let package = Package(
             name: "PipelineReplayTests",
             dependencies: [
                 "PipelineReplay",
+                "AppStoreTestSupport",
+                "PipelineTestSupport",
                 "AppStoreModels",
                 "NotificationStore",
                 "KafkaClient",
@@ -681,7 +683,6 @@ let package = Package(
                 "AppStoreVerification",
                 "AppStoreSigning",
                 "AppStoreTestSupport",
-                "PipelineTestSupport",
                 "VerificationTestSupport",
                 "StoreTestSupport",
                 .product(name: "X509", package: "swift-certificates"),
