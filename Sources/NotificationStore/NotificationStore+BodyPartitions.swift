@@ -9,9 +9,6 @@ import Foundation
 #endif
 
 extension NotificationStore {
-    /// The advisory lock key under which a month's partition of `notification_bodies` is created.
-    static let partitionLockKey = SchemaSQL.bodyPartitionLockKey
-
     /// How long making a month waits for `notification_bodies`' lock. Creating a partition takes ACCESS EXCLUSIVE on
     /// the parent table: it waits for every reader of `notifications_decoded` and every writer, and everyone after
     /// it waits behind it. A month that cannot lock in time is tried again, never waited for longer.
