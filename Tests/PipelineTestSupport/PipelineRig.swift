@@ -45,12 +45,7 @@ package struct PipelineRig: Sendable {
         let logger = Logger.test(label)
         let mock = try KafkaMockCluster(brokers: 1, logger: logger)
         try mock.createTopic(rawTopic, partitions: rawPartitions)
-        if let outputPartitions {
-            let outputs = OutputTopics()
-            for topic in [outputs.decoded, outputs.subscriptionState, outputs.deadLetter] {
-                try mock.createTopic(topic, partitions: outputPartitions)
-            }
-        }
+        if let outputPartitions { try createOutputTopics(on: mock, partitions: outputPartitions) }
         let postgres: TestPostgresServer
         if let server { postgres = server } else { postgres = try await TestPostgresServer.shared() }
         var database = try await postgres.makeDatabase()
@@ -84,6 +79,14 @@ package struct PipelineRig: Sendable {
             throw error
         }
         await services.stop(within: limit)
+    }
+
+    /// Creates the output topics (decoded, subscription state, dead letter) on `mock`.
+    package static func createOutputTopics(on mock: KafkaMockCluster, partitions: Int) throws {
+        let outputs = OutputTopics()
+        for topic in [outputs.decoded, outputs.subscriptionState, outputs.deadLetter] {
+            try mock.createTopic(topic, partitions: partitions)
+        }
     }
 
     /// Every message the raw topic holds, partition by partition.

@@ -57,10 +57,7 @@ struct WorkerTestRig {
         ) { base in
             let outputMock = separateOutputCluster ? try KafkaMockCluster(brokers: 1, logger: base.logger) : base.mock
             if separateOutputCluster, let outputPartitions {
-                let outputs = OutputTopics()
-                for topic in [outputs.decoded, outputs.subscriptionState, outputs.deadLetter] {
-                    try outputMock.createTopic(topic, partitions: outputPartitions)
-                }
+                try PipelineRig.createOutputTopics(on: outputMock, partitions: outputPartitions)
             }
             var outputConfiguration = KafkaProducerConfiguration(cluster: outputMock.clusterConfiguration)
             outputConfiguration.deliveryTimeout = outputDeliveryTimeout ?? outputConfiguration.deliveryTimeout
