@@ -1,3 +1,4 @@
+import AppStoreModels
 import KafkaClient
 import Logging
 import NotificationBodies
@@ -56,7 +57,7 @@ extension NotificationStore {
                 switch messages[index].payload {
                 case .decoded(var event):
                     let json = (try? body.get()).flatMap {
-                        NotificationRow.decodedJSON(version: Int16(event.version), body: $0)
+                        DecodedNotificationJSON.rebuilt(version: event.version, storedBody: $0)
                     }
                     guard let json else {
                         unbuilt[index] = event.notificationUUID

@@ -126,6 +126,19 @@ package enum DecodedNotificationJSON {
         storedBody.starts(with: [0xEF, 0xBB, 0xBF]) ? Array(storedBody.dropFirst(3)) : storedBody
     }
 
+    /// The JSON of a stored notification of format `version` (1 or 2) built again from its stored body: the same
+    /// text its batch stored and first published. Nil when this version cannot build it (a body stored by an
+    /// earlier version).
+    package static func rebuilt(version: Int, storedBody: [UInt8]) -> String? {
+        switch version {
+        case 1:
+            return String(decoding: v1(storedBody: storedBody), as: UTF8.self)
+        default:
+            guard let built = try? v2(body: storedBody) else { return nil }
+            return String(decoding: built.json, as: UTF8.self)
+        }
+    }
+
     /// The object at `range` of `bytes` without the string-valued `members` (nil when it has none), and their
     /// JWS payloads.
     private static func withoutSignedMembers(

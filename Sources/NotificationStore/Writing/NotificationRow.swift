@@ -102,7 +102,7 @@ extension RejectedRow {
             uniquingKeysWith: { first, _ in first }
         )
         self.headers = Self.jsonObject(headers)
-        self.receivedAt = raw.receivedAt.millisecondsSince1970
+        self.receivedAt = PostgresTimestamp.milliseconds(raw.receivedAt)
         self.key = raw.key.map(PostgresText.replacingNUL)
         self.source = raw.source
     }
@@ -127,7 +127,7 @@ extension NotificationRow {
         }
         self.ordinal = ordinal
         self.version = Int16(notification.version)
-        self.receivedAt = raw.receivedAt.millisecondsSince1970
+        self.receivedAt = PostgresTimestamp.milliseconds(raw.receivedAt)
         self.source = raw.source
         switch notification {
         case .v2(let v2):
@@ -283,12 +283,9 @@ extension NotificationRow {
         return text
     }
 
-    /// Years 1 to 9999: what `timestamptz` and every downstream reader can take.
-    static let storableMilliseconds: ClosedRange<Int64> = -62_135_596_800_000...253_402_300_799_999
-
     private static func checkedDate(_ milliseconds: Int64?, _ name: String) throws(UnstorableNotification) -> Int64? {
         guard let milliseconds else { return nil }
-        guard storableMilliseconds.contains(milliseconds) else {
+        guard PostgresTimestamp.storableMilliseconds.contains(milliseconds) else {
             throw UnstorableNotification(reason: "the \(name) \(milliseconds) is outside years 1 to 9999")
         }
         return milliseconds
@@ -307,30 +304,5 @@ extension UUID {
                 digest[8], digest[9], digest[10], digest[11], digest[12], digest[13], digest[14], digest[15]
             )
         )
-    }
-}
-
-extension Date {
-    /// Milliseconds since 1970, held within years 1 to 9999 (a receive time from a bad clock or header must
-    /// not make a whole batch unstorable).
-    var millisecondsSince1970: Int64 {
-        let milliseconds = (timeIntervalSince1970 * 1000).rounded()
-        let range = NotificationRow.storableMilliseconds
-        guard milliseconds.isFinite else { return range.lowerBound }
-        return Int64(min(max(milliseconds, Double(range.lowerBound)), Double(range.upperBound)))
-    }
-}
-
-extension NotificationRow {
-    /// The `decoded` JSON of a stored notification built again from its stored body: the same text its batch
-    /// stored and first published. Nil when this version cannot build it (a body stored by an earlier version).
-    static func decodedJSON(version: Int16, body: [UInt8]) -> String? {
-        switch version {
-        case 1:
-            return String(decoding: DecodedNotificationJSON.v1(storedBody: body), as: UTF8.self)
-        default:
-            guard let built = try? DecodedNotificationJSON.v2(body: body) else { return nil }
-            return String(decoding: built.json, as: UTF8.self)
-        }
     }
 }
