@@ -43,7 +43,10 @@ struct BatchOutcome: Sendable {
     }
 
     var batch: PartitionBatch
-    /// Nil: not stored, to be retried (unless ``notOwned`` or ``storedBehind``).
+    /// Verified into these notifications, not yet written: its write is next
+    /// (``Worker/StateMachine/Action/writeBatch(_:_:)``).
+    var verified: NotificationBatch?
+    /// Nil: not stored, to be retried (unless ``verified``, ``notOwned`` or ``storedBehind``).
     var stored: Stored?
     /// Not stored because another member claimed the partition since this one did: not to be retried as it is.
     var notOwned = false

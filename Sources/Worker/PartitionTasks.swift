@@ -1,8 +1,8 @@
 import KafkaClient
 import Synchronization
 
-/// The tasks of the partition batches in flight, one per partition (``Worker/StateMachine`` starts at most one), so
-/// partitions never wait for one another.
+/// The tasks of the partition batches in flight, one per partition (``Worker/StateMachine`` starts at most one: a
+/// batch's verification, then its write), so partitions never wait for one another.
 struct PartitionTasks {
     private var tasks: [KafkaTopicPartition: (id: Int, task: Task<BatchOutcome, Never>)] = [:]
     private var nextID = 0
@@ -10,6 +10,7 @@ struct PartitionTasks {
 
     /// Starts `work` on `batch`; its partition must have no task.
     mutating func start(_ batch: PartitionBatch, _ work: @escaping @Sendable (PartitionBatch) async -> BatchOutcome) {
+        precondition(tasks[batch.partition] == nil, "two tasks of \(batch.partition) at once")
         let finished = finished
         let id = nextID
         nextID += 1

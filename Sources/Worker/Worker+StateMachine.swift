@@ -20,8 +20,9 @@ extension Worker {
     /// later ones, so the drain's first read finds every row a previous owner will ever store
     /// (Docs/adr/0016-partition-ownership-fence.md). Partitions never wait
     /// for one another beyond ``WorkerConfiguration/maximumConcurrentBatches``, which counts the batches being
-    /// verified: a batch verified and waiting for its shared transaction (``batchVerified(_:nextOffset:)``) makes room
-    /// for another partition's, so that every partition's batch can join the next transaction.
+    /// verified: a batch runs in two tasks, its verification (``Action/startBatch(_:)``) then its write
+    /// (``Action/writeBatch(_:_:)``), and one verified and waiting for its shared transaction makes room for another
+    /// partition's, so that every partition's batch can join the next transaction.
     ///
     /// Nothing is skipped when the database was restored to an earlier point than the group's committed offsets: each
     /// partition knows the offset the database must hold it through (the committed offset it resumed from, then each
@@ -49,8 +50,11 @@ extension Worker {
             /// Claim these partitions in PostgreSQL (``NotificationStore/claim(_:)``), in a task of its own; report
             /// to ``claimEnded(_:epochs:now:)``. No batch of theirs starts and the drain does not read them before.
             case claim([ClaimRequest])
-            /// Verify and store the batch in a task of its own; report its end to ``batchesEnded(_:now:)``.
+            /// Verify the batch in a task of its own; report its end to ``batchesEnded(_:now:)``.
             case startBatch(PartitionBatch)
+            /// Write the batch, verified into these notifications, in a task of its own in the place of its
+            /// verification's (the partition's batch is still in flight); report its end to ``batchesEnded(_:now:)``.
+            case writeBatch(PartitionBatch, NotificationBatch)
             /// Commit these offsets (of stored batches, or a partition's rewind), one per partition, in a task of its
             /// own; report its end to ``commitEnded(_:committed:now:)``. No other commit starts before.
             case commit([KafkaTopicPartitionOffset])
@@ -122,16 +126,16 @@ extension Worker {
             var attempts = 0
             /// After a failed batch: not before then.
             var retryAt: ContinuousClock.Instant?
+            /// A batch is in flight, from the start of its verification to the end of its write.
             var inFlight = false
-            /// The offset after the batch in flight (its commit), naming it for ``batchVerified(_:nextOffset:)``; nil
-            /// when none is in flight or it is an attempt after a failure (which keeps its place).
-            var inFlightNextOffset: Int64?
-            /// The batch in flight is verified and waits for (or is in) its transaction: it no longer counts against
-            /// ``maximumConcurrentBatches``.
-            var verified = false
+            /// The batch in flight is verified and being written (``Action/writeBatch(_:_:)``).
+            var writing = false
+            /// The batch in flight is an attempt after a failure: written alone, on a connection of its own, it keeps
+            /// its place among the batches being verified until it ended.
+            var retrying = false
 
             /// Counts against ``maximumConcurrentBatches``.
-            var isVerifying: Bool { inFlight && !verified }
+            var isVerifying: Bool { inFlight && (!writing || retrying) }
             /// The offset to commit: the next offset of the last batch stored, or the offset rewound to, until a commit
             /// of it held.
             var uncommitted: Int64?
@@ -193,8 +197,8 @@ extension Worker {
         /// Partitions with a batch in flight.
         var inFlight: Set<KafkaTopicPartition> { Set(partitions.filter(\.value.inFlight).keys) }
 
-        /// Partitions with a batch in flight not yet reported verified: they count against
-        /// ``WorkerConfiguration/maximumConcurrentBatches``.
+        /// Partitions whose batch in flight counts against ``WorkerConfiguration/maximumConcurrentBatches``: not yet
+        /// verified, or an attempt after a failure.
         var verifying: Set<KafkaTopicPartition> {
             Set(partitions.filter(\.value.isVerifying).keys)
         }
@@ -203,7 +207,7 @@ extension Worker {
         var hasBatchInFlight: Bool { partitions.values.contains(where: \.inFlight) }
 
         /// Partitions being given up (or finished) whose batch in flight must end before they can be: wait for these
-        /// and report them to ``batchesEnded(_:now:)``.
+        /// and report them to ``batchesEnded(_:now:)`` (a verification that ended starts its write: wait for it too).
         var endingInFlight: [KafkaTopicPartition] {
             partitions.filter { $0.value.ending != nil && $0.value.inFlight }.keys.sorted()
         }
@@ -302,17 +306,9 @@ extension Worker {
                 + startCommit(now: now) + applyPauses()
         }
 
-        /// The batch in flight of `partition` ending before `nextOffset` was verified and waits for its transaction:
-        /// another partition's batch may start in its place. A batch tried again after a failure is written alone, on
-        /// a connection of its own, and keeps its place: do not report it.
-        mutating func batchVerified(_ partition: KafkaTopicPartition, nextOffset: Int64) {
-            guard partitions[partition]?.inFlight == true, partitions[partition]?.inFlightNextOffset == nextOffset
-            else { return }
-            partitions[partition]?.verified = true
-        }
-
-        /// Batches ended, stored or not; those stored have their offsets committed together, in one
-        /// ``Action/commit(_:)`` (unless one runs: then in the next, once it ended).
+        /// Batches' tasks ended: verified (their writes start, ``Action/writeBatch(_:_:)``), stored or not; those
+        /// stored have their offsets committed together, in one ``Action/commit(_:)`` (unless one runs: then in the
+        /// next, once it ended).
         mutating func batchesEnded(_ outcomes: [BatchOutcome], now: ContinuousClock.Instant) -> [Action] {
             var actions: [Action] = []
             for outcome in outcomes { actions += end(outcome, now: now) }
@@ -324,15 +320,24 @@ extension Worker {
             batchesEnded([outcome], now: now)
         }
 
-        /// One batch's end, for ``batchesEnded(_:now:)``.
+        /// One batch task's end, for ``batchesEnded(_:now:)``.
         private mutating func end(_ outcome: BatchOutcome, now: ContinuousClock.Instant) -> [Action] {
             let partition = outcome.batch.partition
+            if let notifications = outcome.verified {
+                // Its write follows in its task's place; unless it is an attempt after a failure, another partition's
+                // batch may now be verified in its place (``Partition/isVerifying``).
+                guard partitions[partition]?.inFlight == true, partitions[partition]?.writing == false else {
+                    return []
+                }
+                partitions[partition]?.writing = true
+                return [.writeBatch(outcome.batch, notifications)]
+            }
             guard partitions[partition]?.inFlight == true, var state = partitions.removeValue(forKey: partition) else {
                 return []
             }
             state.inFlight = false
-            state.inFlightNextOffset = nil
-            state.verified = false
+            state.writing = false
+            state.retrying = false
             // A lost or revoked partition's rows wait in the table for its next owner, which reads it on assignment.
             let publishes = state.ending?.handsOver != true
             var actions: [Action] = []
@@ -529,7 +534,7 @@ extension Worker {
             state.attempts = 0
             state.retryAt = nil
             state.inFlight = true
-            state.inFlightNextOffset = batch.attempts == 0 ? batch.nextOffset.offset : nil
+            state.retrying = batch.attempts > 0
             partitions[partition] = state
             return batch
         }

@@ -45,10 +45,6 @@ package final class Worker: Service, Sendable {
     /// What the worker measures; serve ``WorkerMetrics/registry`` (with a ``WorkerMetricsSampler`` for its gauges).
     package let metrics: WorkerMetrics
     private let status = Mutex(Status())
-    /// Batches verified since the run loop last looked (their partition and next offset): they wait for their
-    /// transaction, and other partitions' batches may start in their place
-    /// (``StateMachine/batchVerified(_:nextOffset:)``).
-    private let verifiedBatches = Mutex<[(partition: KafkaTopicPartition, nextOffset: Int64)]>([])
     /// Claims ended since the run loop last looked, with their outcome (nil: failed).
     private let endedClaims = Mutex<
         [(requests: [StateMachine.ClaimRequest], claims: [KafkaTopicPartition: PartitionClaim]?)]
@@ -162,7 +158,10 @@ package final class Worker: Service, Sendable {
                     // The state machine starts one claim at a time, after the previous one ended.
                     claimTask = Task { await self.claim(requests) }
                 case .startBatch(let batch):
-                    tasks.start(batch) { batch in await self.process(batch, writer) }
+                    tasks.start(batch) { batch in await self.verify(batch) }
+                case .writeBatch(let batch, let notifications):
+                    // The verification's task ended and was taken: the partition's place is free for its write.
+                    tasks.start(batch) { batch in await self.write(batch, notifications, writer) }
                 case .commit(let offsets):
                     // The state machine starts one commit at a time, after the previous one ended.
                     commitTask = Task { await self.commit(offsets, consumer) }
@@ -221,12 +220,6 @@ package final class Worker: Service, Sendable {
         do {
             while !Task.isCancelled, !Task.isShuttingDownGracefully {
                 status.withLock { $0.lastTurn = .now }
-                // Before the ended batches, so that a report finds its batch still in flight; one that comes after its
-                // batch ended names no batch in flight and is ignored.
-                let verified = verifiedBatches.takeAll()
-                for verified in verified {
-                    machine.batchVerified(verified.partition, nextOffset: verified.nextOffset)
-                }
                 let claims = endedClaims.takeAll()
                 var ended: [StateMachine.Action] = []
                 for (requests, claimed) in claims {
@@ -381,23 +374,32 @@ package final class Worker: Service, Sendable {
         endedStoredChecks.withLock { $0.append((checks, owners)) }
     }
 
-    /// Verifies and stores one partition's batch: stored (with the write's outbox messages; its offset is the state
-    /// machine's to commit), to be tried again, or refused because another member claimed the partition since. The
-    /// transaction is shared with the batches of other partitions ready at the same time (``GroupCommitWriter``).
-    private func process(_ batch: PartitionBatch, _ writer: GroupCommitWriter) async -> BatchOutcome {
-        var logger = logger
-        logger[metadataKey: "kafka.partition"] = "\(batch.partition)"
-        var stage = "verify"
+    /// Verifies one partition's batch: verified, its notifications to be written next
+    /// (``StateMachine/Action/writeBatch(_:_:)``), or to be tried again.
+    private func verify(_ batch: PartitionBatch) async -> BatchOutcome {
         do {
             let verificationStart = ContinuousClock.now
             var notifications = try await verifier.batch(for: batch.messages)
             notifications.fences = [batch.fence]
             metrics.verificationDuration.record(verificationStart.duration(to: .now))
-            // A batch tried again is written alone, on a connection of its own: it keeps its place among the batches.
-            if batch.attempts == 0 {
-                verifiedBatches.withLock { $0.append((batch.partition, batch.nextOffset.offset)) }
-            }
-            stage = "store"
+            return BatchOutcome(batch: batch, verified: notifications)
+        } catch {
+            return failed(batch, stage: "verify", error)
+        }
+    }
+
+    /// Stores one partition's verified batch: stored (with the write's outbox messages; its offset is the state
+    /// machine's to commit), to be tried again, or refused because another member claimed the partition since. The
+    /// transaction is shared with the batches of other partitions ready at the same time (``GroupCommitWriter``).
+    private func write(
+        _ batch: PartitionBatch,
+        _ notifications: NotificationBatch,
+        _ writer: GroupCommitWriter
+    ) async -> BatchOutcome {
+        var logger = logger
+        logger[metadataKey: "kafka.partition"] = "\(batch.partition)"
+        do {
+            // A batch tried again is written alone, on a connection of its own: it keeps its place.
             let written = try await writer.write(
                 notifications,
                 of: batch.partition,
@@ -427,13 +429,20 @@ package final class Worker: Service, Sendable {
             )
             return BatchOutcome(batch: batch, storedBehind: true)
         } catch {
-            metrics.countFailedBatch(stage: stage, code: Self.code(of: error))
-            logger.warning(
-                "Batch not stored; pausing the partition and trying the same batch again",
-                metadata: ["error": "\(error)", "batch.attempt": "\(batch.attempts + 1)"]
-            )
-            return BatchOutcome(batch: batch)
+            return failed(batch, stage: "store", error)
         }
+    }
+
+    /// A batch that failed at `stage`, counted and logged: its partition waits out a backoff, then tries it again.
+    private func failed(_ batch: PartitionBatch, stage: String, _ error: any Error) -> BatchOutcome {
+        metrics.countFailedBatch(stage: stage, code: Self.code(of: error))
+        logger.warning(
+            "Batch not stored; pausing the partition and trying the same batch again",
+            metadata: [
+                "kafka.partition": "\(batch.partition)", "error": "\(error)", "batch.attempt": "\(batch.attempts + 1)",
+            ]
+        )
+        return BatchOutcome(batch: batch)
     }
 
     /// One debug line per consumed message: what an operator searches by (its offset, the ingress's request id, the

@@ -59,6 +59,11 @@ struct WorkerStateMachineTests {
         ids.map { OutboxMessage(id: $0, stream: .decoded, key: "k", payload: .missing) }
     }
 
+    /// The batch's verification ended: its write is next.
+    static func verified(_ batch: PartitionBatch) -> BatchOutcome {
+        BatchOutcome(batch: batch, verified: NotificationBatch(fences: [batch.fence]))
+    }
+
     static func stored(_ batch: PartitionBatch, rows: [OutboxMessage]? = []) -> BatchOutcome {
         BatchOutcome(batch: batch, stored: .init(outboxMessages: rows))
     }
@@ -106,11 +111,16 @@ struct WorkerStateMachineTests {
         actions.compactMap { if case .startBatch(let batch) = $0 { batch } else { nil } }
     }
 
-    /// The actions other than batches, described, for comparison.
+    /// The batches written among `actions` (their verification ended).
+    static func writes(_ actions: [Action]) -> [PartitionBatch] {
+        actions.compactMap { if case .writeBatch(let batch, _) = $0 { batch } else { nil } }
+    }
+
+    /// The actions other than batches and their writes, described, for comparison.
     static func others(_ actions: [Action]) -> [String] {
         actions.compactMap { action in
             switch action {
-            case .startBatch: nil
+            case .startBatch, .writeBatch: nil
             case .claim(let requests): "claim \(requests.map(\.partition.partition))"
             case .commit(let offsets): "commit \(offsets.map { "\($0.topicPartition.partition)@\($0.offset)" })"
             case .pause(let partitions): "pause \(partitions.map(\.partition))"
@@ -189,7 +199,7 @@ struct WorkerStateMachineTests {
     }
 
     @Test(
-        "A batch verified and waiting for its transaction makes room for another partition's; reports naming no batch in flight, or an attempt after a failure, change nothing"
+        "A batch verified makes room for another partition's while its write follows; an attempt after a failure keeps its place until it ended; outcomes naming no batch in flight, or a batch being written, change nothing"
     )
     func verifiedBatchesMakeRoom() throws {
         var machine = Self.machine(concurrency: 1)
@@ -199,26 +209,48 @@ struct WorkerStateMachineTests {
         machine.received(Self.messages(Self.p2, 0...0), now: Self.at(0))
         let first = try #require(Self.batches(machine.tick(now: Self.at(0))).first)
         #expect(first.partition == Self.p0)
-        machine.batchVerified(Self.p1, nextOffset: 1)
-        machine.batchVerified(Self.p0, nextOffset: 99)
-        #expect(Self.batches(machine.tick(now: Self.at(0))).isEmpty, "no batch of p1 in flight; not p0's batch")
-        machine.batchVerified(Self.p0, nextOffset: 2)
+        #expect(Self.batches(machine.tick(now: Self.at(0))).isEmpty, "p0's batch is being verified")
+        let notInFlight = PartitionBatch(partition: Self.p1, messages: Self.messages(Self.p1, 0...0), epoch: 1)
+        #expect(machine.batchEnded(Self.verified(notInFlight), now: Self.at(0)).isEmpty, "no batch of p1 in flight")
+        #expect(machine.batchEnded(Self.stored(notInFlight), now: Self.at(0)).isEmpty, "no batch of p1 in flight")
+        #expect(machine.verifying == [Self.p0] && machine.inFlight == [Self.p0])
+        let write = machine.batchEnded(Self.verified(first), now: Self.at(0))
+        #expect(Self.writes(write).map(Self.offsets) == [[0, 1]] && Self.others(write).isEmpty)
+        #expect(machine.verifying.isEmpty && machine.inFlight == [Self.p0], "in flight until its write ended")
+        #expect(machine.batchEnded(Self.verified(first), now: Self.at(0)).isEmpty, "its write runs already")
         let second = try #require(Self.batches(machine.tick(now: Self.at(0))).first)
         #expect(second.partition == Self.p1)
         #expect(Self.batches(machine.tick(now: Self.at(0))).isEmpty, "p1's batch is being verified")
 
-        // p0's batch fails: tried again after its backoff, and that attempt keeps its place even if reported.
+        // p0's write fails: tried again after its backoff, and that attempt keeps its place once verified.
         _ = machine.batchEnded(Self.failed(first), now: Self.at(0.1))
+        #expect(Self.writes(machine.batchEnded(Self.verified(second), now: Self.at(0.2))).map(\.partition) == [Self.p1])
         _ = machine.batchEnded(Self.stored(second), now: Self.at(0.2))
-        #expect(Self.batches(machine.tick(now: Self.at(0.2))).map(\.partition) == [Self.p2])
-        machine.batchVerified(Self.p2, nextOffset: 1)
+        let third = try #require(Self.batches(machine.tick(now: Self.at(0.2))).first)
+        #expect(third.partition == Self.p2)
+        _ = machine.batchEnded(Self.verified(third), now: Self.at(0.3))
         let retry = try #require(Self.batches(machine.tick(now: Self.at(2))).first)
         #expect(retry.partition == Self.p0 && retry.attempts == 1 && retry.nextOffset.offset == 2)
         machine.received(Self.messages(Self.p1, 1...1), now: Self.at(2))
-        machine.batchVerified(Self.p0, nextOffset: 2)
+        #expect(Self.writes(machine.batchEnded(Self.verified(retry), now: Self.at(2))).map(\.partition) == [Self.p0])
+        #expect(machine.verifying == [Self.p0])
         #expect(Self.batches(machine.tick(now: Self.at(2))).isEmpty, "the attempt after a failure keeps its place")
         _ = machine.batchEnded(Self.stored(retry), now: Self.at(2.1))
         #expect(Self.batches(machine.tick(now: Self.at(2.1))).map(Self.offsets) == [[1]])
+    }
+
+    @Test(
+        "Lost while its batch is verified: the write still follows (the fence refuses it if need be); let go after it"
+    )
+    func lostBetweenVerificationAndWrite() throws {
+        var (machine, batch) = try Self.batchInFlight(0...1)
+        #expect(machine.revoke([Self.p0], isLost: true, now: Self.at(0.1)).isEmpty)
+        #expect(machine.endingInFlight == [Self.p0])
+        let write = machine.batchEnded(Self.verified(batch), now: Self.at(0.2))
+        #expect(Self.writes(write).map(Self.offsets) == [[0, 1]] && Self.others(write).isEmpty)
+        #expect(machine.endingInFlight == [Self.p0], "waiting for its write")
+        #expect(Self.others(machine.batchEnded(Self.stored(batch), now: Self.at(0.3))) == ["handOver [0]"])
+        #expect(machine.owned.isEmpty && machine.uncommitted.isEmpty)
     }
 
     @Test("A failed batch: paused, tried again after its backoff with what arrived since, backoffs doubling to the cap")
@@ -432,6 +464,10 @@ struct WorkerStateMachineTests {
         /// The offset the next batch must start at.
         var nextBatch: Int64 = 0
         var batchInFlight: PartitionBatch?
+        /// The batch in flight is verified and being written.
+        var writing = false
+        /// The last batch started, for outcomes naming no batch in flight.
+        var lastBatch: PartitionBatch?
         var owned = false
         var paused = false
         /// Being given up: no publication of its rows by this member.
@@ -628,7 +664,7 @@ struct WorkerStateMachineTests {
     }
 
     @Test(
-        "Random interleavings of polls, claims, verified batches, batch outcomes (fenced ones too, several ending together), commits running across them (refused ones too), revocations, losses and database restores: in order, no gap, one commit at a time, none past what is stored"
+        "Random interleavings of polls, claims, batches' verifications and writes (failed and fenced ones too, several ending together, stale outcomes), commits running across them (refused ones too), revocations, losses and database restores: in order, no gap, one commit at a time, none past what is stored"
     )
     func randomInterleavings() throws {
         var generator = SeededGenerator(seed: 0xBA7C4)
@@ -674,7 +710,17 @@ struct WorkerStateMachineTests {
                             "round \(round): \(batch.partition) batch \(Self.offsets(batch)), expected from \(state.nextBatch)"
                         )
                         state.batchInFlight = batch
+                        state.writing = false
+                        state.lastBatch = batch
                         simulated[batch.partition] = state
+                    case .writeBatch(let batch, let notifications):
+                        let state = simulated[batch.partition]!
+                        #expect(
+                            state.batchInFlight.map(Self.offsets) == Self.offsets(batch) && !state.writing,
+                            "round \(round): \(batch.partition) written, not the batch being verified"
+                        )
+                        #expect(notifications.fences.map(\.nextOffset) == [batch.nextOffset.offset])
+                        simulated[batch.partition]!.writing = true
                     case .commit(let offsets):
                         #expect(commitRunning == nil, "round \(round): two commits at once")
                         #expect(
@@ -784,10 +830,17 @@ struct WorkerStateMachineTests {
                 finishBatches([partition])
             }
 
-            /// How the batch in flight of `partition` ends, if there is one.
+            /// How the task of the batch in flight of `partition` ends, if there is one: its verification, or its write.
             func outcome(of partition: KafkaTopicPartition) -> BatchOutcome? {
                 guard let batch = simulated[partition]!.batchInFlight else { return nil }
+                guard simulated[partition]!.writing else {
+                    // Verified: its write is next, in flight still.
+                    guard failures, Int.random(in: 0..<8, using: &generator) == 0 else { return Self.verified(batch) }
+                    simulated[partition]!.batchInFlight = nil
+                    return Self.failed(batch)
+                }
                 simulated[partition]!.batchInFlight = nil
+                simulated[partition]!.writing = false
                 let outcome: BatchOutcome
                 if let expected = batch.storedThroughOffset, simulated[partition]!.storedThrough < expected {
                     // The fence: the database was restored behind what the member stored.
@@ -852,7 +905,7 @@ struct WorkerStateMachineTests {
                     finishBatch(partition)
                 case 5:
                     // Batches of several partitions end together (a shared transaction), and the commit running.
-                    finishBatches(partitions.filter { _ in Bool.random(using: &generator) })
+                    finishBatches(partitions.filter { _ in Bool.random(using: &generator) }.shuffled(using: &generator))
                     finishCommit()
                 case 6:
                     // Revoked or lost, then (a later rebalance) owned again.
@@ -879,14 +932,31 @@ struct WorkerStateMachineTests {
                 default:
                     if !simulated[partition]!.owned { assign(partition) }
                 }
-                // The batch task reports its batch verified (a first attempt's, or a stale report naming another).
-                if let batch = simulated[partition]!.batchInFlight, Bool.random(using: &generator) {
-                    let stale = Int.random(in: 0..<4, using: &generator) == 0
-                    machine.batchVerified(partition, nextOffset: batch.nextOffset.offset + (stale ? 1 : 0))
+                // An outcome no task of the partition gives now (none in flight, or its write runs) is ignored: a
+                // write it started, or a change of the partition, fails the checks.
+                if let last = simulated[partition]!.lastBatch, Int.random(in: 0..<4, using: &generator) == 0 {
+                    if simulated[partition]!.batchInFlight == nil {
+                        let stale = Bool.random(using: &generator) ? Self.verified(last) : Self.stored(last)
+                        perform(machine.batchEnded(stale, now: Self.at(clock)))
+                    } else if simulated[partition]!.writing {
+                        perform(machine.batchEnded(Self.verified(last), now: Self.at(clock)))
+                    }
                 }
                 poll()
                 perform(machine.tick(now: Self.at(clock)))
+                // A batch holds its verification slot until verified, an attempt after a failure until it ended.
+                let holdingSlots = Set(
+                    simulated.filter { _, state in
+                        guard let batch = state.batchInFlight else { return false }
+                        return !state.writing || batch.attempts > 0
+                    }.keys
+                )
+                #expect(machine.verifying == holdingSlots, "round \(round): \(machine.verifying) being verified")
                 #expect(machine.verifying.count <= concurrency, "round \(round): \(machine.verifying) being verified")
+                #expect(
+                    machine.inFlight == Set(simulated.filter { $0.value.batchInFlight != nil }.keys),
+                    "round \(round): in flight \(machine.inFlight)"
+                )
             }
             // Settle without failures: every message is stored and committed.
             failures = false
