@@ -409,9 +409,7 @@ package final class Worker: Service, Sendable {
             metrics.batchSize.record(Double(batch.messages.count))
             if logger.logLevel <= .debug { logEntries(notifications, logger: logger) }
             return BatchOutcome(batch: batch, stored: BatchOutcome.Stored(outboxMessages: written.outboxMessages))
-        } catch let error as NotificationStoreError
-            where error.code == .partitionNotOwned && error.partitions.contains(batch.partition)
-        {
+        } catch  where error.code == .partitionNotOwned && error.partitions.contains(batch.partition) {
             // Not a failure to retry: the partition is someone else's now (its revocation is on its way).
             metrics.fencedBatches.increment()
             logger.notice(
@@ -419,9 +417,7 @@ package final class Worker: Service, Sendable {
                 metadata: ["error": "\(error)"]
             )
             return BatchOutcome(batch: batch, notOwned: true)
-        } catch let error as NotificationStoreError
-            where error.code == .storedOffsetBehind && error.partitions.contains(batch.partition)
-        {
+        } catch  where error.code == .storedOffsetBehind && error.partitions.contains(batch.partition) {
             // Not a failure to retry as it is: storing it would skip what the database no longer holds.
             logger.warning(
                 "Batch refused: the database holds the partition through less than was stored; claiming it again",
