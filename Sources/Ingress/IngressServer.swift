@@ -9,6 +9,7 @@ import NIOPosix
 import PipelineStatus
 import Prometheus
 import ServiceLifecycle
+import Tracing
 
 /// The HTTP receiver Apple posts to, as a `Service`.
 ///
@@ -35,11 +36,14 @@ package final class IngressServer: Service, Sendable {
     /// - Parameters:
     ///   - producer: The producer of the raw topic; its delivery timeout should not exceed the acknowledgement timeout.
     ///   - registry: Where the ingress's metrics live; the status server's `GET /metrics` serves everything in it.
+    ///   - tracer: Records a span per notification request and passes its context on in the raw-topic message's
+    ///     headers; nil for no tracing.
     ///   - onListening: Called with the bound port once the server accepts connections.
     package init(
         configuration: IngressConfiguration,
         producer: KafkaProducer,
         registry: PrometheusCollectorRegistry = PrometheusCollectorRegistry(),
+        tracer: (any Tracer)? = nil,
         logger: Logger,
         onListening: @escaping @Sendable (_ port: Int) async -> Void = { _ in }
     ) throws(IngressError) {
@@ -63,6 +67,7 @@ package final class IngressServer: Service, Sendable {
             configuration: configuration,
             producer: producer,
             metrics: metrics,
+            tracer: tracer,
             logger: logger
         )
 

@@ -6,6 +6,7 @@ import Metrics
 import NIOCore
 import NIOFoundationCompat
 import PipelineContract
+import Tracing
 
 #if canImport(FoundationEssentials)
 import FoundationEssentials
@@ -31,9 +32,17 @@ struct NotificationReceiver: Sendable {
     let deadlines: ProduceDeadlines
     /// The body deadline of each request whose body did not come with its head: called once the deadline passed.
     let bodyDeadlines: DeadlineSweeper<@Sendable () -> Void>
+    /// Starts a span per notification request; nil when tracing is off.
+    let tracer: (any Tracer)?
     let logger: Logger
 
-    init(configuration: IngressConfiguration, producer: KafkaProducer, metrics: IngressMetrics, logger: Logger) {
+    init(
+        configuration: IngressConfiguration,
+        producer: KafkaProducer,
+        metrics: IngressMetrics,
+        tracer: (any Tracer)?,
+        logger: Logger
+    ) {
         self.rawTopic = configuration.rawTopic
         self.maximumBodySize = configuration.maximumBodySize
         self.acknowledgementTimeout = configuration.acknowledgementTimeout
@@ -49,6 +58,7 @@ struct NotificationReceiver: Sendable {
         self.bodyDeadlines = DeadlineSweeper(granularity: min(.milliseconds(50), configuration.requestTimeout / 10)) {
             $0()
         }
+        self.tracer = tracer
         self.logger = logger
     }
 
@@ -113,6 +123,20 @@ struct NotificationReceiver: Sendable {
         }
     }
 
+    /// The span of a notification request, from its head to its answer (nil when tracing is off): it continues the
+    /// sender's trace when the head carries a `traceparent`, and is the parent of the raw-topic message's context.
+    /// The route is named by its template: a path token is never recorded.
+    func startSpan(_ route: NotificationRoute, head: HTTPRequest, requestID: String) -> (any Span)? {
+        guard let tracer else { return nil }
+        var context = ServiceContext.topLevel
+        tracer.extract(head.headerFields, into: &context, using: HTTPFieldsExtractor())
+        let span = tracer.startSpan("POST \(route.label)", context: context, ofKind: .server)
+        span.attributes["http.request.method"] = "POST"
+        span.attributes["http.route"] = route.label
+        span.attributes["asnp.request_id"] = requestID
+        return span
+    }
+
     /// Gives back an admitted request's place.
     func release() {
         limiter.release()
@@ -140,6 +164,7 @@ struct NotificationReceiver: Sendable {
         target: NotificationTarget,
         requestID: String,
         contentType: String?,
+        span: (any Span)?,
         completion: @escaping @Sendable (Result<HTTPResponse, IngressRefusal>) -> Void
     ) {
         let receivedAt = Date()
@@ -167,7 +192,11 @@ struct NotificationReceiver: Sendable {
             requestID: requestID,
             source: .ingress
         )
-        let message = headers.message(body: body, key: key, topic: rawTopic)
+        var message = headers.message(body: body, key: key, topic: rawTopic)
+        if let tracer, let span {
+            // The worker's spans of this notification continue the request's trace.
+            tracer.inject(span.context, into: &message.headers, using: KafkaHeadersInjector())
+        }
         let start = ContinuousClock.now
         let bodySize = body.readableBytes
         deadlines.send(message, with: producer) { outcome in

@@ -1,6 +1,7 @@
 import HTTPTypes
 import NIOCore
 import NIOHTTPTypes
+import Tracing
 
 /// One connection's notification requests, answered on its event loop without a task or a thread hop per request
 /// (ADR 0014): the head admitted or refused (``NotificationReceiver/admit(_:head:peer:requestID:)``), the body
@@ -42,6 +43,8 @@ final class NotificationRequestHandler: ChannelDuplexHandler, RemovableChannelHa
         let closes: Bool
         /// Holds one of `ingress.maximumConcurrentRequests` places.
         var holdsPlace: Bool
+        /// Its span, ended when it is answered or given up (nil when tracing is off).
+        var span: (any Span)?
     }
 
     private let receiver: NotificationReceiver
@@ -114,6 +117,7 @@ final class NotificationRequestHandler: ChannelDuplexHandler, RemovableChannelHa
         switch state {
         case .reading(_, _, _, let deadline), .draining(let deadline):
             cancel(deadline)
+            endSpan(status: nil, error: "the connection closed before the body ended")
             releasePlace()
             state = .closing
         default:
@@ -191,7 +195,13 @@ final class NotificationRequestHandler: ChannelDuplexHandler, RemovableChannelHa
         let requestID = RequestIdentifiers.next()
         requestNumber += 1
         let fields = NotificationRequestHead(head.headerFields)
-        current = Current(route: route.label, requestID: requestID, closes: fields.closes, holdsPlace: false)
+        current = Current(
+            route: route.label,
+            requestID: requestID,
+            closes: fields.closes,
+            holdsPlace: false,
+            span: receiver.startSpan(route, head: head, requestID: requestID)
+        )
         let admitted = receiver.admit(
             route,
             head: head,
@@ -223,7 +233,13 @@ final class NotificationRequestHandler: ChannelDuplexHandler, RemovableChannelHa
     ) {
         state = .storing
         let handler = NIOLoopBound(self, eventLoop: context.eventLoop)
-        receiver.store(body, target: target, requestID: current?.requestID ?? "", contentType: contentType) { result in
+        receiver.store(
+            body,
+            target: target,
+            requestID: current?.requestID ?? "",
+            contentType: contentType,
+            span: current?.span
+        ) { result in
             if handler.eventLoop.inEventLoop {
                 handler.value.stored(result)
             } else {
@@ -234,6 +250,7 @@ final class NotificationRequestHandler: ChannelDuplexHandler, RemovableChannelHa
 
     private func stored(_ result: Result<HTTPResponse, IngressRefusal>) {
         guard case .storing = state, let context else {
+            endSpan(status: nil, error: "the connection closed before the answer")
             releasePlace()
             return
         }
@@ -252,6 +269,7 @@ final class NotificationRequestHandler: ChannelDuplexHandler, RemovableChannelHa
         case .reading:
             let refusal = receiver.bodyTimedOut(requestID: current?.requestID ?? "")
             receiver.metrics.countRequest(route: current?.route ?? "", status: refusal.status.code)
+            endSpan(status: refusal.status.code, error: "the body did not arrive in time")
             releasePlace()
         case .draining:
             break
@@ -275,6 +293,7 @@ final class NotificationRequestHandler: ChannelDuplexHandler, RemovableChannelHa
         let closes = closing || (current?.closes ?? false)
         if closes { head.headerFields[.connection] = "close" }
         receiver.metrics.countRequest(route: current?.route ?? "", status: head.status.code)
+        endSpan(status: head.status.code, error: nil)
         releasePlace()
         current = nil
         context.write(wrapOutboundOut(.head(head)), promise: nil)
@@ -286,6 +305,22 @@ final class NotificationRequestHandler: ChannelDuplexHandler, RemovableChannelHa
         state = .closing
         let channel = context.channel
         context.writeAndFlush(wrapOutboundOut(.end(nil))).whenComplete { _ in channel.close(promise: nil) }
+    }
+
+    /// Ends the current notification's span: answered with `status`, or given up for `error`. A 5xx answer is an
+    /// error of the span (Apple sends the notification again); a 4xx is the sender's.
+    private func endSpan(status: Int?, error: String?) {
+        guard let span = current?.span else { return }
+        current?.span = nil
+        if let status {
+            span.attributes["http.response.status_code"] = status
+        }
+        if let error {
+            span.setStatus(SpanStatus(code: .error, message: error))
+        } else if let status, status >= 500 {
+            span.setStatus(SpanStatus(code: .error))
+        }
+        span.end()
     }
 
     private func releasePlace() {

@@ -3,6 +3,7 @@ import KafkaClient
 import Logging
 import PipelineContract
 import PipelineStatus
+import PipelineTracing
 import ServiceLifecycle
 
 /// `asnp ingress`: the raw topic's producer, the HTTP receiver Apple posts to, and its status endpoints.
@@ -11,11 +12,15 @@ package struct IngressRole: PipelineRole {
     package let server: IngressServer
     /// The probes and `/metrics`, on `ingress.statusPort`.
     package let statusServer: StatusServer
+    /// The requests' spans and their export (`tracing.*`).
+    package let tracing: TracingBackend
 
-    /// The producer first, so it stops (flushing) only after the server finished its requests; the status endpoints
-    /// answer (ready, scraped) until the server has.
+    /// The span exporter first, so it stops (exporting the last spans) after everything that records them; then the
+    /// producer, so it stops (flushing) only after the server finished its requests; the status endpoints answer
+    /// (ready, scraped) until the server has.
     package var services: [ServiceGroupConfiguration.ServiceConfiguration] {
-        [.init(service: producer), .init(service: statusServer), .init(service: server)]
+        (tracing.service.map { [.init(service: $0)] } ?? [])
+            + [.init(service: producer), .init(service: statusServer), .init(service: server)]
     }
 }
 
@@ -36,9 +41,11 @@ package func buildIngress(
         ]
     )
     let producer = try KafkaProducer(configuration: settings.producer, logger: logger)
+    let tracing = try TracingBackend.make(settings.tracing, logger: logger)
     let server = try IngressServer(
         configuration: settings.ingress,
         producer: producer,
+        tracer: tracing.tracer,
         logger: logger,
         onListening: onListening
     )
@@ -47,5 +54,5 @@ package func buildIngress(
         logger: logger,
         onListening: onStatusListening
     )
-    return IngressRole(producer: producer, server: server, statusServer: statusServer)
+    return IngressRole(producer: producer, server: server, statusServer: statusServer, tracing: tracing)
 }

@@ -3,6 +3,7 @@ import KafkaClient
 import NotificationStore
 import PipelineContract
 import PipelineStatus
+import PipelineTracing
 import PostgresRuntime
 import Worker
 import X509
@@ -14,6 +15,8 @@ package struct IngressRoleSettings {
     package var producer: KafkaProducerConfiguration
     /// `ingress.statusHost`, `ingress.statusPort`: the probes and the Prometheus scrape, off the public port.
     package var status: StatusServerConfiguration
+    /// `tracing.*`, the service named `asnp-ingress`.
+    package var tracing: TracingConfiguration
 }
 
 /// Everything `asnp worker` reads from the settings.
@@ -40,7 +43,13 @@ extension PipelineSettings {
                 reason: "is \(status.port), the public ingress.port: the probes and /metrics need a port of their own"
             )
         }
-        return IngressRoleSettings(apps: apps, ingress: ingress, producer: producer, status: status)
+        return IngressRoleSettings(
+            apps: apps,
+            ingress: ingress,
+            producer: producer,
+            status: status,
+            tracing: try tracing(serviceName: "asnp-ingress")
+        )
     }
 
     /// The worker's settings, each checked.

@@ -86,7 +86,7 @@ extension PipelineSettings {
     }
 
     /// `name=value` entries of `key`, each name once; the value may hold `=`.
-    private func nameValues(_ entries: [String], key: String) throws -> [String: String] {
+    func nameValues(_ entries: [String], key: String) throws -> [String: String] {
         var values: [String: String] = [:]
         for entry in entries {
             guard let equals = entry.firstIndex(of: "="), equals != entry.startIndex else {

@@ -1,0 +1,163 @@
+import AppStoreTestSupport
+import AsyncHTTPClient
+import Foundation
+import KafkaClient
+import Logging
+import NIOCore
+import NIOHTTP1
+import PipelineContract
+import PipelineServices
+import PipelineTracing
+import ServiceLifecycle
+import Testing
+
+@Suite(
+    "The ingress's spans, exported over OTLP/HTTP: a request continues its sender's trace and hands it to the raw topic",
+    .tags(.pipeline)
+)
+struct IngressTracingTests {
+    static let base = [
+        "KAFKA_BOOTSTRAP_SERVERS": "127.0.0.1:9092", "APPS_NAMES": "notes", "APPS_NOTES_BUNDLE_ID": Fixtures.bundleId,
+    ]
+
+    static func tracing(_ variables: [String: String]) async throws -> TracingConfiguration {
+        try await PipelineSettings.load(file: nil, environment: base.merging(variables) { $1 }).ingressRole().tracing
+    }
+
+    @Test(
+        """
+        tracing is off unless tracing.enabled; on, it exports OTLP/HTTP protobuf to localhost:4318/v1/traces as \
+        asnp-ingress, sampling 1% of new traces; a bad endpoint, protocol or ratio is refused naming its key
+        """
+    )
+    func settings() async throws {
+        let defaults = try await Self.tracing([:])
+        #expect(!defaults.isEnabled)
+        #expect(defaults.endpoint == "http://localhost:4318/v1/traces")
+        #expect(defaults.otlpProtocol == .httpProtobuf && defaults.samplingRatio == 0.01)
+        #expect(defaults.serviceName == "asnp-ingress")
+        let set = try await Self.tracing([
+            "TRACING_ENABLED": "true", "TRACING_ENDPOINT": "https://collector.example:4318/v1/traces",
+            "TRACING_PROTOCOL": "http/json", "TRACING_SAMPLING_RATIO": "0.25",
+            "TRACING_HEADERS": "x-api-key=s3cret=, tenant=a", "TRACING_SERVICE_NAME": "notes-ingress",
+        ])
+        #expect(set.isEnabled && set.endpoint == "https://collector.example:4318/v1/traces")
+        #expect(set.otlpProtocol == .httpJSON && set.samplingRatio == 0.25 && set.serviceName == "notes-ingress")
+        #expect(set.headers == ["x-api-key": "s3cret=", "tenant": "a"])
+        for (name, value, says) in [
+            (
+                "TRACING_ENDPOINT", "collector:4318",
+                "tracing.endpoint (environment TRACING_ENDPOINT) is 'collector:4318'"
+            ),
+            ("TRACING_PROTOCOL", "grpc", "tracing.protocol (environment TRACING_PROTOCOL) is 'grpc', not one of"),
+            ("TRACING_SAMPLING_RATIO", "1.5", "tracing.samplingRatio (environment TRACING_SAMPLING_RATIO) is 1.5"),
+        ] {
+            let error = await #expect(throws: SettingsError.self) { try await Self.tracing([name: value]) }
+            #expect("\(error.map { "\($0)" } ?? "")".contains(says), "\(error.map { "\($0)" } ?? "")")
+        }
+    }
+
+    @Test(
+        """
+        A notification posted with a traceparent gets a server span in that trace, child of the sender's span; one \
+        posted without starts a trace of its own; either way the raw-topic message's traceparent names the request's \
+        span; a request refused at its head is a span too, with its status
+        """
+    )
+    func requestSpans() async throws {
+        let logger = Logger.test("test.ingress-tracing")
+        let collector = OTLPTestCollector()
+        let mock = try KafkaMockCluster(brokers: 1, logger: logger)
+        try mock.createTopic(PipelineTopics.raw, partitions: 2)
+        let senderTrace = "4bf92f3577b34da6a3ce929d0e0e4736"
+        let senderSpan = "00f067aa0ba902b7"
+        let bodies = Fixtures.v2Cases.filter { $0.expectedStatus == "OK" }.prefix(2).map(\.body)
+        var requestIDs: [String] = []  // the traced one first
+        var refusedRequestID: String?
+        try await collector.serve { endpoint in
+            let variables = Self.base.merging([
+                "KAFKA_BOOTSTRAP_SERVERS": mock.clusterConfiguration.bootstrapServers.joined(separator: ","),
+                "INGRESS_HOST": "127.0.0.1", "INGRESS_PORT": "0", "INGRESS_STATUS_HOST": "127.0.0.1",
+                "INGRESS_STATUS_PORT": "0", "INGRESS_EVENT_LOOP_THREADS": "1",
+                "TRACING_ENABLED": "true", "TRACING_ENDPOINT": endpoint, "TRACING_PROTOCOL": "http/json",
+                "TRACING_SAMPLING_RATIO": "1",
+            ]) { $1 }
+            let settings = try await PipelineSettings.load(file: nil, environment: variables).ingressRole()
+            let (ports, listening) = AsyncStream<Int>.makeStream()
+            let role = try buildIngress(settings, logger: logger, onListening: { port in listening.yield(port) })
+            let group = role.serviceGroup(logger: logger, gracefulShutdownSignals: [])
+            let running = Task { try await group.run() }
+            defer { running.cancel() }
+            var iterator = ports.makeAsyncIterator()
+            let port = try #require(await iterator.next())
+
+            for (index, body) in bodies.enumerated() {
+                // As Apple does: a 503 (the mock not acknowledging in time under load) is sent again.
+                for attempt in 1... {
+                    var request = HTTPClientRequest(url: "http://127.0.0.1:\(port)/v2/notifications/sandbox")
+                    request.method = .POST
+                    request.body = .bytes(ByteBuffer(string: body))
+                    if index == 0 {
+                        request.headers.add(name: "traceparent", value: "00-\(senderTrace)-\(senderSpan)-01")
+                    }
+                    let reply = try await HTTPClient.shared.execute(request, timeout: .seconds(30))
+                    let answer = String(buffer: try await reply.body.collect(upTo: 1 << 16))
+                    if reply.status == .ok {
+                        requestIDs.append(try #require(reply.headers.first(name: "X-Request-ID")))
+                        break
+                    }
+                    try #require(reply.status == .serviceUnavailable && attempt < 100, "\(reply.status): \(answer)")
+                    try await Task.sleep(for: .milliseconds(200))
+                }
+            }
+            var refused = HTTPClientRequest(url: "http://127.0.0.1:\(port)/v2/notifications/staging")
+            refused.method = .POST
+            refused.body = .bytes(ByteBuffer(string: "{}"))
+            let reply = try await HTTPClient.shared.execute(refused, timeout: .seconds(30))
+            #expect(reply.status == .notFound)
+            refusedRequestID = reply.headers.first(name: "X-Request-ID")
+            // A graceful shutdown exports what is left before the exporter stops.
+            await group.triggerGracefulShutdown()
+            try await running.value
+        }
+        #expect(collector.unreadableExports.isEmpty, "\(collector.unreadableExports)")
+        let spans = Dictionary(
+            collector.spans.compactMap { span in span.attributes["asnp.request_id"].map { ($0, span) } },
+            uniquingKeysWith: { first, _ in first }
+        )
+        let traced = try #require(spans[requestIDs[0]], "\(collector.spans)")
+        #expect(traced.traceID == senderTrace && traced.parentSpanID == senderSpan)
+        #expect(traced.kind == 2 && traced.name == "POST /v2/notifications/{environment}")
+        #expect(traced.attributes["http.response.status_code"] == "200" && traced.statusCode != 2)
+        #expect(traced.serviceName == "asnp-ingress")
+        let untraced = try #require(spans[requestIDs[1]])
+        #expect(untraced.traceID != senderTrace && untraced.parentSpanID.isEmpty)
+        let refusedID = try #require(refusedRequestID)
+        let refusedSpan = try #require(spans[refusedID])
+        #expect(refusedSpan.attributes["http.response.status_code"] == "404" && refusedSpan.statusCode != 2)
+
+        // The raw-topic messages carry each request's span as their parent.
+        var consumerConfiguration = KafkaConsumerConfiguration(
+            cluster: mock.clusterConfiguration,
+            groupID: "check",
+            topics: [PipelineTopics.raw]
+        )
+        consumerConfiguration.pollMaxWait = .milliseconds(50)
+        let consumer = try KafkaConsumer(configuration: consumerConfiguration, logger: logger)
+        var parents: [String: String] = [:]  // request id -> traceparent
+        _ = try await eventually(timeout: .seconds(120)) {
+            for event in try await consumer.poll(maxMessages: 100, maxWait: .milliseconds(100)) {
+                guard case .messages(let messages) = event else { continue }
+                for message in messages {
+                    if let id = message.headers.first(named: RawNotificationHeaders.Name.requestID) {
+                        parents[id] = message.headers.first(named: TraceContextHeaders.traceparent)
+                    }
+                }
+            }
+            return parents.count >= requestIDs.count
+        }
+        try await consumer.close()
+        #expect(parents[requestIDs[0]] == "00-\(senderTrace)-\(traced.spanID)-01")
+        #expect(parents[requestIDs[1]] == "00-\(untraced.traceID)-\(untraced.spanID)-01")
+    }
+}
