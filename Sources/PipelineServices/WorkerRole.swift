@@ -4,6 +4,7 @@ import Logging
 import NotificationStore
 import PipelineContract
 import PipelineStatus
+import PipelineTracing
 import PostgresRuntime
 import ServiceLifecycle
 import Worker
@@ -20,11 +21,13 @@ package struct WorkerRole: PipelineRole {
     package let statusServer: StatusServer
     /// Checks (or applies) the schema, then runs the worker.
     package let schemaGate: SchemaGate
+    /// The batches' spans and their export (`tracing.*`).
+    package let tracing: TracingBackend
 
     /// Stopped in reverse: the worker finishes its batch, then the status endpoints close, the producer flushes the
-    /// output events, and the store's pool closes.
+    /// output events, the store's pool closes, and the last spans are exported.
     package var services: [ServiceGroupConfiguration.ServiceConfiguration] {
-        [
+        (tracing.service.map { [.init(service: $0)] } ?? []) + [
             .init(service: store), .init(service: producer), .init(service: statusServer),
             .init(service: metricsSampler), .init(service: partitionMaintenance), .init(service: schemaGate),
         ]
@@ -42,11 +45,13 @@ package func buildWorker(_ settings: WorkerRoleSettings, migrate: Bool, logger: 
         configuration: KafkaProducerConfiguration(cluster: settings.cluster),
         logger: logger
     )
+    let tracing = try TracingBackend.make(settings.tracing, logger: logger)
     let worker = Worker(
         configuration: settings.worker,
         verifiers: directory,
         store: store,
         producer: producer,
+        tracer: tracing.tracer,
         logger: logger
     )
     let metricsSampler = WorkerMetricsSampler(
@@ -79,7 +84,8 @@ package func buildWorker(_ settings: WorkerRoleSettings, migrate: Bool, logger: 
         metricsSampler: metricsSampler,
         partitionMaintenance: BodyPartitionMaintenance(store: store, logger: logger),
         statusServer: statusServer,
-        schemaGate: SchemaGate(store: store, migrate: migrate, worker: worker)
+        schemaGate: SchemaGate(store: store, migrate: migrate, worker: worker),
+        tracing: tracing
     )
 }
 

@@ -1,5 +1,6 @@
 import KafkaClient
 import NotificationStore
+import Tracing
 
 /// One partition's messages taken together, in offset order, and how often they failed.
 struct PartitionBatch: Sendable {
@@ -16,6 +17,9 @@ struct PartitionBatch: Sendable {
     /// then wait in Kafka): the partition is behind, and its transaction should not wait for others to join
     /// (``GroupCommitWriter``).
     var isBehind = false
+    /// The batch's span while it is in flight, from its verification to its write's end (nil when tracing is off):
+    /// the worker's, which the state machine carries along and never reads.
+    var span: (any Span)?
 
     /// The offset to commit once the batch is stored: after its last message.
     var nextOffset: KafkaTopicPartitionOffset {

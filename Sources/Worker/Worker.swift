@@ -8,6 +8,7 @@ import PipelineContract
 import Prometheus
 import ServiceLifecycle
 import Synchronization
+import Tracing
 
 /// A member of the worker consumer group: polls the raw topic in batches, verifies each partition's messages,
 /// writes each partition batch to PostgreSQL in one transaction (shared with the other partitions' batches ready at the
@@ -42,6 +43,8 @@ package final class Worker: Service, Sendable {
     private let verifier: RawBatchVerifier
     private let publisher: OutboxPublisher
     private let logger: Logger
+    /// Starts a span per partition batch, with spans for its verification and its write; nil when tracing is off.
+    let tracer: (any Tracer)?
     /// What the worker measures; serve ``WorkerMetrics/registry`` (with a ``WorkerMetricsSampler`` for its gauges).
     package let metrics: WorkerMetrics
     private let status = Mutex(Status())
@@ -73,14 +76,17 @@ package final class Worker: Service, Sendable {
         var lastTurn: ContinuousClock.Instant?
     }
 
-    /// - Parameter producer: produces the output topics; run it in the same `ServiceGroup`, before the worker, so it
-    ///   flushes after the worker stopped.
+    /// - Parameters:
+    ///   - producer: produces the output topics; run it in the same `ServiceGroup`, before the worker, so it flushes
+    ///     after the worker stopped.
+    ///   - tracer: records the batches' spans, continuing the traces their messages carry; nil for no tracing.
     package init(
         configuration: WorkerConfiguration,
         verifiers: VerifierDirectory,
         store: NotificationStore,
         producer: KafkaProducer,
         metrics: WorkerMetrics = WorkerMetrics(),
+        tracer: (any Tracer)? = nil,
         logger: Logger
     ) {
         self.configuration = configuration
@@ -94,6 +100,7 @@ package final class Worker: Service, Sendable {
             logger: logger
         )
         self.metrics = metrics
+        self.tracer = tracer
         self.logger = logger
         for unavailable in verifiers.unavailable {
             logger.warning("\(unavailable.reason); such notifications are stored as rejected (\(unavailable.status))")
@@ -157,7 +164,8 @@ package final class Worker: Service, Sendable {
                 case .claim(let requests):
                     // The state machine starts one claim at a time, after the previous one ended.
                     claimTask = Task { await self.claim(requests) }
-                case .startBatch(let batch):
+                case .startBatch(var batch):
+                    batch.span = startSpan(of: batch)
                     tasks.start(batch) { batch in await self.verify(batch) }
                 case .writeBatch(let batch, let notifications):
                     // The verification's task ended and was taken: the partition's place is free for its write.
@@ -201,6 +209,7 @@ package final class Worker: Service, Sendable {
                     guard let outcome = await tasks.wait(for: partition) else {
                         preconditionFailure("the state machine has a batch of \(partition) in flight without a task")
                     }
+                    endSpans(of: [outcome])
                     try await perform(machine.batchEnded(outcome, now: .now))
                 } else if machine.endingWaitsForCommit {
                     await commitTask?.value
@@ -232,6 +241,7 @@ package final class Worker: Service, Sendable {
                 // The batches that ended together commit together: before the commit that ended, so that the next
                 // commit, which starts when one ended, takes their offsets too.
                 let finished = await tasks.takeFinished()
+                endSpans(of: finished)
                 ended += machine.batchesEnded(finished, now: .now)
                 ended += commitsEnded()
                 try await perform(ended)
@@ -377,13 +387,20 @@ package final class Worker: Service, Sendable {
     /// Verifies one partition's batch: verified, its notifications to be written next
     /// (``StateMachine/Action/writeBatch(_:_:)``), or to be tried again.
     private func verify(_ batch: PartitionBatch) async -> BatchOutcome {
+        let span = startSpan("verify", in: batch)
+        defer { span?.end() }
         do {
             let verificationStart = ContinuousClock.now
             var notifications = try await verifier.batch(for: batch.messages)
             notifications.fences = [batch.fence]
             metrics.verificationDuration.record(verificationStart.duration(to: .now))
+            span?.attributes["asnp.notifications.rejected"] = notifications.entries.count { entry in
+                if case .rejected = entry.verdict { true } else { false }
+            }
             return BatchOutcome(batch: batch, verified: notifications)
         } catch {
+            span?.recordError(error)
+            span?.setStatus(SpanStatus(code: .error))
             return failed(batch, stage: "verify", error)
         }
     }
@@ -398,6 +415,8 @@ package final class Worker: Service, Sendable {
     ) async -> BatchOutcome {
         var logger = logger
         logger[metadataKey: "kafka.partition"] = "\(batch.partition)"
+        let span = startSpan("store", in: batch)
+        defer { span?.end() }
         do {
             // A batch tried again is written alone, on a connection of its own: it keeps its place.
             let written = try await writer.write(
@@ -425,6 +444,8 @@ package final class Worker: Service, Sendable {
             )
             return BatchOutcome(batch: batch, storedBehind: true)
         } catch {
+            span?.recordError(error)
+            span?.setStatus(SpanStatus(code: .error))
             return failed(batch, stage: "store", error)
         }
     }

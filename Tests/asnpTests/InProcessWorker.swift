@@ -22,7 +22,8 @@ final class InProcessWorker: Sendable {
         app: String = "notes",
         appAppleID: Int64? = Fixtures.appAppleId,
         rootCertificate: String = Fixtures.directory.appendingPathComponent("test-root.der").path,
-        statusPort: Int = 0
+        statusPort: Int = 0,
+        extra: [String: String] = [:]
     ) async throws -> InProcessWorker {
         let variables = WorkerProcess.variables(
             bootstrapServers: bootstrapServers,
@@ -30,7 +31,8 @@ final class InProcessWorker: Sendable {
             app: app,
             appAppleID: appAppleID,
             rootCertificate: rootCertificate,
-            statusPort: statusPort
+            statusPort: statusPort,
+            extra: extra
         )
         let settings = try await PipelineSettings.load(file: nil, environment: variables).workerRole()
         let logger = Logger.test("test.worker-role")

@@ -27,6 +27,8 @@ package struct WorkerRoleSettings {
     package var database: NotificationStoreConfiguration
     package var trustedRoots: [Certificate]
     package var status: StatusServerConfiguration
+    /// `tracing.*`, the service named `asnp-worker`.
+    package var tracing: TracingConfiguration
 }
 
 extension PipelineSettings {
@@ -62,7 +64,8 @@ extension PipelineSettings {
             worker: try worker(cluster: cluster),
             database: try database(),
             trustedRoots: try trustedRoots(),
-            status: try workerStatus()
+            status: try workerStatus(),
+            tracing: try tracing(serviceName: "asnp-worker")
         )
     }
 }

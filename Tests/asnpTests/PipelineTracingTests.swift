@@ -8,14 +8,16 @@ import NIOHTTP1
 import PipelineContract
 import PipelineServices
 import PipelineTracing
+import PostgresRuntime
 import ServiceLifecycle
+import StoreTestSupport
 import Testing
 
 @Suite(
-    "The ingress's spans, exported over OTLP/HTTP: a request continues its sender's trace and hands it to the raw topic",
+    "Traces exported over OTLP/HTTP: a request continues its sender's trace, the raw topic carries it to the worker",
     .tags(.pipeline)
 )
-struct IngressTracingTests {
+struct PipelineTracingTests {
     static let base = [
         "KAFKA_BOOTSTRAP_SERVERS": "127.0.0.1:9092", "APPS_NAMES": "notes", "APPS_NOTES_BUNDLE_ID": Fixtures.bundleId,
     ]
@@ -159,5 +161,85 @@ struct IngressTracingTests {
         try await consumer.close()
         #expect(parents[requestIDs[0]] == "00-\(senderTrace)-\(traced.spanID)-01")
         #expect(parents[requestIDs[1]] == "00-\(untraced.traceID)-\(untraced.spanID)-01")
+    }
+
+    @Test(
+        """
+        One notification posted with a traceparent: the worker's span of its batch continues the request's trace, \
+        a child of the ingress's span, with verify and store spans beneath it; the worker names itself asnp-worker
+        """
+    )
+    func workerContinuesTheRequestsTrace() async throws {
+        let logger = Logger.test("test.worker-tracing")
+        let collector = OTLPTestCollector()
+        let mock = try KafkaMockCluster(brokers: 1, logger: logger)
+        try mock.createTopic(PipelineTopics.raw, partitions: 2)
+        for topic in PipelineTopics.outputs { try mock.createTopic(topic, partitions: 2) }
+        let bootstrapServers = mock.clusterConfiguration.bootstrapServers.joined(separator: ",")
+        let server = try await TestPostgresServer.shared()
+        let database = try await server.makeDatabase()
+        let senderTrace = "0af7651916cd43dd8448eb211c80319c"
+        let body = try #require(Fixtures.v2Cases.first { $0.expectedStatus == "OK" }?.body)
+        var requestID = ""
+        try await collector.serve { endpoint in
+            let tracing = [
+                "TRACING_ENABLED": "true", "TRACING_ENDPOINT": endpoint, "TRACING_PROTOCOL": "http/json",
+                "TRACING_SAMPLING_RATIO": "1",
+            ]
+            let variables = Self.base.merging(tracing) { $1 }.merging([
+                "KAFKA_BOOTSTRAP_SERVERS": bootstrapServers, "INGRESS_HOST": "127.0.0.1", "INGRESS_PORT": "0",
+                "INGRESS_STATUS_HOST": "127.0.0.1", "INGRESS_STATUS_PORT": "0", "INGRESS_EVENT_LOOP_THREADS": "1",
+            ]) { $1 }
+            let settings = try await PipelineSettings.load(file: nil, environment: variables).ingressRole()
+            let (ports, listening) = AsyncStream<Int>.makeStream()
+            let ingress = try buildIngress(settings, logger: logger, onListening: { port in listening.yield(port) })
+            let group = ingress.serviceGroup(logger: logger, gracefulShutdownSignals: [])
+            let running = Task { try await group.run() }
+            defer { running.cancel() }
+            let worker = try await InProcessWorker.start(
+                bootstrapServers: bootstrapServers,
+                databaseURL: server.url(database: database.database),
+                extra: tracing
+            )
+            defer { worker.cancel() }
+            var iterator = ports.makeAsyncIterator()
+            let port = try #require(await iterator.next())
+            for attempt in 1... {
+                var request = HTTPClientRequest(url: "http://127.0.0.1:\(port)/v2/notifications/sandbox")
+                request.method = .POST
+                request.body = .bytes(ByteBuffer(string: body))
+                request.headers.add(name: "traceparent", value: "00-\(senderTrace)-b7ad6b7169203331-01")
+                let reply = try await HTTPClient.shared.execute(request, timeout: .seconds(30))
+                _ = try await reply.body.collect(upTo: 1 << 16)
+                if reply.status == .ok {
+                    requestID = try #require(reply.headers.first(name: "X-Request-ID"))
+                    break
+                }
+                try #require(reply.status == .serviceUnavailable && attempt < 100, "\(reply.status)")
+                try await Task.sleep(for: .milliseconds(200))
+            }
+            let stored = try await ReplayCommandTests.wait(
+                server,
+                database.database,
+                "SELECT count(*) FROM notifications",
+                "1",
+                worker: worker
+            )
+            try #require(stored, "the notification was not stored")
+            // Graceful shutdowns export what is left before the exporters stop.
+            try await worker.stop()
+            await group.triggerGracefulShutdown()
+            try await running.value
+        }
+        #expect(collector.unreadableExports.isEmpty, "\(collector.unreadableExports)")
+        let trace = collector.spans.filter { $0.traceID == senderTrace }
+        let request = try #require(trace.first { $0.attributes["asnp.request_id"] == requestID }, "\(collector.spans)")
+        let batch = try #require(trace.first { $0.name == "process \(PipelineTopics.raw)" }, "\(trace)")
+        #expect(batch.parentSpanID == request.spanID && batch.kind == 5 && batch.serviceName == "asnp-worker")
+        #expect(batch.attributes["messaging.batch.message_count"] == "1" && batch.statusCode != 2)
+        let verify = try #require(trace.first { $0.name == "verify" }, "\(trace)")
+        let store = try #require(trace.first { $0.name == "store" }, "\(trace)")
+        #expect(verify.parentSpanID == batch.spanID && verify.attributes["asnp.notifications.rejected"] == "0")
+        #expect(store.parentSpanID == batch.spanID && store.statusCode != 2)
     }
 }
