@@ -720,6 +720,7 @@ let package = Package(
                 "CommandSupport",
                 "PipelineServices",
                 "PipelineTracing",
+                "PipelineTestSupport",
                 "AppStoreModels",
                 "AppStoreVerification",
                 "PipelineContract",

@@ -91,10 +91,19 @@ package struct PipelineRig: Sendable {
 
     /// Every message the raw topic holds, partition by partition.
     package func rawMessages() async throws -> [KafkaMessage] {
+        try await Self.messages(of: Self.rawTopic, on: mock, logger: logger)
+    }
+
+    /// Every message `topic` holds on `mock`, partition by partition.
+    package static func messages(
+        of topic: String,
+        on mock: KafkaMockCluster,
+        logger: Logger
+    ) async throws -> [KafkaMessage] {
         let admin = try KafkaAdminClient(cluster: mock.clusterConfiguration, logger: logger)
         let reader = try KafkaPartitionReader(cluster: mock.clusterConfiguration, logger: logger)
         var messages: [KafkaMessage] = []
-        for (partition, marks) in try await admin.watermarks(of: Self.rawTopic) where marks.high > marks.low {
+        for (partition, marks) in try await admin.watermarks(of: topic) where marks.high > marks.low {
             try await reader.read(partition, offsets: marks.low..<marks.high) { messages += $0 }
         }
         return messages

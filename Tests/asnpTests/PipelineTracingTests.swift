@@ -7,6 +7,7 @@ import NIOCore
 import NIOHTTP1
 import PipelineContract
 import PipelineServices
+import PipelineTestSupport
 import PipelineTracing
 import PostgresRuntime
 import ServiceLifecycle
@@ -24,6 +25,57 @@ struct PipelineTracingTests {
 
     static func tracing(_ variables: [String: String]) async throws -> TracingConfiguration {
         try await PipelineSettings.load(file: nil, environment: base.merging(variables) { $1 }).ingressRole().tracing
+    }
+
+    /// The settings that turn tracing on, every span sampled, exported to `endpoint` as OTLP/HTTP JSON.
+    static func tracingOn(_ endpoint: String) -> [String: String] {
+        [
+            "TRACING_ENABLED": "true", "TRACING_ENDPOINT": endpoint, "TRACING_PROTOCOL": "http/json",
+            "TRACING_SAMPLING_RATIO": "1",
+        ]
+    }
+
+    /// An ingress built as `asnp ingress` builds it, on a free port of 127.0.0.1, with `variables`; runs `body` with its
+    /// port, then shuts it down gracefully (which exports its last spans).
+    static func withIngress(
+        bootstrapServers: String,
+        _ variables: [String: String],
+        logger: Logger,
+        _ body: (_ port: Int) async throws -> Void
+    ) async throws {
+        let settings = try await PipelineSettings.load(
+            file: nil,
+            environment: base.merging(variables) { $1 }.merging([
+                "KAFKA_BOOTSTRAP_SERVERS": bootstrapServers, "INGRESS_HOST": "127.0.0.1", "INGRESS_PORT": "0",
+                "INGRESS_STATUS_HOST": "127.0.0.1", "INGRESS_STATUS_PORT": "0", "INGRESS_EVENT_LOOP_THREADS": "1",
+            ]) { $1 }
+        ).ingressRole()
+        let (ports, listening) = AsyncStream<Int>.makeStream()
+        let role = try buildIngress(settings, logger: logger, onListening: { port in listening.yield(port) })
+        let group = role.serviceGroup(logger: logger, gracefulShutdownSignals: [])
+        let running = Task { try await group.run() }
+        defer { running.cancel() }
+        var iterator = ports.makeAsyncIterator()
+        try await body(try #require(await iterator.next()))
+        await group.triggerGracefulShutdown()
+        try await running.value
+    }
+
+    /// Posts `body` until it is answered 200, as Apple sends a notification again after a 503 (the mock not
+    /// acknowledging in time under load); returns its request id.
+    static func post(_ body: String, port: Int, traceparent: String? = nil) async throws -> String {
+        for attempt in 1... {
+            var request = HTTPClientRequest(url: "http://127.0.0.1:\(port)/v2/notifications/sandbox")
+            request.method = .POST
+            request.body = .bytes(ByteBuffer(string: body))
+            if let traceparent { request.headers.add(name: "traceparent", value: traceparent) }
+            let reply = try await HTTPClient.shared.execute(request, timeout: .seconds(30))
+            let answer = String(buffer: try await reply.body.collect(upTo: 1 << 16))
+            if reply.status == .ok { return try #require(reply.headers.first(name: "X-Request-ID")) }
+            try #require(reply.status == .serviceUnavailable && attempt < 100, "\(reply.status): \(answer)")
+            try await Task.sleep(for: .milliseconds(200))
+        }
+        preconditionFailure("unreachable: the loop returns or throws")
     }
 
     @Test(
@@ -77,50 +129,20 @@ struct PipelineTracingTests {
         var requestIDs: [String] = []  // the traced one first
         var refusedRequestID: String?
         try await collector.serve { endpoint in
-            let variables = Self.base.merging([
-                "KAFKA_BOOTSTRAP_SERVERS": mock.clusterConfiguration.bootstrapServers.joined(separator: ","),
-                "INGRESS_HOST": "127.0.0.1", "INGRESS_PORT": "0", "INGRESS_STATUS_HOST": "127.0.0.1",
-                "INGRESS_STATUS_PORT": "0", "INGRESS_EVENT_LOOP_THREADS": "1",
-                "TRACING_ENABLED": "true", "TRACING_ENDPOINT": endpoint, "TRACING_PROTOCOL": "http/json",
-                "TRACING_SAMPLING_RATIO": "1",
-            ]) { $1 }
-            let settings = try await PipelineSettings.load(file: nil, environment: variables).ingressRole()
-            let (ports, listening) = AsyncStream<Int>.makeStream()
-            let role = try buildIngress(settings, logger: logger, onListening: { port in listening.yield(port) })
-            let group = role.serviceGroup(logger: logger, gracefulShutdownSignals: [])
-            let running = Task { try await group.run() }
-            defer { running.cancel() }
-            var iterator = ports.makeAsyncIterator()
-            let port = try #require(await iterator.next())
-
-            for (index, body) in bodies.enumerated() {
-                // As Apple does: a 503 (the mock not acknowledging in time under load) is sent again.
-                for attempt in 1... {
-                    var request = HTTPClientRequest(url: "http://127.0.0.1:\(port)/v2/notifications/sandbox")
-                    request.method = .POST
-                    request.body = .bytes(ByteBuffer(string: body))
-                    if index == 0 {
-                        request.headers.add(name: "traceparent", value: "00-\(senderTrace)-\(senderSpan)-01")
-                    }
-                    let reply = try await HTTPClient.shared.execute(request, timeout: .seconds(30))
-                    let answer = String(buffer: try await reply.body.collect(upTo: 1 << 16))
-                    if reply.status == .ok {
-                        requestIDs.append(try #require(reply.headers.first(name: "X-Request-ID")))
-                        break
-                    }
-                    try #require(reply.status == .serviceUnavailable && attempt < 100, "\(reply.status): \(answer)")
-                    try await Task.sleep(for: .milliseconds(200))
-                }
+            let bootstrapServers = mock.clusterConfiguration.bootstrapServers.joined(separator: ",")
+            try await Self.withIngress(bootstrapServers: bootstrapServers, Self.tracingOn(endpoint), logger: logger) {
+                port in
+                requestIDs.append(
+                    try await Self.post(bodies[0], port: port, traceparent: "00-\(senderTrace)-\(senderSpan)-01")
+                )
+                requestIDs.append(try await Self.post(bodies[1], port: port))
+                var refused = HTTPClientRequest(url: "http://127.0.0.1:\(port)/v2/notifications/staging")
+                refused.method = .POST
+                refused.body = .bytes(ByteBuffer(string: "{}"))
+                let reply = try await HTTPClient.shared.execute(refused, timeout: .seconds(30))
+                #expect(reply.status == .notFound)
+                refusedRequestID = reply.headers.first(name: "X-Request-ID")
             }
-            var refused = HTTPClientRequest(url: "http://127.0.0.1:\(port)/v2/notifications/staging")
-            refused.method = .POST
-            refused.body = .bytes(ByteBuffer(string: "{}"))
-            let reply = try await HTTPClient.shared.execute(refused, timeout: .seconds(30))
-            #expect(reply.status == .notFound)
-            refusedRequestID = reply.headers.first(name: "X-Request-ID")
-            // A graceful shutdown exports what is left before the exporter stops.
-            await group.triggerGracefulShutdown()
-            try await running.value
         }
         #expect(collector.unreadableExports.isEmpty, "\(collector.unreadableExports)")
         let spans = Dictionary(
@@ -139,26 +161,12 @@ struct PipelineTracingTests {
         #expect(refusedSpan.attributes["http.response.status_code"] == "404" && refusedSpan.statusCode != 2)
 
         // The raw-topic messages carry each request's span as their parent.
-        var consumerConfiguration = KafkaConsumerConfiguration(
-            cluster: mock.clusterConfiguration,
-            groupID: "check",
-            topics: [PipelineTopics.raw]
-        )
-        consumerConfiguration.pollMaxWait = .milliseconds(50)
-        let consumer = try KafkaConsumer(configuration: consumerConfiguration, logger: logger)
         var parents: [String: String] = [:]  // request id -> traceparent
-        _ = try await eventually(timeout: .seconds(120)) {
-            for event in try await consumer.poll(maxMessages: 100, maxWait: .milliseconds(100)) {
-                guard case .messages(let messages) = event else { continue }
-                for message in messages {
-                    if let id = message.headers.first(named: RawNotificationHeaders.Name.requestID) {
-                        parents[id] = message.headers.first(named: TraceContextHeaders.traceparent)
-                    }
-                }
+        for message in try await PipelineRig.messages(of: PipelineTopics.raw, on: mock, logger: logger) {
+            if let id = message.headers.first(named: RawNotificationHeaders.Name.requestID) {
+                parents[id] = message.headers.first(named: TraceContextHeaders.traceparent)
             }
-            return parents.count >= requestIDs.count
         }
-        try await consumer.close()
         #expect(parents[requestIDs[0]] == "00-\(senderTrace)-\(traced.spanID)-01")
         #expect(parents[requestIDs[1]] == "00-\(untraced.traceID)-\(untraced.spanID)-01")
     }
@@ -182,54 +190,26 @@ struct PipelineTracingTests {
         let body = try #require(Fixtures.v2Cases.first { $0.expectedStatus == "OK" }?.body)
         var requestID = ""
         try await collector.serve { endpoint in
-            let tracing = [
-                "TRACING_ENABLED": "true", "TRACING_ENDPOINT": endpoint, "TRACING_PROTOCOL": "http/json",
-                "TRACING_SAMPLING_RATIO": "1",
-            ]
-            let variables = Self.base.merging(tracing) { $1 }.merging([
-                "KAFKA_BOOTSTRAP_SERVERS": bootstrapServers, "INGRESS_HOST": "127.0.0.1", "INGRESS_PORT": "0",
-                "INGRESS_STATUS_HOST": "127.0.0.1", "INGRESS_STATUS_PORT": "0", "INGRESS_EVENT_LOOP_THREADS": "1",
-            ]) { $1 }
-            let settings = try await PipelineSettings.load(file: nil, environment: variables).ingressRole()
-            let (ports, listening) = AsyncStream<Int>.makeStream()
-            let ingress = try buildIngress(settings, logger: logger, onListening: { port in listening.yield(port) })
-            let group = ingress.serviceGroup(logger: logger, gracefulShutdownSignals: [])
-            let running = Task { try await group.run() }
-            defer { running.cancel() }
             let worker = try await InProcessWorker.start(
                 bootstrapServers: bootstrapServers,
                 databaseURL: server.url(database: database.database),
-                extra: tracing
+                extra: Self.tracingOn(endpoint)
             )
             defer { worker.cancel() }
-            var iterator = ports.makeAsyncIterator()
-            let port = try #require(await iterator.next())
-            for attempt in 1... {
-                var request = HTTPClientRequest(url: "http://127.0.0.1:\(port)/v2/notifications/sandbox")
-                request.method = .POST
-                request.body = .bytes(ByteBuffer(string: body))
-                request.headers.add(name: "traceparent", value: "00-\(senderTrace)-b7ad6b7169203331-01")
-                let reply = try await HTTPClient.shared.execute(request, timeout: .seconds(30))
-                _ = try await reply.body.collect(upTo: 1 << 16)
-                if reply.status == .ok {
-                    requestID = try #require(reply.headers.first(name: "X-Request-ID"))
-                    break
-                }
-                try #require(reply.status == .serviceUnavailable && attempt < 100, "\(reply.status)")
-                try await Task.sleep(for: .milliseconds(200))
+            try await Self.withIngress(bootstrapServers: bootstrapServers, Self.tracingOn(endpoint), logger: logger) {
+                port in
+                requestID = try await Self.post(body, port: port, traceparent: "00-\(senderTrace)-b7ad6b7169203331-01")
+                let stored = try await ReplayCommandTests.wait(
+                    server,
+                    database.database,
+                    "SELECT count(*) FROM notifications",
+                    "1",
+                    worker: worker
+                )
+                try #require(stored, "the notification was not stored")
             }
-            let stored = try await ReplayCommandTests.wait(
-                server,
-                database.database,
-                "SELECT count(*) FROM notifications",
-                "1",
-                worker: worker
-            )
-            try #require(stored, "the notification was not stored")
-            // Graceful shutdowns export what is left before the exporters stop.
+            // A graceful shutdown exports what is left before the exporter stops.
             try await worker.stop()
-            await group.triggerGracefulShutdown()
-            try await running.value
         }
         #expect(collector.unreadableExports.isEmpty, "\(collector.unreadableExports)")
         let trace = collector.spans.filter { $0.traceID == senderTrace }
