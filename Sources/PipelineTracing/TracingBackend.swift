@@ -13,6 +13,10 @@ package struct TracingBackend: Sendable {
     /// (flushing what they recorded) after them. Nil when tracing is off.
     package let service: (any Service)?
 
+    /// Adds `trace_id`, `span_id` and `trace_flags` of the span a line is logged in (the task's `ServiceContext`) to
+    /// its metadata, so that logs and traces join; nothing outside a span, or with tracing off.
+    package static let loggingMetadataProvider = OTel.makeLoggingMetadataProvider()
+
     /// Tracing off: no spans.
     package static let off = TracingBackend(tracer: nil, service: nil)
 

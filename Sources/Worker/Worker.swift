@@ -389,6 +389,13 @@ package final class Worker: Service, Sendable {
     private func verify(_ batch: PartitionBatch) async -> BatchOutcome {
         let span = startSpan("verify", in: batch)
         defer { span?.end() }
+        // Lines logged meanwhile carry the span's ids (JSON logs' trace_id, span_id).
+        return await ServiceContext.withValue(span?.context ?? .current ?? .topLevel) {
+            await verifyInSpan(batch, span)
+        }
+    }
+
+    private func verifyInSpan(_ batch: PartitionBatch, _ span: (any Span)?) async -> BatchOutcome {
         do {
             let verificationStart = ContinuousClock.now
             var notifications = try await verifier.batch(for: batch.messages)
@@ -413,10 +420,21 @@ package final class Worker: Service, Sendable {
         _ notifications: NotificationBatch,
         _ writer: GroupCommitWriter
     ) async -> BatchOutcome {
-        var logger = logger
-        logger[metadataKey: "kafka.partition"] = "\(batch.partition)"
         let span = startSpan("store", in: batch)
         defer { span?.end() }
+        return await ServiceContext.withValue(span?.context ?? .current ?? .topLevel) {
+            await writeInSpan(batch, notifications, writer, span)
+        }
+    }
+
+    private func writeInSpan(
+        _ batch: PartitionBatch,
+        _ notifications: NotificationBatch,
+        _ writer: GroupCommitWriter,
+        _ span: (any Span)?
+    ) async -> BatchOutcome {
+        var logger = logger
+        logger[metadataKey: "kafka.partition"] = "\(batch.partition)"
         do {
             // A batch tried again is written alone, on a connection of its own: it keeps its place.
             let written = try await writer.write(

@@ -1,6 +1,7 @@
 import Foundation
 import Logging
 import PipelineServices
+import PipelineTracing
 
 /// `log.format` (`LOG_FORMAT`): `text` (swift-log's lines, the default) or `json` (``JSONLogHandler``), chosen once
 /// before any command makes a logger.
@@ -21,7 +22,15 @@ enum LogFormat: String {
             exit(2)
         }
         if format == .json {
-            LoggingSystem.bootstrap { JSONLogHandler(label: $0) }
+            // Lines logged within a span carry its trace_id and span_id (tracing.enabled).
+            LoggingSystem.bootstrap(
+                { label, provider in
+                    var handler = JSONLogHandler(label: label)
+                    handler.metadataProvider = provider
+                    return handler
+                },
+                metadataProvider: TracingBackend.loggingMetadataProvider
+            )
         }
     }
 }

@@ -13,6 +13,7 @@ import PostgresRuntime
 import ServiceLifecycle
 import StoreTestSupport
 import Testing
+import Tracing
 
 @Suite(
     "Traces exported over OTLP/HTTP: a request continues its sender's trace, the raw topic carries it to the worker",
@@ -221,5 +222,25 @@ struct PipelineTracingTests {
         let store = try #require(trace.first { $0.name == "store" }, "\(trace)")
         #expect(verify.parentSpanID == batch.spanID && verify.attributes["asnp.notifications.rejected"] == "0")
         #expect(store.parentSpanID == batch.spanID && store.statusCode != 2)
+    }
+
+    @Test("A line logged within a span carries the span's trace_id and span_id (JSON logs join traces); none outside")
+    func logsJoinTraces() throws {
+        var configuration = TracingConfiguration(serviceName: "asnp-test")
+        configuration.isEnabled = true
+        configuration.samplingRatio = 1
+        let backend = try TracingBackend.make(configuration, logger: Logger.test("test.tracing-logs"))
+        let tracer = try #require(backend.tracer)
+        let span = tracer.startSpan("work", context: .topLevel, ofKind: .internal)
+        defer { span.end() }
+        var headers: [KafkaHeader] = []
+        tracer.inject(span.context, into: &headers, using: KafkaHeadersInjector())
+        let traceparent = try #require(headers.first(named: TraceContextHeaders.traceparent))
+        let parts = traceparent.split(separator: "-").map(String.init)
+        try #require(parts.count == 4, "\(traceparent)")
+        let inside = ServiceContext.withValue(span.context) { TracingBackend.loggingMetadataProvider.get() }
+        #expect(inside["trace_id"].map { "\($0)" } == parts[1], "\(inside)")
+        #expect(inside["span_id"].map { "\($0)" } == parts[2], "\(inside)")
+        #expect(TracingBackend.loggingMetadataProvider.get()["trace_id"] == nil)
     }
 }
