@@ -5,6 +5,7 @@ import KafkaClient
 import Logging
 import NotificationStore
 import PipelineContract
+import PipelineTracing
 import PostgresRuntime
 import ServiceLifecycle
 import Worker
@@ -24,6 +25,8 @@ package struct DevStackConfiguration: Sendable {
     package var workers = 2
     /// Partitions of each topic in the mock cluster.
     package var partitions = 8
+    /// How the ingress and the workers export their spans (each under its role's service name); nil: no tracing.
+    package var tracing: TracingConfiguration?
 
     package init(app: PipelineApp, database: NotificationStoreConfiguration, trustedRoots: [Certificate]) {
         self.app = app
@@ -43,11 +46,14 @@ package struct DevStack: PipelineRole {
     package let workers: [Worker]
     package let ingress: IngressServer
     let producers: [KafkaProducer]
+    /// The ingress's and the workers' span exporters (none without a tracing endpoint).
+    let tracing: [TracingBackend]
 
     /// Started in order and stopped in reverse: the ingress stops first, then the workers, the producers
-    /// (flushing) and the store.
+    /// (flushing), the store, and last the span exporters.
     package var services: [ServiceGroupConfiguration.ServiceConfiguration] {
-        [.init(service: store), .init(service: BodyPartitionMaintenance(store: store, logger: store.logger))]
+        tracing.compactMap(\.service).map { .init(service: $0) }
+            + [.init(service: store), .init(service: BodyPartitionMaintenance(store: store, logger: store.logger))]
             + producers.map { .init(service: $0) } + workers.map { .init(service: $0) } + [.init(service: ingress)]
     }
 }
@@ -59,6 +65,14 @@ package func buildDevStack(
     logger: Logger,
     onListening: @escaping @Sendable (_ port: Int) async -> Void = { _ in }
 ) async throws -> DevStack {
+    // Named as the roles name themselves, so that a trace shows which part did what.
+    func tracing(_ serviceName: String) throws -> TracingBackend {
+        guard var tracing = configuration.tracing else { return .off }
+        tracing.serviceName = serviceName
+        return try TracingBackend.make(tracing, logger: logger)
+    }
+    let ingressTracing = try tracing("asnp-ingress")
+    let workerTracing = try tracing("asnp-worker")
     let mock = try KafkaMockCluster(brokers: 1, logger: logger)
     let outputs = OutputTopics()
     var ingressConfiguration = IngressConfiguration(apps: [configuration.app])
@@ -99,12 +113,14 @@ package func buildDevStack(
             verifiers: verifiers,
             store: store,
             producer: outputProducer,
+            tracer: workerTracing.tracer,
             logger: logger
         )
     }
     let ingress = try IngressServer(
         configuration: ingressConfiguration,
         producer: ingressProducer,
+        tracer: ingressTracing.tracer,
         logger: logger,
         onListening: onListening
     )
@@ -116,6 +132,7 @@ package func buildDevStack(
         store: store,
         workers: workers,
         ingress: ingress,
-        producers: [outputProducer, ingressProducer]
+        producers: [outputProducer, ingressProducer],
+        tracing: [ingressTracing, workerTracing]
     )
 }

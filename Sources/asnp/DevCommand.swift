@@ -10,6 +10,7 @@ import Logging
 import NotificationStore
 import PipelineContract
 import PipelineServices
+import PipelineTracing
 import PostgresRuntime
 import ServiceLifecycle
 import UnixSignals
@@ -78,12 +79,25 @@ struct DevCommand: AsyncParsableCommand {
     @Option(help: "With --demo: how many notifications (six per subscription).")
     var demoCount = 300
 
+    @Option(
+        help: """
+            Export the spans of every request and batch to this OTLP/HTTP traces URL (an OpenTelemetry collector's, \
+            e.g. http://localhost:4318/v1/traces).
+            """
+    )
+    var tracingEndpoint: String?
+
     @Option(help: "Log level: trace, debug, info, notice, warning, error.")
     var logLevel: Logger.Level = .notice
 
     func validate() throws {
         guard workers > 0, partitions > 0 else { throw ValidationError("--workers and --partitions must be positive") }
         guard demoCount > 0 else { throw ValidationError("--demo-count must be positive") }
+        if let tracingEndpoint {
+            guard let url = URL(string: tracingEndpoint), ["http", "https"].contains(url.scheme), url.host != nil else {
+                throw ValidationError("--tracing-endpoint must be an http or https URL, not '\(tracingEndpoint)'")
+            }
+        }
     }
 
     func run() async throws {
@@ -159,6 +173,14 @@ struct DevCommand: AsyncParsableCommand {
         configuration.httpPort = httpPort
         configuration.workers = workers
         configuration.partitions = partitions
+        if let tracingEndpoint {
+            // Every request and batch: a machine of one's own sends few.
+            var tracing = TracingConfiguration(serviceName: "asnp-dev")
+            tracing.isEnabled = true
+            tracing.endpoint = tracingEndpoint
+            tracing.samplingRatio = 1
+            configuration.tracing = tracing
+        }
         let (listening, listened) = AsyncStream.makeStream(of: Int.self)
         let stack = try await buildDevStack(configuration, logger: logger) { port in
             listened.yield(port)

@@ -243,4 +243,66 @@ struct PipelineTracingTests {
         #expect(inside["span_id"].map { "\($0)" } == parts[2], "\(inside)")
         #expect(TracingBackend.loggingMetadataProvider.get()["trace_id"] == nil)
     }
+
+    @Test(
+        """
+        asnp dev's stack with a tracing endpoint: one notification posted with a traceparent is one trace, the \
+        ingress's request span (asnp-ingress) the parent of the worker's batch span (asnp-worker)
+        """
+    )
+    func devStackTraces() async throws {
+        let logger = Logger.test("test.dev-tracing")
+        let collector = OTLPTestCollector()
+        let server = try await TestPostgresServer.shared()
+        let database = try await server.makeDatabase()
+        let roots = try RootCertificateFile.trustedRoots(
+            paths: [Fixtures.directory.appendingPathComponent("test-root.der").path]
+        )
+        let senderTrace = "5c7e1f4a2b3d4e5f60718293a4b5c6d7"
+        let body = try #require(Fixtures.v2Cases.first { $0.expectedStatus == "OK" }?.body)
+        try await collector.serve { endpoint in
+            var configuration = DevStackConfiguration(
+                app: PipelineApp(
+                    name: "notes",
+                    bundleID: Fixtures.bundleId,
+                    appAppleID: Fixtures.appAppleId,
+                    sharedSecrets: []
+                ),
+                database: database,
+                trustedRoots: roots
+            )
+            configuration.httpPort = 0
+            configuration.workers = 1
+            configuration.partitions = 2
+            var tracing = TracingConfiguration(serviceName: "asnp-dev")
+            tracing.isEnabled = true
+            tracing.endpoint = endpoint
+            tracing.otlpProtocol = .httpJSON
+            tracing.samplingRatio = 1
+            configuration.tracing = tracing
+            let (ports, listening) = AsyncStream<Int>.makeStream()
+            let stack = try await buildDevStack(configuration, logger: logger) { port in listening.yield(port) }
+            let group = stack.serviceGroup(logger: logger, gracefulShutdownSignals: [])
+            let running = Task { try await group.run() }
+            defer { running.cancel() }
+            var iterator = ports.makeAsyncIterator()
+            let port = try #require(await iterator.next())
+            _ = try await Self.post(body, port: port, traceparent: "00-\(senderTrace)-1a2b3c4d5e6f7081-01")
+            let stored = try await ReplayCommandTests.wait(
+                server,
+                database.database,
+                "SELECT count(*) FROM notifications",
+                "1"
+            )
+            try #require(stored, "the notification was not stored")
+            await group.triggerGracefulShutdown()
+            try await running.value
+        }
+        #expect(collector.unreadableExports.isEmpty, "\(collector.unreadableExports)")
+        let trace = collector.spans.filter { $0.traceID == senderTrace }
+        let request = try #require(trace.first { $0.serviceName == "asnp-ingress" }, "\(collector.spans)")
+        let batch = try #require(trace.first { $0.serviceName == "asnp-worker" && $0.kind == 5 }, "\(trace)")
+        #expect(batch.parentSpanID == request.spanID)
+        #expect(Set(trace.filter { $0.parentSpanID == batch.spanID }.map(\.name)) == ["verify", "store"])
+    }
 }
