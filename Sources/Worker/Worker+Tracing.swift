@@ -41,6 +41,13 @@ extension Worker {
         return tracer.startSpan(stage, context: parent.context, ofKind: .internal)
     }
 
+    /// Runs `work` with `span` as the task's context, so that lines logged meanwhile carry its ids (JSON logs'
+    /// trace_id, span_id); without a span (tracing off), as it is, binding nothing.
+    func within<Result: Sendable>(_ span: (any Span)?, _ work: () async -> Result) async -> Result {
+        guard let span else { return await work() }
+        return await ServiceContext.withValue(span.context) { await work() }
+    }
+
     /// Ends the spans of the batches whose work ended (a verified batch goes on to its write, its span with it): an
     /// error unless stored.
     func endSpans(of outcomes: [BatchOutcome]) {

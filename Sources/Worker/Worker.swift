@@ -389,10 +389,7 @@ package final class Worker: Service, Sendable {
     private func verify(_ batch: PartitionBatch) async -> BatchOutcome {
         let span = startSpan("verify", in: batch)
         defer { span?.end() }
-        // Lines logged meanwhile carry the span's ids (JSON logs' trace_id, span_id).
-        return await ServiceContext.withValue(span?.context ?? .current ?? .topLevel) {
-            await verifyInSpan(batch, span)
-        }
+        return await within(span) { await verifyInSpan(batch, span) }
     }
 
     private func verifyInSpan(_ batch: PartitionBatch, _ span: (any Span)?) async -> BatchOutcome {
@@ -422,9 +419,7 @@ package final class Worker: Service, Sendable {
     ) async -> BatchOutcome {
         let span = startSpan("store", in: batch)
         defer { span?.end() }
-        return await ServiceContext.withValue(span?.context ?? .current ?? .topLevel) {
-            await writeInSpan(batch, notifications, writer, span)
-        }
+        return await within(span) { await writeInSpan(batch, notifications, writer, span) }
     }
 
     private func writeInSpan(
