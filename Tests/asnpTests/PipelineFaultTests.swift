@@ -19,15 +19,40 @@ import Testing
 /// mock, in this process so faults can be injected into it) and PostgreSQL. Load is posted as Apple posts it: a body
 /// not answered 200 is posted again until it is.
 ///
-/// One fault at a time: each case runs a whole pipeline, and five at once starved the timing-sensitive tests of a full
-/// parallel run.
-@Suite(
-    "The whole pipeline under load through broker, PostgreSQL, ingress and worker faults",
-    .serialized,
-    .tags(.fault)
-)
+/// Two faults at a time, one of each suite below: each case runs a whole pipeline, and five at once starved the
+/// timing-sensitive tests of a full parallel run; one at a time made the five the longest chain of the test run.
+@Suite("The whole pipeline under load through broker, PostgreSQL, ingress and worker faults", .tags(.fault))
 struct PipelineFaultTests {
-    enum Fault: String, CaseIterable, CustomTestStringConvertible, Sendable {
+    @Suite("The broker's faults, one at a time", .serialized, .tags(.fault))
+    struct BrokerFaults {
+        @Test(
+            """
+            Posting at 200/s over 16 connections through a broker fault mid-load: every body accepted in the end, \
+            each notification stored once, each tampered delivery rejected, subscriptions as last-writer-wins has them
+            """,
+            arguments: [Fault.brokersUnresponsive, .produceErrorsAndLatency]
+        )
+        func faultUnderLoad(_ fault: Fault) async throws {
+            try await PipelineFaultTests.faultUnderLoad(fault)
+        }
+    }
+
+    @Suite("PostgreSQL's and the processes' faults, one at a time", .serialized, .tags(.fault))
+    struct ProcessFaults {
+        @Test(
+            """
+            Posting at 200/s over 16 connections through a PostgreSQL, ingress or worker fault mid-load: every body \
+            accepted in the end, each notification stored once, each tampered delivery rejected, subscriptions as \
+            last-writer-wins has them
+            """,
+            arguments: [Fault.postgresStopped, .ingressKilled, .workersKilled]
+        )
+        func faultUnderLoad(_ fault: Fault) async throws {
+            try await PipelineFaultTests.faultUnderLoad(fault)
+        }
+    }
+
+    enum Fault: String, CustomTestStringConvertible, Sendable {
         case brokersUnresponsive
         case produceErrorsAndLatency
         case postgresStopped
@@ -63,15 +88,10 @@ struct PipelineFaultTests {
         return (Data(try pki.rootDER()), workload)
     }
 
-    @Test(
-        """
-        Posting at 200/s over 16 connections through a fault mid-load: every body is accepted in the end (retried \
-        while the ingress answers 503), and the reconciliation holds: each notification stored once, each tampered \
-        delivery rejected, subscriptions as last-writer-wins computes them
-        """,
-        arguments: Fault.allCases
-    )
-    func faultUnderLoad(_ fault: Fault) async throws {
+    /// Posting at 200/s over 16 connections through a fault mid-load: every body is accepted in the end (retried
+    /// while the ingress answers 503), and the reconciliation holds: each notification stored once, each tampered
+    /// delivery rejected, subscriptions as last-writer-wins computes them.
+    static func faultUnderLoad(_ fault: Fault) async throws {
         var logger = Logger(label: "test.pipeline-fault")
         logger.logLevel = .critical
         let directory = FileManager.default.temporaryDirectory.appendingPathComponent("asnp-fault-\(UUID())")
