@@ -5,6 +5,7 @@ extension SchemaMigration {
     package static let all: [SchemaMigration] = [
         .initialSchema, .replayMarks, .outboxRefusals, .notificationOrigin, .subscriptionEntitlement, .bodyStore,
         .historyLedger, .subscriptionStateRules, .historyListed, .utcBodyPartitions, .partitionOwners,
+        .outboxTraceContext,
     ]
 
     /// The schema version this program needs.

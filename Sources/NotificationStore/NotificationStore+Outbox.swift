@@ -232,17 +232,26 @@ extension NotificationStore {
         }
     }
 
-    /// How many outbox rows wait to be published and how many are set aside, all partitions (gauges for
-    /// monitoring: a growing outbox means the output topics do not take events; set-aside rows need an operator).
-    package func outboxRowCounts() async throws(NotificationStoreError) -> (pending: Int, refused: Int) {
+    /// How many outbox rows wait to be published, how many are set aside, all partitions, and the age in seconds of
+    /// the oldest waiting (0 when none; by the database's clock, as the rows' `created_at`): gauges for monitoring. A
+    /// growing outbox, or an old row in it, means the output topics do not take events; set-aside rows need an
+    /// operator.
+    package func outboxRowCounts() async throws(NotificationStoreError) -> (
+        pending: Int, refused: Int, oldestPendingAge: Double
+    ) {
         let logger = self.logger
         return try await withConnection("counting outbox rows") { connection in
             let rows = try await connection.query(
-                "SELECT count(*) FILTER (WHERE refused_at IS NULL), count(refused_at) FROM outbox",
+                """
+                SELECT count(*) FILTER (WHERE refused_at IS NULL), count(refused_at),
+                    COALESCE(extract(epoch FROM clock_timestamp() - min(created_at) FILTER (WHERE refused_at IS NULL)),
+                        0)::float8
+                FROM outbox
+                """,
                 logger: logger
             )
-            for try await counts in rows.decode((Int, Int).self) { return (counts.0, counts.1) }
-            return (0, 0)
+            for try await counts in rows.decode((Int, Int, Double).self) { return (counts.0, counts.1, counts.2) }
+            return (0, 0, 0)
         }
     }
 }
@@ -254,7 +263,7 @@ extension OutboxMessage {
     /// `signed_date` reads back as the milliseconds since 1970 it was written from (the inverse of
     /// `BatchStatements.timestamp(_:)`), so that a decoded event read here is the one the write returned.
     fileprivate static let pendingColumns = """
-        o.id, o.stream, o.message_key,
+        o.id, o.stream, o.message_key, o.trace_parent, o.trace_state, o.created_at,
         n.notification_uuid, n.version, n.notification_type, n.subtype,
         (extract(epoch FROM n.signed_date) * 1000)::bigint AS signed_date, n.environment, n.bundle_id,
         n.original_transaction_id, n.legacy_raw_body, b.body AS packed_body,
@@ -328,7 +337,12 @@ extension OutboxMessage {
             id: try row["id"].decode(Int64.self),
             stream: stream,
             key: try row["message_key"].decode(String?.self),
-            payload: payload
+            payload: payload,
+            traceContext: TraceContext(
+                traceparent: try row["trace_parent"].decode(String?.self),
+                tracestate: try row["trace_state"].decode(String?.self)
+            ),
+            storedAt: try row["created_at"].decode(Date.self)
         )
         return (message, packedBody)
     }

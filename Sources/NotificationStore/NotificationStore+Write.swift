@@ -50,7 +50,7 @@ extension NotificationStore {
         while true {
             do throws(NotificationStoreError) {
                 do throws(NotificationStoreError) {
-                    return try await inTransaction(operation, lockTimeout: lockTimeout) { connection in
+                    var result = try await inTransaction(operation, lockTimeout: lockTimeout) { connection in
                         try await Self.fence(fences, on: connection, logger: logger)
                         return try await Self.write(
                             prepared,
@@ -59,6 +59,8 @@ extension NotificationStore {
                             logger: logger
                         )
                     }
+                    result.outboxMessages = prepared.outboxMessages(for: result.outbox, storedAt: Date())
+                    return result
                 } catch let error
                     where error.code == .conflict && attempt < 3
                     && (lockTimeout == nil || error.sqlState != "55P03")
@@ -124,7 +126,6 @@ extension NotificationStore {
         result.duplicateRejections += batch.repeatedRejections
         result.unstorableNotifications = batch.unstorable
         result.outbox.sort { $0.id < $1.id }
-        result.outboxMessages = batch.outboxMessages(for: result.outbox)
         return result
     }
 
@@ -235,24 +236,26 @@ extension NotificationStore {
         bindings.append(rows.map(\.source.partition))
         bindings.append(rows.map(\.source.offset))
         bindings.append(NullableArray(rows.map(\.key)))
+        bindings.append(NullableArray(rows.map(\.traceContext?.traceparent)))
+        bindings.append(NullableArray(rows.map(\.traceContext?.tracestate)))
         let inserted = try await connection.query(
             PostgresQuery(unsafeSQL: BatchStatements.writeRejected, binds: bindings),
             logger: logger
         )
         var stored = 0
-        for try await (id, key, rejectedID, topic, partition) in inserted.decode(
-            (Int64, String?, Int64, String, Int32).self
+        for try await (id, key, rejectedID, topic, partition, traceparent, tracestate) in inserted.decode(
+            (Int64, String?, Int64, String, Int32, String?, String?).self
         ) {
             stored += 1
-            result.outbox.append(
-                OutboxEntry(
-                    id: id,
-                    stream: .deadLetter,
-                    messageKey: key,
-                    rejectedID: rejectedID,
-                    source: KafkaTopicPartition(topic: topic, partition: partition)
-                )
+            var entry = OutboxEntry(
+                id: id,
+                stream: .deadLetter,
+                messageKey: key,
+                rejectedID: rejectedID,
+                source: KafkaTopicPartition(topic: topic, partition: partition)
             )
+            entry.traceContext = TraceContext(traceparent: traceparent, tracestate: tracestate)
+            result.outbox.append(entry)
         }
         result.storedRejections += stored
         result.duplicateRejections += rows.count - stored
@@ -287,6 +290,10 @@ extension NotificationStore {
                 )
                 result.subscriptionChanges.append(state)
             }
+            entry.traceContext = TraceContext(
+                traceparent: try cells[8 + BatchStatements.subscriptionColumns.count].decode(String?.self),
+                tracestate: try cells[9 + BatchStatements.subscriptionColumns.count].decode(String?.self)
+            )
             result.outbox.append(entry)
         }
     }

@@ -31,6 +31,37 @@ package enum OutputEvent {
         package static let sourceTopic = "ce_sourcetopic"
         package static let sourcePartition = "ce_sourcepartition"
         package static let sourceOffset = "ce_sourceoffset"
+        /// CloudEvents' distributed tracing extension: the trace the event starts from (``Trace``).
+        package static let traceparent = "ce_traceparent"
+        package static let tracestate = "ce_tracestate"
+    }
+
+    /// The trace an event belongs to: its notification's (Docs/output-topics.md, "Trace context"). Written twice, with
+    /// the same values: as W3C Trace Context headers (`traceparent`, `tracestate`), which OpenTelemetry's Kafka
+    /// instrumentations read, and as CloudEvents' distributed tracing extension (`ce_traceparent`, `ce_tracestate`),
+    /// which carries the trace a multi-hop transmission started from and which a consumer's middleware must not
+    /// change.
+    package struct Trace: Sendable, Hashable {
+        package var traceparent: String
+        package var tracestate: String?
+
+        package init(traceparent: String, tracestate: String?) {
+            self.traceparent = traceparent
+            self.tracestate = tracestate
+        }
+
+        /// The four headers, `tracestate`'s two only when there is one.
+        var headers: [KafkaHeader] {
+            var headers = [
+                KafkaHeader(key: TraceContextHeaders.traceparent, string: traceparent),
+                KafkaHeader(key: CloudEventsHeader.traceparent, string: traceparent),
+            ]
+            if let tracestate {
+                headers.append(KafkaHeader(key: TraceContextHeaders.tracestate, string: tracestate))
+                headers.append(KafkaHeader(key: CloudEventsHeader.tracestate, string: tracestate))
+            }
+            return headers
+        }
     }
 
     /// `content-type` of the values.
@@ -140,7 +171,8 @@ package enum OutputEvent {
         _ attributes: DecodedAttributes,
         json: String,
         key: String?,
-        topic: String
+        topic: String,
+        trace: Trace? = nil
     ) -> KafkaProducerMessage {
         var headers = [
             KafkaHeader(key: CloudEventsHeader.specVersion, string: "1.0"),
@@ -160,6 +192,7 @@ package enum OutputEvent {
         if let subtype = attributes.subtype {
             headers.append(KafkaHeader(key: CloudEventsHeader.subtype, string: subtype))
         }
+        headers += trace?.headers ?? []
         return KafkaProducerMessage(
             topic: topic,
             key: key.map { ByteBuffer(string: $0) },
@@ -172,7 +205,8 @@ package enum OutputEvent {
     package static func subscriptionState(
         _ attributes: StateAttributes,
         json: String,
-        topic: String
+        topic: String,
+        trace: Trace? = nil
     ) -> KafkaProducerMessage {
         KafkaProducerMessage(
             topic: topic,
@@ -187,13 +221,14 @@ package enum OutputEvent {
                 KafkaHeader(key: contentTypeHeader, string: "application/json"),
                 KafkaHeader(key: CloudEventsHeader.time, string: timestamp(attributes.lastSignedDate)),
                 KafkaHeader(key: CloudEventsHeader.subject, string: attributes.originalTransactionID),
-            ]
+            ] + (trace?.headers ?? [])
         )
     }
 
-    /// A dead letter: the rejected body as stored, the consumed message's headers (sorted by name), then
-    /// CloudEvents attributes saying why it was rejected and where it was read. Its content type is JSON when the
-    /// body is (then it names the dead-letter schema), bytes otherwise.
+    /// A dead letter: the rejected body as stored, the consumed message's headers (sorted by name; with a `trace`, its
+    /// `traceparent` and `tracestate` in their place), then CloudEvents attributes saying why it was rejected and
+    /// where it was read. Its content type is JSON when the body is (then it names the dead-letter schema), bytes
+    /// otherwise.
     package static func deadLetter(
         body: [UInt8],
         status: String,
@@ -202,9 +237,13 @@ package enum OutputEvent {
         consumedHeaders: [String: String],
         source: KafkaTopicPartitionOffset,
         key: String?,
-        topic: String
+        topic: String,
+        trace: Trace? = nil
     ) -> KafkaProducerMessage {
-        var headers = consumedHeaders.sorted { $0.key < $1.key }.map { KafkaHeader(key: $0.key, string: $0.value) }
+        let traceHeaders: Set = [TraceContextHeaders.traceparent, TraceContextHeaders.tracestate]
+        var headers = consumedHeaders.sorted { $0.key < $1.key }
+            .filter { trace == nil || !traceHeaders.contains($0.key) }
+            .map { KafkaHeader(key: $0.key, string: $0.value) }
         headers += [
             KafkaHeader(key: CloudEventsHeader.specVersion, string: "1.0"),
             KafkaHeader(key: CloudEventsHeader.id, string: "\(source.topic)/\(source.partition)/\(source.offset)"),
@@ -223,6 +262,7 @@ package enum OutputEvent {
         } else {
             headers.append(KafkaHeader(key: contentTypeHeader, string: "application/octet-stream"))
         }
+        headers += trace?.headers ?? []
         return KafkaProducerMessage(
             topic: topic,
             key: key.map { ByteBuffer(string: $0) },

@@ -4,6 +4,12 @@ import NotificationStore
 import Prometheus
 import Synchronization
 
+#if canImport(FoundationEssentials)
+import FoundationEssentials
+#else
+import Foundation
+#endif
+
 /// Stores the partition batches verified at about the same time in one transaction (group commit). It commits no
 /// Kafka offset: each batch's caller learns that it is stored, and the worker's ``Worker/StateMachine`` commits the
 /// offsets of the batches that ended together in one call (``Worker/StateMachine/Action/commit(_:)``).
@@ -261,6 +267,7 @@ final class GroupCommitWriter: Sendable {
     ) async throws(NotificationStoreError) -> BatchWriteResult {
         let start = ContinuousClock.now
         let result = try await store.write(batch, lockTimeout: lockTimeout)
+        metrics.recordStored(batch, newlyStored: result.storedNotifications, storedAt: Date())
         metrics.storeDuration.record(start.duration(to: .now))
         metrics.transactionBatches.record(Double(partitions.count))
         count(batch, result, partitions: partitions)

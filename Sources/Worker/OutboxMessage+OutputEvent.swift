@@ -13,25 +13,31 @@ import Foundation
 // (`NotificationStore.pendingOutbox`, `subscriptionStates`).
 
 extension OutboxMessage {
-    /// The message this row publishes (``OutputEvent``), or nil when there is nothing to publish (its
-    /// notification or rejection was deleted) or nothing can be built (``OutboxMessage/Payload/unpublishable(reason:)``).
-    func outputEvent(topics: OutputTopics) -> KafkaProducerMessage? {
+    /// The message this row publishes (``OutputEvent``) in `trace` (by default the row's own), or nil when there is
+    /// nothing to publish (its notification or rejection was deleted) or nothing can be built
+    /// (``OutboxMessage/Payload/unpublishable(reason:)``).
+    func outputEvent(topics: OutputTopics, trace: OutputEvent.Trace?) -> KafkaProducerMessage? {
         switch payload {
         case .decoded(let event):
-            event.outputEvent(key: key, topic: topics.decoded)
+            event.outputEvent(key: key, topic: topics.decoded, trace: trace)
         case .subscriptionState(let state):
-            state.outputEvent(topic: topics.subscriptionState)
+            state.outputEvent(topic: topics.subscriptionState, trace: trace)
         case .deadLetter(let letter):
-            letter.outputEvent(key: key, topic: topics.deadLetter)
+            letter.outputEvent(key: key, topic: topics.deadLetter, trace: trace)
         case .missing, .unpublishable:
             nil
         }
+    }
+
+    /// The trace the row's notification or rejected body arrived in, as its event carries it.
+    var trace: OutputEvent.Trace? {
+        traceContext.map { OutputEvent.Trace(traceparent: $0.traceparent, tracestate: $0.tracestate) }
     }
 }
 
 extension OutboxMessage.DecodedEvent {
     /// The decoded topic's event of this notification, keyed by `key`.
-    func outputEvent(key: String?, topic: String) -> KafkaProducerMessage {
+    func outputEvent(key: String?, topic: String, trace: OutputEvent.Trace?) -> KafkaProducerMessage {
         let attributes = OutputEvent.DecodedAttributes(
             notificationUUID: notificationUUID,
             version: version,
@@ -43,13 +49,13 @@ extension OutboxMessage.DecodedEvent {
             bundleID: bundleID,
             originalTransactionID: originalTransactionID
         )
-        return OutputEvent.decoded(attributes, json: json, key: key, topic: topic)
+        return OutputEvent.decoded(attributes, json: json, key: key, topic: topic, trace: trace)
     }
 }
 
 extension OutboxMessage.StateEvent {
     /// The state topic's record of this state.
-    func outputEvent(topic: String) -> KafkaProducerMessage {
+    func outputEvent(topic: String, trace: OutputEvent.Trace?) -> KafkaProducerMessage {
         let attributes = OutputEvent.StateAttributes(
             originalTransactionID: originalTransactionID,
             lastNotificationUUID: lastNotificationUUID,
@@ -57,13 +63,13 @@ extension OutboxMessage.StateEvent {
             environment: environment,
             bundleID: bundleID
         )
-        return OutputEvent.subscriptionState(attributes, json: json, topic: topic)
+        return OutputEvent.subscriptionState(attributes, json: json, topic: topic, trace: trace)
     }
 }
 
 extension OutboxMessage.DeadLetter {
     /// The dead-letter topic's event of this rejected body, keyed by `key` (the raw message's).
-    func outputEvent(key: String?, topic: String) -> KafkaProducerMessage {
+    func outputEvent(key: String?, topic: String, trace: OutputEvent.Trace?) -> KafkaProducerMessage {
         OutputEvent.deadLetter(
             body: body,
             status: status,
@@ -72,7 +78,8 @@ extension OutboxMessage.DeadLetter {
             consumedHeaders: headers,
             source: source,
             key: key,
-            topic: topic
+            topic: topic,
+            trace: trace
         )
     }
 }

@@ -1,8 +1,16 @@
+import AppStoreModels
 import KafkaClient
 import Logging
 import NotificationStore
 import PipelineContract
 import Prometheus
+import Tracing
+
+#if canImport(FoundationEssentials)
+import FoundationEssentials
+#else
+import Foundation
+#endif
 
 /// Publishes a raw-topic partition's outbox rows to the output topics, in row order, and deletes each once the
 /// broker acknowledged its event.
@@ -16,11 +24,18 @@ import Prometheus
 /// state event read from the table is the subscription's current state, and the statement that deletes an
 /// acknowledged state row keeps it instead if the subscription changed meanwhile (a later change whose own event may
 /// already be out): then the current state is published once more.
+///
+/// Each event is published in its notification's trace (``OutboxMessage/traceContext``), with a `send` span per
+/// publication when tracing is on (``startSpan(sending:)``).
 struct OutboxPublisher: Sendable {
     let store: NotificationStore
     let producer: KafkaProducer
     let topics: OutputTopics
     let metrics: WorkerMetrics
+    /// The configured apps' names by bundle id: the freshness metrics' `app` label.
+    var appNames: [String: String] = [:]
+    /// Records a span per publication; nil when tracing is off.
+    var tracer: (any Tracer)? = nil
     let logger: Logger
     /// Rows read and published at a time.
     var chunk = 500
@@ -79,7 +94,7 @@ struct OutboxPublisher: Sendable {
             if case .subscriptionState = row.payload, let key = row.key { lastStateRow[key] = row.id }
         }
         var done: [Int64] = []
-        var sent: [(row: OutboxMessage, message: KafkaProducerMessage)] = []
+        var sending: [OutboxMessage] = []
         var refused: [(id: Int64, reason: String)] = []
         for row in rows {
             if case .unpublishable(let reason) = row.payload {
@@ -96,13 +111,21 @@ struct OutboxPublisher: Sendable {
                 )
             } else if case .subscriptionState = row.payload, let key = row.key, lastStateRow[key] != row.id {
                 done.append(row.id)
-            } else if let message = row.outputEvent(topics: topics) {
+            } else {
+                sending.append(row)
+            }
+        }
+        let span = startSpan(sending: sending)
+        var sent: [(row: OutboxMessage, message: KafkaProducerMessage)] = []
+        for row in sending {
+            if let message = row.outputEvent(topics: topics, trace: span?.trace ?? row.trace) {
                 sent.append((row, message))
             } else {
                 done.append(row.id)
             }
         }
         let results = await producer.send(contentsOf: sent.map(\.message))
+        let acknowledgedAt = Date()
         var failure: KafkaError?
         var incomplete = Set<KafkaTopicPartition>()
         var states: [OutboxMessage.PublishedState] = []
@@ -114,6 +137,8 @@ struct OutboxPublisher: Sendable {
                 } else {
                     done.append(row.id)
                 }
+                let (app, environment) = labels(of: row)
+                metrics.recordPublished(row, app: app, environment: environment, publishedAt: acknowledgedAt)
             case .failure(let error) where error.code == .refused:
                 refused.append((row.id, error.description))
                 metrics.countRefused(stream: row.stream, error: error)
@@ -130,10 +155,20 @@ struct OutboxPublisher: Sendable {
                 metrics.countUnacknowledged(stream: row.stream, error: error)
             }
         }
-        metrics.publishedEvents.increment(by: Int64(results.filter { (try? $0.get()) != nil }.count))
+        let acknowledged = results.filter { (try? $0.get()) != nil }.count
+        metrics.publishedEvents.increment(by: Int64(acknowledged))
+        if let span = span?.span {
+            span.attributes["asnp.outbox.acknowledged"] = acknowledged
+            if acknowledged < sent.count {
+                let message = "\(sent.count - acknowledged) of \(sent.count) events not acknowledged"
+                span.setStatus(SpanStatus(code: .error, message: failure.map { "\(message): \($0)" } ?? message))
+            }
+            span.end()
+        }
         try await store.setOutboxAside(refused)
         let changed = try await store.deleteOutbox(done, states: states)
-        for left in try await republishChangedStates(changed) {
+        let traces = Dictionary(sent.map { ($0.row.id, $0.row.trace) }, uniquingKeysWith: { first, _ in first })
+        for left in try await republishChangedStates(changed, traces: traces) {
             if let partition = partitionOfRow[left.id] { incomplete.insert(partition) }
         }
         if let failure {
@@ -149,7 +184,8 @@ struct OutboxPublisher: Sendable {
     /// change whose own event another member may already have sent), until they hold still, deleting their rows;
     /// returns the rows left, to be published again.
     private func republishChangedStates(
-        _ changed: [OutboxMessage.PublishedState]
+        _ changed: [OutboxMessage.PublishedState],
+        traces: [Int64: OutputEvent.Trace?]
     ) async throws -> [OutboxMessage.PublishedState] {
         var changed = changed
         for _ in 0..<maximumStateRepublications where !changed.isEmpty {
@@ -158,7 +194,9 @@ struct OutboxPublisher: Sendable {
             let gone = changed.filter { current[$0.key] == nil }.map(\.id)
             let pending = changed.filter { current[$0.key] != nil }
             let results = await producer.send(
-                contentsOf: pending.map { current[$0.key]!.outputEvent(topic: topics.subscriptionState) }
+                contentsOf: pending.map {
+                    current[$0.key]!.outputEvent(topic: topics.subscriptionState, trace: traces[$0.id] ?? nil)
+                }
             )
             var republished: [OutboxMessage.PublishedState] = []
             var unacknowledged: [OutboxMessage.PublishedState] = []
@@ -181,6 +219,79 @@ struct OutboxPublisher: Sendable {
             changed = try await store.deleteOutbox(gone, states: republished)
         }
         return changed
+    }
+
+    /// The most links a publication's span keeps to its events' traces (as a batch's span, ``Worker/maximumSpanLinks``).
+    static let maximumSpanLinks = 128
+
+    /// The span of publishing `rows` (nil when tracing is off or there is nothing to send), named as OpenTelemetry's
+    /// messaging conventions name a producer's (`send`).
+    ///
+    /// When every row belongs to one trace (one notification's decoded and state events: the common case below a few
+    /// notifications a second), the span continues it, and when it is recorded its context is the `trace` every
+    /// event carries: one trace from the request through the publish, which a consumer continues. Otherwise it
+    /// starts a trace of its own linking the rows' (up to 128), and each event carries its own row's.
+    private func startSpan(sending rows: [OutboxMessage]) -> (span: any Span, trace: OutputEvent.Trace?)? {
+        guard let tracer, !rows.isEmpty else { return nil }
+        let contexts = rows.map(\.traceContext)
+        var parent = ServiceContext.topLevel
+        let continues = contexts.allSatisfy { $0 != nil && $0?.traceID == contexts[0]?.traceID }
+        if continues, let context = contexts[0] {
+            tracer.extract(
+                TraceContextHeaders.headers(traceparent: context.traceparent, tracestate: context.tracestate),
+                into: &parent,
+                using: KafkaHeadersExtractor()
+            )
+        }
+        let span = tracer.startSpan("send", context: parent, ofKind: .producer)
+        if !continues {
+            var linked = Set<String>()
+            for case let context? in contexts where linked.count < Self.maximumSpanLinks {
+                guard linked.insert(context.traceparent).inserted else { continue }
+                var link = ServiceContext.topLevel
+                tracer.extract(
+                    TraceContextHeaders.headers(traceparent: context.traceparent, tracestate: context.tracestate),
+                    into: &link,
+                    using: KafkaHeadersExtractor()
+                )
+                span.addLink(SpanLink(context: link, attributes: [:]))
+            }
+        }
+        span.attributes["messaging.system"] = "kafka"
+        span.attributes["messaging.operation.type"] = "send"
+        span.attributes["messaging.batch.message_count"] = rows.count
+        guard continues, span.isRecording else { return (span, nil) }
+        var headers: [KafkaHeader] = []
+        tracer.inject(span.context, into: &headers, using: KafkaHeadersInjector())
+        guard let traceparent = headers.first(where: { $0.key == TraceContextHeaders.traceparent })?.stringValue else {
+            return (span, nil)
+        }
+        let tracestate = headers.first { $0.key == TraceContextHeaders.tracestate }?.stringValue
+        return (span, OutputEvent.Trace(traceparent: traceparent, tracestate: tracestate))
+    }
+
+    /// The app and environment a published row's freshness is counted for: its notification's (a configured app's
+    /// name, Apple's environment), or for a dead letter those its raw message was sent for; `unknown` otherwise.
+    private func labels(of row: OutboxMessage) -> (app: String, environment: String) {
+        let bundleID: String?
+        let environment: String?
+        switch row.payload {
+        case .decoded(let event):
+            (bundleID, environment) = (event.bundleID, event.environment)
+        case .subscriptionState(let state):
+            (bundleID, environment) = (state.bundleID, state.environment)
+        case .deadLetter(let letter):
+            let app = letter.headers[RawNotificationHeaders.Name.app]
+            let known = app.map { Set(appNames.values).contains($0) } == true
+            let sentFor = letter.headers[RawNotificationHeaders.Name.environment]
+            let isEnvironment =
+                sentFor == AppStoreEnvironment.production.rawValue
+                || sentFor == AppStoreEnvironment.sandbox.rawValue
+            return (known ? app! : "unknown", isEnvironment ? sentFor! : "unknown")
+        case .missing, .unpublishable:
+            (bundleID, environment) = (nil, nil)
+        }
+        return (bundleID.flatMap { appNames[$0] } ?? "unknown", environment ?? "unknown")
     }
 
     private func logFailure(_ error: any Error, for partitions: [KafkaTopicPartition]) {

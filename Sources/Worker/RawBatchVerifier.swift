@@ -92,7 +92,10 @@ package struct RawBatchVerifier: Sendable {
             key: message.key.map { String(decoding: $0.readableBytesView, as: UTF8.self) },
             headers: fields,
             receivedAt: brokerTime ?? Date(),
-            source: coordinates
+            source: coordinates,
+            traceContext: TraceContextHeaders.context(in: fields).map {
+                TraceContext(traceparent: $0.traceparent, tracestate: $0.tracestate)
+            }
         )
         let headers: RawNotificationHeaders
         do throws(RawNotificationHeadersError) {

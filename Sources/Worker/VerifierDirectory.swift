@@ -24,6 +24,8 @@ package struct VerifierDirectory: Sendable {
     private let verifiers: [Key: Result<NotificationVerifier, Unavailable>]
     /// V1 bodies, which carry no app Apple id: an app needs none to have its V1 bodies verified in Production.
     private let v1Verifiers: [Key: Result<NotificationVerifier, Unavailable>]
+    /// The configured apps' names by bundle id (the first app of a bundle id): what metrics label an event with.
+    let appNames: [String: String]
 
     /// Verifiers for `apps` in Production and Sandbox, trusting the chain verifier's roots.
     ///
@@ -70,6 +72,7 @@ package struct VerifierDirectory: Sendable {
         }
         self.verifiers = verifiers
         self.v1Verifiers = v1Verifiers
+        self.appNames = Dictionary(apps.map { ($0.bundleID, $0.name) }, uniquingKeysWith: { first, _ in first })
     }
 
     /// The verifier for `app`'s bodies of `version` in `environment`, or why there is none. A V1 verifier must be

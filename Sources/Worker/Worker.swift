@@ -97,6 +97,8 @@ package final class Worker: Service, Sendable {
             producer: producer,
             topics: configuration.outputTopics,
             metrics: metrics,
+            appNames: verifiers.appNames,
+            tracer: tracer,
             logger: logger
         )
         self.metrics = metrics

@@ -38,6 +38,8 @@ package final class WorkerMetrics: Sendable {
     let outboxRows: Gauge
     /// Outbox rows set aside after the broker refused their events for good (all partitions), sampled likewise.
     let refusedOutboxRows: Gauge
+    /// The age of the oldest row waiting in the outbox (0: none), sampled likewise: events not yet out that long.
+    let oldestOutboxRowAge: Gauge
     /// The start of the oldest month of raw bodies kept (`notification_bodies`), in seconds since 1970 (0: none),
     /// sampled likewise: retention drops months from the old end, so an age past the retention shows it not running.
     let oldestBody: Gauge
@@ -129,6 +131,13 @@ package final class WorkerMetrics: Sendable {
                 "outbox_refused",
                 "rows",
                 "Outbox rows set aside after the broker refused their events for good, all partitions (sampled)."
+            )
+        )
+        oldestOutboxRowAge = registry.makeGauge(
+            descriptor: Self.name(
+                "outbox_oldest_age",
+                "seconds",
+                "Age of the oldest row waiting in the outbox, all partitions (0: none; sampled in the background)."
             )
         )
         // The store's, not the worker's own: named for what it describes (any worker's scrape shows the same value).

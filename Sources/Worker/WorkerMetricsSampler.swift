@@ -65,6 +65,7 @@ package final class WorkerMetricsSampler: Service, Sendable {
             let counts = try await store.outboxRowCounts()
             metrics.outboxRows.set(Double(counts.pending))
             metrics.refusedOutboxRows.set(Double(counts.refused))
+            metrics.oldestOutboxRowAge.set(max(0, counts.oldestPendingAge))
         }
         await sample(.consumerLag, within: timeout) { [configuration, metrics] in
             var lags: [KafkaPartitionLag] = []

@@ -515,6 +515,12 @@ def cross_checks(schema: str | None, event: dict[str, Any]) -> list[tuple[str, s
         if isinstance(value.get("bundle_id"), str) and isinstance(value.get("environment"), str):
             expect("headers", "$.ce_source", headers.get("ce_source"),
                    f"asnp/subscriptions/{value['bundle_id']}/{value['environment']}", "bundle_id and environment")
+    # The trace context twice, as W3C headers and as CloudEvents' distributed tracing extension: the same values.
+    if "ce_traceparent" in headers or schema in ("urn:asnp:contract:decoded-v2:1", "urn:asnp:contract:decoded-v1:1",
+                                                  "urn:asnp:contract:subscription-state:1"):
+        for name in ("traceparent", "tracestate"):
+            expect("headers", f"$.ce_{name}", headers.get(f"ce_{name}"), headers.get(name),
+                   f"the same value as {name}")
     if headers.get("ce_type") == "asnp.notification.rejected":  # a dead letter, JSON or not
         topic, partition, offset = (headers.get(n) for n in ("ce_sourcetopic", "ce_sourcepartition", "ce_sourceoffset"))
         expect("headers", "$.ce_id", headers.get("ce_id"), f"{topic}/{partition}/{offset}",

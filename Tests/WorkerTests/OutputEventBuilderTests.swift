@@ -1,4 +1,5 @@
 import AppStoreTestSupport
+import Foundation
 import KafkaClient
 import NIOCore
 import NotificationStore
@@ -42,8 +43,17 @@ struct OutputEventBuilderTests {
         let cases =
             Fixtures.v2Cases.filter { $0.kind == "valid" }.map { (2, $0) }
             + Fixtures.v1Cases.filter { $0.kind == "valid" }.map { (1, $0) }
+        // Each in a trace of its own, every other one with vendors' state: kept by the outbox either way.
+        func traceparent(_ index: Int) -> String {
+            "00-\(String(format: "%032x", index + 1))-\(String(format: "%016x", index + 7))-01"
+        }
         let messages = cases.enumerated().map { index, item in
-            RawBatchVerifierTests.message(item.1.body, offset: Int64(index), version: item.0)
+            var message = RawBatchVerifierTests.message(item.1.body, offset: Int64(index), version: item.0)
+            message.headers.append(KafkaHeader(key: TraceContextHeaders.traceparent, string: traceparent(index)))
+            if index.isMultiple(of: 2) {
+                message.headers.append(KafkaHeader(key: TraceContextHeaders.tracestate, string: "asnp=\(index)"))
+            }
+            return message
         }
         let batch = try await RawBatchVerifierTests.verifier().batch(for: messages)
         let topics = OutputTopics()
@@ -62,9 +72,17 @@ struct OutputEventBuilderTests {
             var format: [String: String] = [:]
             var compared: Set<String> = []
             for (memory, table) in zip(fromMemory, fromTable) {
-                let built = try #require(memory.outputEvent(topics: topics).map(Sent.init))
-                #expect(table.outputEvent(topics: topics).map(Sent.init) == built, "outbox row \(memory.id)")
+                let built = try #require(memory.outputEvent(topics: topics, trace: memory.trace).map(Sent.init))
+                #expect(
+                    table.outputEvent(topics: topics, trace: table.trace).map(Sent.init) == built,
+                    "outbox row \(memory.id)"
+                )
                 let id = try #require(built.header(OutputEvent.CloudEventsHeader.id))
+                // The trace its notification arrived in, under both names.
+                let parent = try #require(built.header(TraceContextHeaders.traceparent), "\(built)")
+                #expect(built.header(OutputEvent.CloudEventsHeader.traceparent) == parent)
+                #expect(built.header(OutputEvent.CloudEventsHeader.tracestate) == built.header("tracestate"))
+                #expect(messages.contains { $0.headers.first { $0.key == "traceparent" }?.stringValue == parent })
                 switch memory.payload {
                 case .decoded:
                     let version = try #require(built.header(OutputEvent.CloudEventsHeader.notificationVersion))
@@ -73,7 +91,10 @@ struct OutputEventBuilderTests {
                 case .subscriptionState:
                     let key = try #require(memory.key)
                     let state = try #require(current[key])
-                    #expect(Sent(state.outputEvent(topic: topics.subscriptionState)) == built, "\(key)")
+                    #expect(
+                        Sent(state.outputEvent(topic: topics.subscriptionState, trace: memory.trace)) == built,
+                        "\(key)"
+                    )
                     compared.insert("state V\(format[id] ?? "?")")
                 default:
                     Issue.record("a row of stream \(memory.stream) in a batch of valid notifications")

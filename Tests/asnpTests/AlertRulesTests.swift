@@ -91,9 +91,10 @@ struct AlertRulesTests {
             #expect(annotations["summary"]?.isEmpty == false, "\(name)")
             #expect(annotations["description"]?.isEmpty == false, "\(name)")
             // Metric names, in the expression and the annotations.
+            // A histogram's series by its name.
             let metrics = Set(
                 (expression + " " + annotations.values.joined(separator: " ")).matches(of: /asnp_[a-z_]+/)
-                    .map { String($0.output) }
+                    .map { String($0.output).replacing(/_(bucket|sum|count)$/, with: "") }
             )
             #expect(!metrics.isEmpty, "\(name)")
             for metric in metrics.sorted() {
@@ -114,6 +115,7 @@ struct AlertRulesTests {
                 }
             }
             labels.remove("")
+            labels.remove("le")
             for label in labels.sorted() {
                 #expect(allowed.contains(label), "\(name): no metric it names has the label \(label)")
             }
@@ -185,6 +187,29 @@ struct AlertRulesTests {
             for (key, value) in annotations where key != "runbook_url" {
                 #expect(!value.contains("Docs/"), "\(name): \(key) names a repository path; the link is runbook_url")
             }
+        }
+    }
+
+    @Test("the SLO alerts' bucket bounds are buckets the worker writes, spelled as it writes them (le=\"60.0\")")
+    func sloBuckets() throws {
+        let metrics = WorkerMetrics()
+        for stage in WorkerMetrics.FreshnessStage.allCases {
+            metrics.freshness(stage, stage.labelNames.map { ($0, "x") }).record(.seconds(1))
+        }
+        var bytes: [UInt8] = []
+        metrics.registry.emit(into: &bytes)
+        let exposition = String(decoding: bytes, as: UTF8.self)
+        let expressions = try Self.rules().compactMap { $0["expr"] as? String }.joined(separator: "\n")
+        let bounds = Set(
+            expressions.matches(of: /(asnp_[a-z_]+)_bucket\{le="([^"]+)"\}/).map { "\($0.output.1)|\($0.output.2)" }
+        )
+        #expect(bounds.count == 2, "\(bounds)")
+        for bound in bounds {
+            let parts = bound.split(separator: "|").map(String.init)
+            let written = exposition.split(separator: "\n").contains { line in
+                line.hasPrefix("\(parts[0])_bucket{") && line.contains("le=\"\(parts[1])\"")
+            }
+            #expect(written, "\(parts[0]) has no bucket le=\"\(parts[1])\"")
         }
     }
 

@@ -16,7 +16,13 @@ struct DevUnderTest {
         try await start(in: directory, roots: [root], workers: workers)
     }
 
-    static func start(in directory: URL, roots: [String], workers: Int = 1) async throws -> DevUnderTest {
+    /// - Parameter tracingEndpoint: an OTLP/HTTP endpoint (JSON) every span is exported to.
+    static func start(
+        in directory: URL,
+        roots: [String],
+        workers: Int = 1,
+        tracingEndpoint: String? = nil
+    ) async throws -> DevUnderTest {
         let httpPort = try LoopbackPort.free()
         let postgresPort = try LoopbackPort.free()
         let output = try OutputPipe()
@@ -26,7 +32,11 @@ struct DevUnderTest {
                 "dev", "--data-dir", directory.appendingPathComponent("data").path, "--http-port", String(httpPort),
                 "--postgres-port", String(postgresPort), "--shared-secret", Fixtures.sharedSecret,
                 "--workers", String(workers), "--log-level", "error",
-            ] + roots.flatMap { ["--root-cert", $0] },
+            ] + roots.flatMap { ["--root-cert", $0] } + (tracingEndpoint.map { ["--tracing-endpoint", $0] } ?? []),
+            // swift-otel's own variable: the JSON encoding the tests' collector reads.
+            environment: tracingEndpoint == nil
+                ? nil
+                : ProcessInfo.processInfo.environment.merging(["OTEL_EXPORTER_OTLP_PROTOCOL": "http/json"]) { $1 },
             standardOutput: .pipe(output)
         )
         let banner = await output.read(until: "\nready\n")

@@ -33,6 +33,9 @@ enum ExportedMetrics {
         worker.countUnacknowledged(stream: OutboxStream(rawValue: "decoded"), error: error)
         worker.setSampleAge(.outbox, seconds: 1)
         worker.setSampleAge(.bodies, seconds: 1)
+        for stage in WorkerMetrics.FreshnessStage.allCases {
+            worker.freshness(stage, stage.labelNames.map { ($0, "x") }).record(.seconds(1))
+        }
         worker.setLag([
             KafkaPartitionLag(topicPartition: partition, committedOffset: 0, lowWatermark: 0, highWatermark: 1)
         ])

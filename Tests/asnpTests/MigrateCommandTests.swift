@@ -28,9 +28,9 @@ struct MigrateCommandTests {
             "5 (subscription status and entitlement)", "6 (raw bodies and decoded JSON packed, in monthly partitions)",
             "7 (history ledger and failed deliveries)", "8 (subscription state rules)",
             "9 (history listed notifications)", "10 (body partitions bounded by UTC months in any session time zone)",
-            "11 (partition owners)",
+            "11 (partition owners)", "12 (outbox rows keep their trace context)",
         ]
-        let expected = "schema at version 11: applied " + applied.joined(separator: ", ")
+        let expected = "schema at version 12: applied " + applied.joined(separator: ", ")
         #expect(first.standardOutput.contains(expected), "\(first.standardOutput)")
         let second = try await ASNPProcess.run(["migrate", "--database-url", url])
         #expect(second.status == 0)

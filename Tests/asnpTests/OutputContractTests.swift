@@ -123,10 +123,18 @@ struct OutputContractTests {
         """
         Every fixture (all V2 shapes, V1, hostile), the lifecycle scenario and a notification with unknown fields: \
         every event validates against the schema its ce_dataschema names, no source says unknown, no V2 row lacks \
-        its app or environment, the unknown fields are in the event; tail filters, limits and follows
+        its app or environment, the unknown fields are in the event, each carries its notification's trace; tail \
+        filters, limits and follows
         """
     )
     func contractThroughDev() async throws {
+        // Traced, as a deployment with tracing on is: every event then carries its notification's trace context.
+        let collector = OTLPTestCollector()
+        try await collector.serve { endpoint in try await contractThroughDev(tracingEndpoint: endpoint) }
+        #expect(!collector.spans.isEmpty, "asnp dev exported its spans: \(collector.unreadableExports)")
+    }
+
+    private func contractThroughDev(tracingEndpoint: String) async throws {
         let directory = FileManager.default.temporaryDirectory.appendingPathComponent("asnp-contract-\(UUID())")
         try FileManager.default.createDirectory(at: directory, withIntermediateDirectories: true)
         defer { try? FileManager.default.removeItem(at: directory) }
@@ -136,7 +144,8 @@ struct OutputContractTests {
         let signer = try JWSSigner(pki: pki)
         let dev = try await DevUnderTest.start(
             in: directory,
-            roots: [Fixtures.directory.appendingPathComponent("test-root.der").path, pkiRoot.path]
+            roots: [Fixtures.directory.appendingPathComponent("test-root.der").path, pkiRoot.path],
+            tracingEndpoint: tracingEndpoint
         )
         defer { dev.stop() }
 
@@ -209,6 +218,12 @@ struct OutputContractTests {
         #expect(validation.status == 0, "\(report)")
         for schema in ["decoded-v2/1", "decoded-v1/1", "subscription-state/1", "dead-letter/1"] {
             #expect(report.contains(schema), "the validator saw \(schema) events: \(report)")
+        }
+
+        // Every event is in its notification's trace, under both names (the validator checks they agree).
+        for event in decoded.events + states.events + letters.events {
+            let headers = event["headers"] as? [String: Any]
+            #expect(headers?["traceparent"] is String && headers?["ce_traceparent"] is String, "\(event)")
         }
 
         // Every event says where it comes from; every V2 row names its app and environment.

@@ -10,10 +10,12 @@ import PipelineServices
 import PipelineTestSupport
 import PipelineTracing
 import PostgresRuntime
+import Prometheus
 import ServiceLifecycle
 import StoreTestSupport
 import Testing
 import Tracing
+import Worker
 
 @Suite(
     "Traces exported over OTLP/HTTP: a request continues its sender's trace, the raw topic carries it to the worker",
@@ -175,7 +177,8 @@ struct PipelineTracingTests {
     @Test(
         """
         One notification posted with a traceparent: the worker's span of its batch continues the request's trace, \
-        a child of the ingress's span, with verify and store spans beneath it; the worker names itself asnp-worker
+        a child of the ingress's span, with verify and store spans beneath it, and so does the span publishing its \
+        events; the decoded and state events carry that trace (traceparent, ce_traceparent) for consumers to continue
         """
     )
     func workerContinuesTheRequestsTrace() async throws {
@@ -208,9 +211,32 @@ struct PipelineTracingTests {
                     worker: worker
                 )
                 try #require(stored, "the notification was not stored")
+                let published = try await ReplayCommandTests.wait(
+                    server,
+                    database.database,
+                    "SELECT count(*) FROM outbox",
+                    "0",
+                    worker: worker
+                )
+                try #require(published, "the events were not published")
+                // Its freshness, stage by stage: one notification received, stored, and its two events published.
+                var bytes: [UInt8] = []
+                worker.role.worker.metrics.registry.emit(into: &bytes)
+                let exposition = String(decoding: bytes, as: UTF8.self)
+                for line in [
+                    #"asnp_worker_signed_to_received_seconds_count{app="notes",environment="Sandbox",source="ingress"} 1"#,
+                    #"asnp_worker_received_to_stored_seconds_count{app="notes",environment="Sandbox",source="ingress"} 1"#,
+                    #"asnp_worker_stored_to_published_seconds_count{app="notes",environment="Sandbox"} 2"#,
+                ] {
+                    #expect(exposition.contains(line), "\(line)")
+                }
             }
             // A graceful shutdown exports what is left before the exporter stops.
             try await worker.stop()
+        }
+        var events: [KafkaMessage] = []
+        for topic in [PipelineTopics.decoded, PipelineTopics.subscriptionState] {
+            events += try await PipelineRig.messages(of: topic, on: mock, logger: logger)
         }
         #expect(collector.unreadableExports.isEmpty, "\(collector.unreadableExports)")
         let trace = collector.spans.filter { $0.traceID == senderTrace }
@@ -222,6 +248,17 @@ struct PipelineTracingTests {
         let store = try #require(trace.first { $0.name == "store" }, "\(trace)")
         #expect(verify.parentSpanID == batch.spanID && verify.attributes["asnp.notifications.rejected"] == "0")
         #expect(store.parentSpanID == batch.spanID && store.statusCode != 2)
+
+        // The publication: a producer span in the request's trace, the events in it.
+        let send = try #require(trace.first { $0.name == "send" }, "\(trace)")
+        #expect(send.parentSpanID == request.spanID && send.kind == 4 && send.serviceName == "asnp-worker")
+        #expect(send.attributes["messaging.batch.message_count"] == "2" && send.statusCode != 2)
+        #expect(events.count == 2, "a decoded and a state event")
+        for event in events {
+            let traceparent = event.headers.first(named: TraceContextHeaders.traceparent)
+            #expect(traceparent == "00-\(senderTrace)-\(send.spanID)-01", "\(event.topic)")
+            #expect(event.headers.first(named: OutputEvent.CloudEventsHeader.traceparent) == traceparent)
+        }
     }
 
     @Test("A line logged within a span carries the span's trace_id and span_id (JSON logs join traces); none outside")

@@ -1,5 +1,11 @@
 import AppStoreModels
 
+#if canImport(FoundationEssentials)
+import FoundationEssentials
+#else
+import Foundation
+#endif
+
 /// What one call to ``NotificationStore/write(_:)`` stores, in one transaction: verified notifications and
 /// rejected bodies together, in the order they were consumed.
 package struct NotificationBatch: Sendable {
@@ -14,6 +20,19 @@ package struct NotificationBatch: Sendable {
         package init(raw: RawNotification, verdict: Verdict) {
             self.raw = raw
             self.verdict = verdict
+        }
+
+        /// The `notification_uuid` a verified entry is stored under (``BatchWriteResult/storedNotifications``): V2's
+        /// own, V1's derived from its body. Nil when rejected, or a V2 without one (stored as `UNSTORABLE`).
+        package var notificationUUID: UUID? {
+            switch verdict {
+            case .verified(.v2(let notification)):
+                notification.payload.notificationUUID.flatMap(UUID.init(uuidString:))
+            case .verified(.v1):
+                UUID.derived(fromSHA256Of: raw.body)
+            case .rejected:
+                nil
+            }
         }
     }
 

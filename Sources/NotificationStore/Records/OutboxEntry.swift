@@ -29,6 +29,8 @@ package struct OutboxEntry: Sendable, Hashable {
     var subscriptionStateJSON: String?
     /// The state's version (``OutboxMessage/StateEvent/version``).
     var subscriptionStateVersion: Int64?
+    /// The trace its notification or rejected body arrived in.
+    var traceContext: TraceContext?
 
     /// Creates an entry.
     package init(

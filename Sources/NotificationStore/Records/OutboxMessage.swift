@@ -96,12 +96,26 @@ package struct OutboxMessage: Sendable, Hashable {
     /// The Kafka key to publish with: the originalTransactionId, or the raw message's key for dead letters.
     package var key: String?
     package var payload: Payload
+    /// The trace its notification or rejected body arrived in (the `outbox` row's `trace_parent`, `trace_state`).
+    package var traceContext: TraceContext?
+    /// When the row was stored: the commit, as the writer's clock read it after, for a row the write returned; the
+    /// row's `created_at` (its transaction's start, by the database's clock) for one read back.
+    package var storedAt: Date
 
     /// Creates a message.
-    package init(id: Int64, stream: OutboxStream, key: String?, payload: Payload) {
+    package init(
+        id: Int64,
+        stream: OutboxStream,
+        key: String?,
+        payload: Payload,
+        traceContext: TraceContext? = nil,
+        storedAt: Date = Date(timeIntervalSince1970: 0)
+    ) {
         self.id = id
         self.stream = stream
         self.key = key
         self.payload = payload
+        self.traceContext = traceContext
+        self.storedAt = storedAt
     }
 }

@@ -19,6 +19,8 @@ package struct RawNotification: Sendable, Hashable {
     package var receivedAt: Date
     /// Where in Kafka it was read from.
     package var source: KafkaTopicPartitionOffset
+    /// The trace it arrived in (its `traceparent` and `tracestate` headers, when valid): kept with its outbox rows.
+    package var traceContext: TraceContext?
 
     /// Creates a raw notification.
     package init(
@@ -26,12 +28,14 @@ package struct RawNotification: Sendable, Hashable {
         key: String? = nil,
         headers: [String: String] = [:],
         receivedAt: Date,
-        source: KafkaTopicPartitionOffset
+        source: KafkaTopicPartitionOffset,
+        traceContext: TraceContext? = nil
     ) {
         self.body = body
         self.key = key
         self.headers = headers
         self.receivedAt = receivedAt
         self.source = source
+        self.traceContext = traceContext
     }
 }

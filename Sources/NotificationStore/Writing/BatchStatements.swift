@@ -45,6 +45,8 @@ package enum BatchStatements {
         ("kafka_topic", "text"),
         ("kafka_partition", "integer"),
         ("kafka_offset", "bigint"),
+        ("trace_parent", "text"),
+        ("trace_state", "text"),
     ]
 
     /// The statement's source: one array parameter per staged column.
@@ -170,30 +172,38 @@ package enum BatchStatements {
             WHERE \(SubscriptionStateRules.mergeOnConflict.where)
             RETURNING current.*
         ), decoded_outbox AS (
-            INSERT INTO outbox (stream, message_key, notification_uuid, source_topic, source_partition)
+            INSERT INTO outbox (
+                stream, message_key, notification_uuid, source_topic, source_partition, trace_parent, trace_state
+            )
             SELECT 'decoded', COALESCE(staged.original_transaction_id, staged.notification_uuid::text),
-                staged.notification_uuid, staged.kafka_topic, staged.kafka_partition
+                staged.notification_uuid, staged.kafka_topic, staged.kafka_partition, staged.trace_parent,
+                staged.trace_state
             FROM inserted JOIN staged USING (notification_uuid)
             ORDER BY staged.ordinal
-            RETURNING id, notification_uuid, message_key, source_topic, source_partition
+            RETURNING id, notification_uuid, message_key, source_topic, source_partition, trace_parent, trace_state
         ), state_outbox AS (
+            -- In the trace of the notification that made the state: the batch's latest of the subscription.
             INSERT INTO outbox (
-                stream, message_key, notification_uuid, subscription_state, source_topic, source_partition
+                stream, message_key, notification_uuid, subscription_state, source_topic, source_partition,
+                trace_parent, trace_state
             )
             SELECT 'subscription_state', changed.original_transaction_id, changed.last_notification_uuid,
-                to_jsonb(changed), latest.kafka_topic, latest.kafka_partition
+                to_jsonb(changed), latest.kafka_topic, latest.kafka_partition, latest.trace_parent, latest.trace_state
             FROM changed JOIN latest USING (original_transaction_id)
             ORDER BY latest.ordinal
-            RETURNING id, notification_uuid, message_key, source_topic, source_partition, subscription_state
+            RETURNING id, notification_uuid, message_key, source_topic, source_partition, subscription_state,
+                trace_parent, trace_state
         )
         SELECT 'decoded' AS stream, id, notification_uuid, message_key, source_topic, source_partition,
-            \(subscriptionColumns.map { "NULL::\($0.type)" }.joined(separator: ", ")), NULL::text, NULL::bigint
+            \(subscriptionColumns.map { "NULL::\($0.type)" }.joined(separator: ", ")), NULL::text, NULL::bigint,
+            trace_parent, trace_state
         FROM decoded_outbox
         UNION ALL
         SELECT 'subscription_state', state_outbox.id, state_outbox.notification_uuid, state_outbox.message_key,
             state_outbox.source_topic, state_outbox.source_partition, \(
                 subscriptionColumns.map { "changed.\($0.name)" }.joined(separator: ", ")
-            ), state_outbox.subscription_state::text, \(stateVersion("changed"))
+            ), state_outbox.subscription_state::text, \(stateVersion("changed")), state_outbox.trace_parent,
+            state_outbox.trace_state
         FROM state_outbox JOIN changed ON changed.original_transaction_id = state_outbox.message_key
         ORDER BY 2
         """
@@ -233,14 +243,17 @@ package enum BatchStatements {
             ON CONFLICT (kafka_topic, kafka_partition, kafka_offset) DO NOTHING
             RETURNING id, kafka_topic, kafka_partition, kafka_offset
         )
-        INSERT INTO outbox (stream, message_key, rejected_id, source_topic, source_partition)
-        SELECT 'dead_letter', keys.message_key, inserted.id, inserted.kafka_topic, inserted.kafka_partition
+        INSERT INTO outbox (
+            stream, message_key, rejected_id, source_topic, source_partition, trace_parent, trace_state
+        )
+        SELECT 'dead_letter', keys.message_key, inserted.id, inserted.kafka_topic, inserted.kafka_partition,
+            keys.trace_parent, keys.trace_state
         FROM inserted
-        JOIN unnest($7::text[], $8::integer[], $9::bigint[], $10::text[])
-            AS keys(kafka_topic, kafka_partition, kafka_offset, message_key)
+        JOIN unnest($7::text[], $8::integer[], $9::bigint[], $10::text[], $11::text[], $12::text[])
+            AS keys(kafka_topic, kafka_partition, kafka_offset, message_key, trace_parent, trace_state)
             USING (kafka_topic, kafka_partition, kafka_offset)
         ORDER BY inserted.id
-        RETURNING id, message_key, rejected_id, source_topic, source_partition
+        RETURNING id, message_key, rejected_id, source_topic, source_partition, trace_parent, trace_state
         """
 
     /// The ownership fence, first in a worker's batch transaction: locks the batch's partitions' rows of

@@ -62,6 +62,8 @@ package struct NotificationRow: Sendable {
     package var body: PackedBody
     package var receivedAt: Int64
     package var source: KafkaTopicPartitionOffset
+    /// The trace it arrived in, kept with its outbox rows.
+    package var traceContext: TraceContext?
 }
 
 /// A body for `rejected_notifications`.
@@ -75,6 +77,8 @@ struct RejectedRow: Sendable {
     var receivedAt: Int64
     var key: String?
     var source: KafkaTopicPartitionOffset
+    /// The trace it arrived in, kept with its dead letter's outbox row.
+    var traceContext: TraceContext?
 }
 
 /// Why a verified notification cannot be stored as such; it is stored as rejected with this reason instead.
@@ -105,6 +109,7 @@ extension RejectedRow {
         self.receivedAt = PostgresTimestamp.milliseconds(raw.receivedAt)
         self.key = raw.key.map(PostgresText.replacingNUL)
         self.source = raw.source
+        self.traceContext = raw.traceContext
     }
 
     private static func jsonObject(_ strings: [String: String]) -> String {
@@ -129,6 +134,7 @@ extension NotificationRow {
         self.version = Int16(notification.version)
         self.receivedAt = PostgresTimestamp.milliseconds(raw.receivedAt)
         self.source = raw.source
+        self.traceContext = raw.traceContext
         switch notification {
         case .v2(let v2):
             guard let text = facts.notificationUUID, let uuid = UUID(uuidString: text) else {

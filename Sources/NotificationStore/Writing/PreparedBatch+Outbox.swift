@@ -1,10 +1,17 @@
+#if canImport(FoundationEssentials)
+import FoundationEssentials
+#else
+import Foundation
+#endif
+
 extension PreparedBatch {
     /// The messages of the outbox rows this batch's write returned, from the rows in memory: reading them back
     /// (the `decoded` JSON above all) cost the worker more than any other step after verification. Equal to what
     /// ``NotificationStore/pendingOutbox(source:limit:)`` reads for the same rows.
     ///
     /// Nil when a row is not one of this batch's notifications or states (a dead letter: those are read back).
-    func outboxMessages(for entries: [OutboxEntry]) -> [OutboxMessage]? {
+    /// `storedAt`: when the batch's transaction committed.
+    func outboxMessages(for entries: [OutboxEntry], storedAt: Date) -> [OutboxMessage]? {
         // In-batch duplicates: the statement stores the first by ordinal, as does this.
         let rows = Dictionary(notifications.map { ($0.notificationUUID, $0) }, uniquingKeysWith: { first, _ in first })
         var messages: [OutboxMessage] = []
@@ -35,7 +42,16 @@ extension PreparedBatch {
             default:
                 return nil
             }
-            messages.append(OutboxMessage(id: entry.id, stream: entry.stream, key: entry.messageKey, payload: payload))
+            messages.append(
+                OutboxMessage(
+                    id: entry.id,
+                    stream: entry.stream,
+                    key: entry.messageKey,
+                    payload: payload,
+                    traceContext: entry.traceContext,
+                    storedAt: storedAt
+                )
+            )
         }
         return messages
     }

@@ -62,6 +62,8 @@ struct WriteNotificationsStatement: PostgresPreparedStatement {
         bindings.append(rows.map(\.source.topic))
         bindings.append(rows.map(\.source.partition))
         bindings.append(rows.map(\.source.offset))
+        bindings.append(NullableArray(rows.map(\.traceContext?.traceparent)))
+        bindings.append(NullableArray(rows.map(\.traceContext?.tracestate)))
         bindings.appendHeaders(headers)
         return bindings
     }
