@@ -254,6 +254,7 @@ let package = Package(
                 .product(name: "Prometheus", package: "swift-prometheus"),
                 .product(name: "Logging", package: "swift-log"),
                 .product(name: "ServiceLifecycle", package: "swift-service-lifecycle"),
+                .product(name: "Tracing", package: "swift-distributed-tracing"),
             ],
             swiftSettings: strictSettings
         ),
@@ -663,7 +664,7 @@ let package = Package(
             dependencies: [
                 "HistorySync", "HistoryTestSupport", "AppStoreModels", "AppStoreSigning", "StoreTestSupport",
                 "NotificationStore", "PostgresRuntime", "KafkaClient", "PipelineContract", "PipelineServices",
-                "PipelineStatus", "AppStoreTestSupport",
+                "PipelineStatus", "AppStoreTestSupport", "PipelineTracing",
                 "PipelineTestSupport",
                 .product(name: "AsyncHTTPClient", package: "async-http-client"),
                 .product(name: "NIOCore", package: "swift-nio"),

@@ -5,6 +5,7 @@ import NIOCore
 import NotificationStore
 import PipelineContract
 import ServiceLifecycle
+import Tracing
 
 #if canImport(FoundationEssentials)
 import FoundationEssentials
@@ -35,6 +36,8 @@ package struct HistorySync: Sendable {
     package let metrics: HistorySyncMetrics
     /// The clock, the range sizes and the margins (``Configuration``).
     package let configuration: Configuration
+    /// Records a span per sync and per page, and sends each page's notifications in its trace; nil for no tracing.
+    package let tracer: (any Tracer)?
 
     package init(
         client: AppStoreServerAPIClient,
@@ -45,9 +48,11 @@ package struct HistorySync: Sendable {
         rawTopic: String,
         metrics: HistorySyncMetrics? = nil,
         configuration: Configuration = Configuration(),
+        tracer: (any Tracer)? = nil,
         logger: Logger
     ) {
         self.configuration = configuration
+        self.tracer = tracer
         self.client = client
         self.environment = environment
         self.producer = producer
@@ -100,73 +105,89 @@ package struct HistorySync: Sendable {
         let countsBefore = client.requestCounts
         var logger = logger
         logger[metadataKey: "history.window"] = "\(key) \(Self.text(window))"
+        let span = startSyncSpan(window: window, periodic: lookingAgain)
+        do throws(HistorySyncError) {
+            if restart {
+                try await record(key) { $0.forget(window) }
+            }
+            // Read before this sync covers more: what it covers itself it has just asked.
+            let secondLookStart = window.upperBound.addingTimeInterval(-Self.seconds(configuration.secondLook))
+            var lookAgainAt: [Range<Date>] = []
+            if lookingAgain {
+                // Never older than Apple keeps (a second look longer than the sandbox's 30 days).
+                let oldest = max(
+                    secondLookStart,
+                    oldestFetchable(now: now, margin: configuration.startDateMargin) ?? secondLookStart
+                )
+                lookAgainAt = try await ledger(key).covered(in: min(oldest, window.upperBound)..<window.upperBound)
+            }
+            try await recordLostBeforeLimit(window, key: key, now: now, progress: &progress, logger: logger)
 
-        if restart {
-            try await record(key) { $0.forget(window) }
-        }
-        // Read before this sync covers more: what it covers itself it has just asked.
-        let secondLookStart = window.upperBound.addingTimeInterval(-Self.seconds(configuration.secondLook))
-        var lookAgainAt: [Range<Date>] = []
-        if lookingAgain {
-            // Never older than Apple keeps (a second look longer than the sandbox's 30 days).
-            let oldest = max(
-                secondLookStart,
-                oldestFetchable(now: now, margin: configuration.startDateMargin) ?? secondLookStart
-            )
-            lookAgainAt = try await ledger(key).covered(in: min(oldest, window.upperBound)..<window.upperBound)
-        }
-        try await recordLostBeforeLimit(window, key: key, now: now, progress: &progress, logger: logger)
-
-        // One range at a time, oldest first: the ledger is read again for each, so that a range another
-        // reconciler finished meanwhile is not fetched twice.
-        var previous: HistoryLedger.Entry?
-        while !Task.isCancelled, !Task.isShuttingDownGracefully {
-            let ledger = try await ledger(key)
-            guard let next = Self.nextRange(in: ledger, window: window, limit: configuration.rangeLimit) else {
-                progress.isComplete = true
-                break
+            // One range at a time, oldest first: the ledger is read again for each, so that a range another
+            // reconciler finished meanwhile is not fetched twice.
+            var previous: HistoryLedger.Entry?
+            while !Task.isCancelled, !Task.isShuttingDownGracefully {
+                let ledger = try await ledger(key)
+                guard let next = Self.nextRange(in: ledger, window: window, limit: configuration.rangeLimit) else {
+                    progress.isComplete = true
+                    break
+                }
+                // A range fetched to its end and still to fetch means the ledger did not keep what was recorded.
+                guard next.range != previous?.range || next.paginationToken != previous?.paginationToken else {
+                    throw HistorySyncError(.store, "the history ledger did not keep the range \(Self.text(next.range))")
+                }
+                previous = next
+                if next.paginationToken != nil { progress.resumedRanges += 1 }
+                let finished = try await fetch(
+                    next,
+                    key: key,
+                    filter: filter,
+                    progress: &progress,
+                    in: span,
+                    logger: logger
+                ) {
+                    Self.updateRequests(&$0, client: client, before: countsBefore)
+                    report($0)
+                }
+                guard finished else { break }
             }
-            // A range fetched to its end and still to fetch means the ledger did not keep what was recorded.
-            guard next.range != previous?.range || next.paginationToken != previous?.paginationToken else {
-                throw HistorySyncError(.store, "the history ledger did not keep the range \(Self.text(next.range))")
+            if progress.isComplete, !lookAgainAt.isEmpty {
+                progress.isComplete = try await lookAgain(
+                    at: lookAgainAt,
+                    key: key,
+                    filter: filter,
+                    progress: &progress,
+                    in: span,
+                    logger: logger
+                )
             }
-            previous = next
-            if next.paginationToken != nil { progress.resumedRanges += 1 }
-            let finished = try await fetch(next, key: key, filter: filter, progress: &progress, logger: logger) {
-                Self.updateRequests(&$0, client: client, before: countsBefore)
-                report($0)
+            if progress.isComplete {
+                // A notification is listed after it is sent, so what was listed before the second look's reach (less
+                // the margin for Apple's clock) was sent before it too: no second look needs it.
+                let cutoff = secondLookStart.addingTimeInterval(-Self.seconds(configuration.startDateMargin))
+                do {
+                    try await store.deleteHistoryListed(key: key, listedBefore: cutoff)
+                } catch {
+                    throw HistorySyncError(.store, "forgetting old listed notifications: \(error)")
+                }
+                logger.info(
+                    "History window synced",
+                    metadata: [
+                        "history.pages": "\(progress.pages)", "history.notifications": "\(progress.notifications)",
+                        "history.lostRanges": "\(progress.lostRanges.count)",
+                        "history.secondLookNotifications": "\(progress.secondLookNotifications)",
+                    ]
+                )
             }
-            guard finished else { break }
+            Self.updateRequests(&progress, client: client, before: countsBefore)
+            span?.attributes["asnp.history.pages"] = progress.pages + progress.secondLookPages
+            span?.attributes["asnp.history.notifications"] = progress.notifications
+            Self.end(span)
+            return progress
+        } catch {
+            Self.end(span, failing: error)
+            throw error
         }
-        if progress.isComplete, !lookAgainAt.isEmpty {
-            progress.isComplete = try await lookAgain(
-                at: lookAgainAt,
-                key: key,
-                filter: filter,
-                progress: &progress,
-                logger: logger
-            )
-        }
-        if progress.isComplete {
-            // A notification is listed after it is sent, so what was listed before the second look's reach (less
-            // the margin for Apple's clock) was sent before it too: no second look needs it.
-            let cutoff = secondLookStart.addingTimeInterval(-Self.seconds(configuration.startDateMargin))
-            do {
-                try await store.deleteHistoryListed(key: key, listedBefore: cutoff)
-            } catch {
-                throw HistorySyncError(.store, "forgetting old listed notifications: \(error)")
-            }
-            logger.info(
-                "History window synced",
-                metadata: [
-                    "history.pages": "\(progress.pages)", "history.notifications": "\(progress.notifications)",
-                    "history.lostRanges": "\(progress.lostRanges.count)",
-                    "history.secondLookNotifications": "\(progress.secondLookNotifications)",
-                ]
-            )
-        }
-        Self.updateRequests(&progress, client: client, before: countsBefore)
-        return progress
     }
 
     /// The next range to fetch within `window`: the earliest of the ranges in progress and the gaps (a gap cut to
@@ -255,6 +276,7 @@ package struct HistorySync: Sendable {
         key: HistoryLedger.Key,
         filter: NotificationHistoryFilter,
         progress: inout HistorySyncProgress,
+        in sync: (any Span)?,
         logger: Logger,
         report: (inout HistorySyncProgress) -> Void
     ) async throws(HistorySyncError) -> Bool {
@@ -273,6 +295,9 @@ package struct HistorySync: Sendable {
             logger.info("Resuming a history range", metadata: ["history.range": "\(Self.text(entry.range))"])
         }
         while !Task.isCancelled, !Task.isShuttingDownGracefully {
+            let pageSpan = startPageSpan(range: entry.range, secondLook: false, in: sync)
+            var pageFailure: HistorySyncError?
+            defer { Self.end(pageSpan, failing: pageFailure) }
             let page: NotificationHistoryResponse
             do {
                 page = try await client.notificationHistory(
@@ -281,8 +306,10 @@ package struct HistorySync: Sendable {
                     environment: environment
                 )
             } catch {
+                pageFailure = error
                 switch PageFailure(error, resuming: entry.paginationToken != nil) {
                 case .stop:
+                    pageFailure = nil
                     return false
                 case .restartRange:
                     restarts += 1
@@ -321,7 +348,19 @@ package struct HistorySync: Sendable {
                     throw await noted(error, on: entry, key: key)
                 }
             }
-            entry = try await apply(page, to: entry, key: key, listing: mayLookAgain, progress: &progress)
+            do throws(HistorySyncError) {
+                entry = try await apply(
+                    page,
+                    to: entry,
+                    key: key,
+                    listing: mayLookAgain,
+                    progress: &progress,
+                    in: pageSpan
+                )
+            } catch {
+                pageFailure = error
+                throw error
+            }
             report(&progress)
             if entry.state == .covered { return true }
         }
@@ -337,13 +376,15 @@ package struct HistorySync: Sendable {
         to range: HistoryLedger.Entry,
         key: HistoryLedger.Key,
         listing: Bool,
-        progress: inout HistorySyncProgress
+        progress: inout HistorySyncProgress,
+        in span: (any Span)?
     ) async throws(HistorySyncError) -> HistoryLedger.Entry {
         var entry = range
         let items = page.notificationHistory ?? []
         let payloads = items.compactMap(\.signedPayload)
+        span?.attributes["asnp.history.notifications"] = payloads.count
         do throws(HistorySyncError) {
-            try await feed(payloads)
+            try await feed(payloads, in: span)
         } catch {
             throw await noted(error, on: entry, key: key)
         }
@@ -392,6 +433,7 @@ package struct HistorySync: Sendable {
         key: HistoryLedger.Key,
         filter: NotificationHistoryFilter,
         progress: inout HistorySyncProgress,
+        in sync: (any Span)?,
         logger: Logger
     ) async throws(HistorySyncError) -> Bool {
         let limit = Self.seconds(configuration.rangeLimit)
@@ -407,6 +449,9 @@ package struct HistorySync: Sendable {
             var restarts = 0
             while true {
                 guard !Task.isCancelled, !Task.isShuttingDownGracefully else { return false }
+                let pageSpan = startPageSpan(range: piece, secondLook: true, in: sync)
+                var pageFailure: HistorySyncError?
+                defer { Self.end(pageSpan, failing: pageFailure) }
                 let page: NotificationHistoryResponse
                 do {
                     page = try await client.notificationHistory(
@@ -415,9 +460,11 @@ package struct HistorySync: Sendable {
                         environment: environment
                     )
                 } catch {
+                    pageFailure = error
                     // A second look notes nothing in the ledger: any other failure ends it, and the next turn looks again.
                     switch PageFailure(error, resuming: paginationToken != nil) {
                     case .stop:
+                        pageFailure = nil
                         return false
                     case .restartRange where paginationToken != nil:
                         restarts += 1
@@ -441,7 +488,13 @@ package struct HistorySync: Sendable {
                     throw HistorySyncError(.store, "reading the notifications the history listed: \(error)")
                 }
                 let late = named.filter { unlisted.contains($0.uuid) }
-                try await feed(late.compactMap(\.item.signedPayload))
+                pageSpan?.attributes["asnp.history.notifications"] = late.count
+                do throws(HistorySyncError) {
+                    try await feed(late.compactMap(\.item.signedPayload), in: pageSpan)
+                } catch {
+                    pageFailure = error
+                    throw error
+                }
                 let deliveries = failedDeliveries(in: late.map(\.item))
                 let found: Int
                 do {
@@ -530,8 +583,8 @@ package struct HistorySync: Sendable {
         return claims.notificationUUID.flatMap(UUID.init(uuidString:))
     }
 
-    /// Puts the bodies on the raw topic; returns once Kafka acknowledged all of them.
-    private func feed(_ payloads: [String]) async throws(HistorySyncError) {
+    /// Puts the bodies on the raw topic, in `span`'s trace; returns once Kafka acknowledged all of them.
+    private func feed(_ payloads: [String], in span: (any Span)?) async throws(HistorySyncError) {
         guard !payloads.isEmpty else { return }
         let receivedAt = Date()
         var messages: [KafkaProducerMessage] = []
@@ -548,6 +601,7 @@ package struct HistorySync: Sendable {
             )
             messages.append(headers.message(body: ByteBuffer(bytes: body), topic: rawTopic))
         }
+        inject(span, into: &messages)
         let failures = await producer.send(contentsOf: messages).compactMap { result -> KafkaError? in
             if case .failure(let error) = result { return error }
             return nil

@@ -5,6 +5,7 @@ import Logging
 import NotificationStore
 import PipelineContract
 import PipelineStatus
+import PipelineTracing
 import Prometheus
 import ServiceLifecycle
 
@@ -25,11 +26,14 @@ package struct HistorySyncRole: PipelineRole {
     package let job: any Service
     /// The periodic sync's probes and metrics; nil for one window.
     package let statusServer: StatusServer?
+    /// The syncs' and pages' spans and their export (`tracing.*`).
+    package let tracing: TracingBackend
 
-    /// The job ends the group when it is done; then the status endpoints close, the producer flushes and the
-    /// store's pool closes.
+    /// The job ends the group when it is done; then the status endpoints close, the producer flushes, the store's
+    /// pool closes, and the last spans are exported.
     package var services: [ServiceGroupConfiguration.ServiceConfiguration] {
-        [.init(service: store), .init(service: producer)] + (statusServer.map { [.init(service: $0)] } ?? [])
+        (tracing.service.map { [.init(service: $0)] } ?? [])
+            + [.init(service: store), .init(service: producer)] + (statusServer.map { [.init(service: $0)] } ?? [])
             + [.init(service: job, successTerminationBehavior: .gracefullyShutdownGroup)]
     }
 }
@@ -68,6 +72,7 @@ package func buildHistorySync(
         logger: logger
     )
     let registry = PrometheusCollectorRegistry()
+    let tracing = try TracingBackend.make(settings.tracing, logger: logger)
     let syncs = settings.apps.flatMap { app in
         settings.environments.map { environment in
             let client = AppStoreServerAPIClient(
@@ -87,6 +92,7 @@ package func buildHistorySync(
                 rawTopic: settings.rawTopic,
                 metrics: HistorySyncMetrics(app: app.app.name, environment: environment, registry: registry),
                 configuration: configuration,
+                tracer: tracing.tracer,
                 logger: logger
             )
         }
@@ -116,7 +122,14 @@ package func buildHistorySync(
         job = periodic
         statusServer = periodic.statusServer(configuration: settings.status, registry: registry, logger: logger)
     }
-    return HistorySyncRole(store: store, producer: producer, syncs: syncs, job: job, statusServer: statusServer)
+    return HistorySyncRole(
+        store: store,
+        producer: producer,
+        syncs: syncs,
+        job: job,
+        statusServer: statusServer,
+        tracing: tracing
+    )
 }
 
 extension PeriodicHistorySync {

@@ -32,6 +32,11 @@ extension Worker {
         span.attributes["messaging.consumer.group.name"] = configuration.consumer.groupID
         span.attributes["messaging.batch.message_count"] = batch.messages.count
         span.attributes["asnp.batch.attempt"] = batch.attempts + 1
+        // Who put the batch's bodies on the raw topic, when they agree: a history-fed notification's trace says so.
+        let sources = Set(batch.messages.map { $0.headers.first(named: RawNotificationHeaders.Name.source) ?? "" })
+        if sources.count == 1, let source = sources.first, !source.isEmpty {
+            span.attributes["asnp.source"] = source
+        }
         return span
     }
 

@@ -10,6 +10,7 @@ import NotificationStore
 import PipelineContract
 import PipelineTestSupport
 import StoreTestSupport
+import Tracing
 
 /// What a history sync test runs against: the fake Apple endpoint, a mock cluster with the raw topic, a migrated
 /// database for the checkpoints, and a producer and store running while the test does.
@@ -50,7 +51,8 @@ struct HistorySyncRig {
         requestsPerSecond: Double = 1_000,
         rangeLimit: Duration = .seconds(30 * 86_400),
         settleTime: Duration = HistorySync.Configuration().settleTime,
-        clock: (any HistoryClock)? = nil
+        clock: (any HistoryClock)? = nil,
+        tracer: (any Tracer)? = nil
     ) throws -> HistorySync {
         var configuration = try AppStoreServerAPIConfiguration(
             keyID: apple.keyID,
@@ -82,6 +84,7 @@ struct HistorySyncRig {
             appName: "notes",
             rawTopic: Self.rawTopic,
             configuration: syncConfiguration,
+            tracer: tracer,
             logger: logger
         )
     }

@@ -7,6 +7,7 @@ import KafkaClient
 import NIOCore
 import NotificationStore
 import PipelineContract
+import PipelineTracing
 import Prometheus
 import ServiceLifecycle
 import Synchronization
@@ -62,6 +63,62 @@ struct HistorySyncTests {
             #expect(again.isComplete && again.pages == 0 && part.isComplete && part.pages == 0)
             #expect(rig.apple.log.requests == 3)
         }
+    }
+
+    @Test(
+        """
+        traced: a sync is one span (asnp.source history), each page a client span beneath it, and each page's \
+        notifications go to the raw topic in that page's trace, for the worker to continue
+        """
+    )
+    func traced() async throws {
+        let history = try HistorySyncRig.signedHistory(count: 45)
+        let collector = OTLPTestCollector()
+        var messages: [KafkaMessage] = []
+        try await collector.serve { endpoint in
+            try await HistorySyncRig.run(history: history) { rig in
+                var configuration = TracingConfiguration(serviceName: "asnp-history")
+                configuration.isEnabled = true
+                configuration.endpoint = endpoint
+                configuration.otlpProtocol = .httpJSON
+                configuration.samplingRatio = 1
+                let backend = try TracingBackend.make(configuration, logger: rig.logger)
+                let exporter = ServiceGroup(
+                    services: [try #require(backend.service)],
+                    gracefulShutdownSignals: [],
+                    cancellationSignals: [],
+                    logger: rig.logger
+                )
+                let exporting = Task { try await exporter.run() }
+                let sync = try rig.sync(tracer: try #require(backend.tracer))
+                let window = HistorySyncRig.window
+                let progress = try await sync.sync(from: window.lowerBound, to: window.upperBound)
+                #expect(progress.isComplete && progress.pages == 3)
+                messages = try await rig.rawMessages()
+                // A graceful shutdown exports what is left.
+                await exporter.triggerGracefulShutdown()
+                try await exporting.value
+            }
+        }
+        #expect(collector.unreadableExports.isEmpty, "\(collector.unreadableExports)")
+        let syncSpan = try #require(collector.spans.first { $0.name == "history sync" }, "\(collector.spans)")
+        #expect(syncSpan.attributes["asnp.source"] == "history" && syncSpan.attributes["asnp.app"] == "notes")
+        #expect(syncSpan.attributes["asnp.history.notifications"] == "45" && syncSpan.statusCode != 2)
+        let pages = collector.spans.filter { $0.name == "history page" }
+        #expect(pages.count == 3)
+        #expect(
+            pages.allSatisfy { $0.parentSpanID == syncSpan.spanID && $0.traceID == syncSpan.traceID && $0.kind == 3 }
+        )
+        #expect(pages.compactMap { $0.attributes["asnp.history.notifications"].flatMap { Int($0) } }.reduce(0, +) == 45)
+        #expect(messages.count == 45)
+        var fedBy: [String: Int] = [:]
+        for message in messages {
+            let parent = try #require(message.headers.first(named: TraceContextHeaders.traceparent))
+            let parts = parent.split(separator: "-").map(String.init)
+            #expect(parts.count == 4 && parts[1] == syncSpan.traceID, "\(parent)")
+            fedBy[parts[2], default: 0] += 1
+        }
+        #expect(Set(fedBy.keys) == Set(pages.map(\.spanID)), "every page's notifications in its own span")
     }
 
     @Test("a 1,000-notification history stopped part-way resumes at its saved page and completes without gaps")

@@ -338,20 +338,34 @@ struct ContractNamesTests {
         v1.signedDate = nil
         var bareV1 = v1
         bareV1.originalTransactionID = nil
-        func decoded(_ attributes: OutputEvent.DecodedAttributes) -> KafkaProducerMessage {
-            OutputEvent.decoded(attributes, json: "{}", key: "5000000003", topic: PipelineTopics.decoded)
-        }
-        let state = OutputEvent.subscriptionState(
-            OutputEvent.StateAttributes(
-                originalTransactionID: "5000000003",
-                lastNotificationUUID: v2.notificationUUID,
-                lastSignedDate: signedDate,
-                environment: "Sandbox",
-                bundleID: "com.example.notes"
-            ),
-            json: "{}",
-            topic: PipelineTopics.subscriptionState
+        // Every optional attribute includes the trace context, with vendors' state.
+        let trace = OutputEvent.Trace(
+            traceparent: "00-0af7651916cd43dd8448eb211c80319c-b7ad6b7169203331-01",
+            tracestate: "asnp=1"
         )
+        func decoded(_ attributes: OutputEvent.DecodedAttributes, traced: Bool) -> KafkaProducerMessage {
+            OutputEvent.decoded(
+                attributes,
+                json: "{}",
+                key: "5000000003",
+                topic: PipelineTopics.decoded,
+                trace: traced ? trace : nil
+            )
+        }
+        func state(traced: Bool) -> KafkaProducerMessage {
+            OutputEvent.subscriptionState(
+                OutputEvent.StateAttributes(
+                    originalTransactionID: "5000000003",
+                    lastNotificationUUID: v2.notificationUUID,
+                    lastSignedDate: signedDate,
+                    environment: "Sandbox",
+                    bundleID: "com.example.notes"
+                ),
+                json: "{}",
+                topic: PipelineTopics.subscriptionState,
+                trace: traced ? trace : nil
+            )
+        }
         let raw = RawNotificationHeaders(
             version: 2,
             environment: .sandbox,
@@ -360,7 +374,7 @@ struct ContractNamesTests {
             requestID: "r-1",
             source: .replay
         )
-        func letter(_ body: String, consumed: [(name: String, value: String)]) -> KafkaProducerMessage {
+        func letter(_ body: String, consumed: [(name: String, value: String)], traced: Bool) -> KafkaProducerMessage {
             OutputEvent.deadLetter(
                 body: Array(body.utf8),
                 status: "VERIFICATION_FAILURE",
@@ -369,15 +383,22 @@ struct ContractNamesTests {
                 consumedHeaders: Dictionary(uniqueKeysWithValues: consumed.map { ($0.name, $0.value) }),
                 source: KafkaTopicPartitionOffset(topic: PipelineTopics.raw, partition: 3, offset: 1042),
                 key: nil,
-                topic: PipelineTopics.deadLetter
+                topic: PipelineTopics.deadLetter,
+                trace: traced ? trace : nil
             )
         }
         return [
-            ("decodedV2", decoded(v2), decoded(bareV2)),
-            ("decodedV1", decoded(v1), decoded(bareV1)),
-            ("subscriptionState", state, state),
-            ("deadLetterJson", letter("{}", consumed: raw.fields), letter("{}", consumed: [])),
-            ("deadLetterBinary", letter("not json", consumed: raw.fields), letter("not json", consumed: [])),
+            ("decodedV2", decoded(v2, traced: true), decoded(bareV2, traced: false)),
+            ("decodedV1", decoded(v1, traced: true), decoded(bareV1, traced: false)),
+            ("subscriptionState", state(traced: true), state(traced: false)),
+            (
+                "deadLetterJson", letter("{}", consumed: raw.fields, traced: true),
+                letter("{}", consumed: [], traced: false)
+            ),
+            (
+                "deadLetterBinary", letter("not json", consumed: raw.fields, traced: true),
+                letter("not json", consumed: [], traced: false)
+            ),
         ]
     }
 }

@@ -4,6 +4,7 @@ import KafkaClient
 import NotificationStore
 import PipelineContract
 import PipelineStatus
+import PipelineTracing
 import PostgresRuntime
 
 /// Everything `asnp history sync` reads from the settings.
@@ -28,6 +29,8 @@ package struct HistoryRoleSettings {
     package var database: NotificationStoreConfiguration
     /// Where the periodic sync (`--every`) serves its probes and metrics (`history.statusHost`, `.statusPort`).
     package var status: StatusServerConfiguration
+    /// `tracing.*`, the service named `asnp-history`.
+    package var tracing: TracingConfiguration
 }
 
 extension PipelineSettings {
@@ -86,7 +89,8 @@ extension PipelineSettings {
             cluster: try kafkaCluster(clientID: "asnp-history"),
             rawTopic: try rawTopic(),
             database: try database(),
-            status: try status(section: "history")
+            status: try status(section: "history"),
+            tracing: try tracing(serviceName: "asnp-history")
         )
     }
 
