@@ -221,16 +221,14 @@ struct OutboxPublisher: Sendable {
         return changed
     }
 
-    /// The most links a publication's span keeps to its events' traces (as a batch's span, ``Worker/maximumSpanLinks``).
-    static let maximumSpanLinks = 128
-
     /// The span of publishing `rows` (nil when tracing is off or there is nothing to send), named as OpenTelemetry's
     /// messaging conventions name a producer's (`send`).
     ///
     /// When every row belongs to one trace (one notification's decoded and state events: the common case below a few
     /// notifications a second), the span continues it, and when it is recorded its context is the `trace` every
     /// event carries: one trace from the request through the publish, which a consumer continues. Otherwise it
-    /// starts a trace of its own linking the rows' (up to 128), and each event carries its own row's.
+    /// starts a trace of its own linking the rows' (up to ``Worker/maximumSpanLinks``), and each event carries its own
+    /// row's.
     private func startSpan(sending rows: [OutboxMessage]) -> (span: any Span, trace: OutputEvent.Trace?)? {
         guard let tracer, !rows.isEmpty else { return nil }
         let contexts = rows.map(\.traceContext)
@@ -246,7 +244,7 @@ struct OutboxPublisher: Sendable {
         let span = tracer.startSpan("send", context: parent, ofKind: .producer)
         if !continues {
             var linked = Set<String>()
-            for case let context? in contexts where linked.count < Self.maximumSpanLinks {
+            for case let context? in contexts where linked.count < Worker.maximumSpanLinks {
                 guard linked.insert(context.traceparent).inserted else { continue }
                 var link = ServiceContext.topLevel
                 tracer.extract(
