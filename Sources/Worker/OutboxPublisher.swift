@@ -234,25 +234,13 @@ struct OutboxPublisher: Sendable {
         let contexts = rows.map(\.traceContext)
         var parent = ServiceContext.topLevel
         let continues = contexts.allSatisfy { $0 != nil && $0?.traceID == contexts[0]?.traceID }
-        if continues, let context = contexts[0] {
-            tracer.extract(
-                TraceContextHeaders.headers(traceparent: context.traceparent, tracestate: context.tracestate),
-                into: &parent,
-                using: KafkaHeadersExtractor()
-            )
-        }
+        if continues, let context = contexts[0] { parent = serviceContext(of: context, tracer: tracer) }
         let span = tracer.startSpan("send", context: parent, ofKind: .producer)
         if !continues {
             var linked = Set<String>()
             for case let context? in contexts where linked.count < Worker.maximumSpanLinks {
                 guard linked.insert(context.traceparent).inserted else { continue }
-                var link = ServiceContext.topLevel
-                tracer.extract(
-                    TraceContextHeaders.headers(traceparent: context.traceparent, tracestate: context.tracestate),
-                    into: &link,
-                    using: KafkaHeadersExtractor()
-                )
-                span.addLink(SpanLink(context: link, attributes: [:]))
+                span.addLink(SpanLink(context: serviceContext(of: context, tracer: tracer), attributes: [:]))
             }
         }
         span.attributes["messaging.system"] = "kafka"
@@ -261,11 +249,20 @@ struct OutboxPublisher: Sendable {
         guard continues, span.isRecording else { return (span, nil) }
         var headers: [KafkaHeader] = []
         tracer.inject(span.context, into: &headers, using: KafkaHeadersInjector())
-        guard let traceparent = headers.first(where: { $0.key == TraceContextHeaders.traceparent })?.stringValue else {
-            return (span, nil)
-        }
-        let tracestate = headers.first { $0.key == TraceContextHeaders.tracestate }?.stringValue
+        guard let traceparent = headers.first(named: TraceContextHeaders.traceparent) else { return (span, nil) }
+        let tracestate = headers.first(named: TraceContextHeaders.tracestate)
         return (span, OutputEvent.Trace(traceparent: traceparent, tracestate: tracestate))
+    }
+
+    /// A stored row's trace context as the tracer reads it: a parent to continue, or a link.
+    private func serviceContext(of context: TraceContext, tracer: any Tracer) -> ServiceContext {
+        var serviceContext = ServiceContext.topLevel
+        tracer.extract(
+            TraceContextHeaders.headers(traceparent: context.traceparent, tracestate: context.tracestate),
+            into: &serviceContext,
+            using: KafkaHeadersExtractor()
+        )
+        return serviceContext
     }
 
     /// The app and environment a published row's freshness is counted for: its notification's (a configured app's
@@ -280,7 +277,7 @@ struct OutboxPublisher: Sendable {
             (bundleID, environment) = (state.bundleID, state.environment)
         case .deadLetter(let letter):
             let app = letter.headers[RawNotificationHeaders.Name.app]
-            let known = app.map { Set(appNames.values).contains($0) } == true
+            let known = app.map { appNames.values.contains($0) } == true
             let sentFor = letter.headers[RawNotificationHeaders.Name.environment]
             let isEnvironment =
                 sentFor == AppStoreEnvironment.production.rawValue

@@ -54,13 +54,13 @@ extension WorkerMetrics {
             guard case .verified(let notification) = entry.verdict, let uuid = entry.notificationUUID,
                 remaining.remove(uuid) != nil
             else { continue }
-            let facts = NotificationFacts(notification)
             let labels = [
                 ("app", entry.raw.headers[RawNotificationHeaders.Name.app] ?? "unknown"),
                 ("environment", entry.raw.headers[RawNotificationHeaders.Name.environment] ?? "unknown"),
                 ("source", entry.raw.headers[RawNotificationHeaders.Name.source] ?? "unknown"),
             ]
-            if let signedDate = facts.signedDate {
+            // V1 has no signedDate.
+            if case .v2(let v2) = notification, let signedDate = v2.payload.signedDate {
                 let signed = Date(timeIntervalSince1970: Double(signedDate) / 1_000)
                 freshness(.signedToReceived, labels).record(Self.elapsed(from: signed, to: entry.raw.receivedAt))
             }
