@@ -258,6 +258,30 @@ let package = Package(
             ],
             swiftSettings: strictSettings
         ),
+        // `asnp api`: a customer's access and a subscription's state and notifications over HTTP, read from
+        // PostgreSQL (a replica will do) for keys kept as hashes, each scoped to apps and environments.
+        .target(
+            name: "ReadAPI",
+            dependencies: [
+                "AppStoreModels",
+                "NotificationSchema",
+                "PipelineContract",
+                "PipelineStatus",
+                "PostgresRuntime",
+                .product(name: "Crypto", package: "swift-crypto"),
+                .product(name: "Hummingbird", package: "hummingbird"),
+                .product(name: "HummingbirdCore", package: "hummingbird"),
+                .product(name: "HTTPTypes", package: "swift-http-types"),
+                .product(name: "Metrics", package: "swift-metrics"),
+                .product(name: "CoreMetrics", package: "swift-metrics"),
+                .product(name: "Prometheus", package: "swift-prometheus"),
+                .product(name: "PostgresNIO", package: "postgres-nio"),
+                .product(name: "NIOCore", package: "swift-nio"),
+                .product(name: "Logging", package: "swift-log"),
+                .product(name: "ServiceLifecycle", package: "swift-service-lifecycle"),
+            ],
+            swiftSettings: strictSettings
+        ),
         // The consumer group that verifies raw bodies, stores them and publishes the output topics.
         .target(
             name: "Worker",
@@ -330,6 +354,7 @@ let package = Package(
                 "PipelineStatus",
                 "HistorySync",
                 "PipelineTracing",
+                "ReadAPI",
                 .product(name: "Configuration", package: "swift-configuration"),
                 .product(name: "Prometheus", package: "swift-prometheus"),
                 .product(name: "SystemPackage", package: "swift-system"),
@@ -360,6 +385,7 @@ let package = Package(
                 "PipelineServices",
                 "PipelineTracing",
                 "PipelineStatus",
+                "ReadAPI",
                 .target(name: "LocalPostgres", condition: .when(traits: ["DevelopmentTools"])),
                 "HistorySync",
                 .product(name: "AsyncHTTPClient", package: "async-http-client"),
@@ -637,6 +663,34 @@ let package = Package(
                 .product(name: "SwiftASN1", package: "swift-asn1"),
                 .product(name: "NIOCore", package: "swift-nio"),
                 .product(name: "Prometheus", package: "swift-prometheus"),
+            ],
+            swiftSettings: strictSettings
+        ),
+        // The read API over HTTP against a throwaway PostgreSQL filled by the store's writer: every endpoint, keys,
+        // scopes, rate limits, conditional requests; every answer validated against Docs/contract/openapi.yaml.
+        .testTarget(
+            name: "ReadAPITests",
+            dependencies: [
+                "ReadAPI",
+                "AppStoreModels",
+                "AppStoreSigning",
+                "AppStoreTestSupport",
+                "AppStoreVerification",
+                "NotificationStore",
+                "PipelineContract",
+                "PipelineStatus",
+                "PostgresRuntime",
+                "StoreTestSupport",
+                "VerificationTestSupport",
+                "KafkaClient",
+                "LocalPostgres",
+                .product(name: "AsyncHTTPClient", package: "async-http-client"),
+                .product(name: "NIOCore", package: "swift-nio"),
+                .product(name: "NIOHTTP1", package: "swift-nio"),
+                .product(name: "Logging", package: "swift-log"),
+                .product(name: "Prometheus", package: "swift-prometheus"),
+                .product(name: "ServiceLifecycle", package: "swift-service-lifecycle"),
+                .product(name: "X509", package: "swift-certificates"),
             ],
             swiftSettings: strictSettings
         ),

@@ -17,7 +17,7 @@ struct ASNP: AsyncParsableCommand {
         var commands: [any ParsableCommand.Type] = [
             VerifyCommand.self, IngressCommand.self, WorkerCommand.self, MigrateCommand.self, ReplayCommand.self,
             StatusCommand.self, SubscriptionCommand.self, StateCommand.self, TailCommand.self, HistoryCommand.self,
-            RetentionCommand.self,
+            RetentionCommand.self, APICommand.self,
         ]
         #if DevelopmentTools
         commands.append(DevCommand.self)

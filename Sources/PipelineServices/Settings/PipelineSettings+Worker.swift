@@ -8,47 +8,48 @@ import Worker
 import X509
 
 extension PipelineSettings {
-    /// `database.*`: the PostgreSQL store (`database.url` is `DATABASE_URL` in the environment).
-    package func database() throws -> NotificationStoreConfiguration {
-        guard let url = try secret("database.url"), !url.isEmpty else {
-            throw SettingsError(key: "database.url", reason: "is required: postgres://user@host:port/database")
+    /// `database.*`: the PostgreSQL store (`database.url` is `DATABASE_URL` in the environment); with `section`,
+    /// the same settings under another name (`api.database.*`, the read API's replica).
+    package func database(section: String = "database") throws -> NotificationStoreConfiguration {
+        guard let url = try secret("\(section).url"), !url.isEmpty else {
+            throw SettingsError(key: "\(section).url", reason: "is required: postgres://user@host:port/database")
         }
         var configuration: NotificationStoreConfiguration
         do {
             configuration = try NotificationStoreConfiguration(url: url)
         } catch {
-            throw SettingsError(key: "database.url", reason: "is invalid: \(error.reason)")
+            throw SettingsError(key: "\(section).url", reason: "is invalid: \(error.reason)")
         }
-        try applyTLSFiles(to: &configuration)
-        configuration.maximumConnections = try int("database.maxConnections") ?? configuration.maximumConnections
-        configuration.operationTimeout = try duration("database.timeoutSeconds") ?? configuration.operationTimeout
+        try applyTLSFiles(to: &configuration, section: section)
+        configuration.maximumConnections = try int("\(section).maxConnections") ?? configuration.maximumConnections
+        configuration.operationTimeout = try duration("\(section).timeoutSeconds") ?? configuration.operationTimeout
         configuration.usesPreparedStatements =
-            try bool("database.preparedStatements") ?? configuration.usesPreparedStatements
+            try bool("\(section).preparedStatements") ?? configuration.usesPreparedStatements
         return configuration
     }
 
     /// `database.sslMode`, `database.sslRootCert`, `database.sslCert`, `database.sslKey`: libpq's TLS parameters
     /// as settings (they win over the URL's), for a URL kept in a secret that names none; the files are read now.
-    private func applyTLSFiles(to configuration: inout NotificationStoreConfiguration) throws {
-        if let mode = try string("database.sslMode") {
+    private func applyTLSFiles(to configuration: inout NotificationStoreConfiguration, section: String) throws {
+        if let mode = try string("\(section).sslMode") {
             guard let tls = NotificationStoreConfiguration.TLSMode(sslmode: mode) else {
                 throw SettingsError(
-                    key: "database.sslMode",
+                    key: "\(section).sslMode",
                     reason: "is '\(mode)', not one of disable, prefer, require, verify-ca, verify-full"
                 )
             }
             configuration.tls = tls
         }
         do {
-            if let root = try string("database.sslRootCert") {
+            if let root = try string("\(section).sslRootCert") {
                 configuration.rootCertificates =
                     root == "system" ? nil : try NotificationStoreConfiguration.RootCertificates(path: root)
             }
-            let certificate = try string("database.sslCert")
-            let key = try string("database.sslKey")
+            let certificate = try string("\(section).sslCert")
+            let key = try string("\(section).sslKey")
             if certificate != nil || key != nil {
                 guard let certificate, let key else {
-                    throw SettingsError(key: "database.sslCert", reason: "and database.sslKey go together")
+                    throw SettingsError(key: "\(section).sslCert", reason: "and \(section).sslKey go together")
                 }
                 configuration.clientCertificate = try NotificationStoreConfiguration.ClientCertificate(
                     certificatePath: certificate,
@@ -56,7 +57,7 @@ extension PipelineSettings {
                 )
             }
         } catch let error as PostgresConfigurationError {
-            throw SettingsError(key: "database", reason: "has TLS files that cannot be used: \(error.reason)")
+            throw SettingsError(key: section, reason: "has TLS files that cannot be used: \(error.reason)")
         }
     }
 

@@ -1,0 +1,59 @@
+import Logging
+import PipelineStatus
+import PostgresRuntime
+import ReadAPI
+import ServiceLifecycle
+
+/// `asnp api`: the read API, its keys file, its database reads and its status endpoints.
+package struct APIRole: PipelineRole {
+    package let reader: StateReader
+    package let keys: APIKeyringFile
+    package let server: ReadAPIServer
+    /// The probes and `/metrics`, on `api.statusPort`.
+    package let statusServer: StatusServer
+
+    /// Stopped in reverse: the server answers the requests in progress, then the status endpoints close, the keys
+    /// file is no longer read, and the pool closes.
+    package var services: [ServiceGroupConfiguration.ServiceConfiguration] {
+        [.init(service: reader), .init(service: keys), .init(service: statusServer), .init(service: server)]
+    }
+}
+
+/// Builds the read API from its settings; the keys file is read now (an unusable one fails here). `onListening` is
+/// called with the API's port once it accepts connections, `onStatusListening` with the status port.
+package func buildAPI(
+    _ settings: APIRoleSettings,
+    logger: Logger,
+    onStatusListening: @escaping @Sendable (_ port: Int) async -> Void = { _ in },
+    onListening: @escaping @Sendable (_ port: Int) async -> Void = { _ in }
+) throws -> APIRole {
+    logger.info(
+        "Starting the read API",
+        metadata: [
+            "database": "\(settings.database.endpoint)/\(settings.database.database)",
+            "api.keysFile": "\(settings.api.keysFile)",
+        ]
+    )
+    let metrics = ReadAPIMetrics()
+    let keys = try APIKeyringFile(
+        path: settings.api.keysFile,
+        reloadEvery: settings.api.keysReloadInterval,
+        metrics: metrics,
+        logger: logger
+    )
+    let reader = StateReader(configuration: settings.database.runtimeConfiguration, logger: logger)
+    let server = ReadAPIServer(
+        configuration: settings.api,
+        reader: reader,
+        keys: keys,
+        metrics: metrics,
+        logger: logger,
+        onListening: onListening
+    )
+    return APIRole(
+        reader: reader,
+        keys: keys,
+        server: server,
+        statusServer: server.statusServer(configuration: settings.status, onListening: onStatusListening)
+    )
+}
