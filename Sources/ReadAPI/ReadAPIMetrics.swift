@@ -35,7 +35,7 @@ package final class ReadAPIMetrics: Sendable {
 
     /// Counts an answered request (`asnp_api_requests_total`) by route pattern (or `unmatched`), status code and key
     /// id (empty before a key is known), and records its duration by route (`asnp_api_request_duration_seconds`).
-    func countRequest(route: String, status: Int, key: String, duration: Duration) {
+    package func countRequest(route: String, status: Int, key: String, duration: Duration) {
         let requestKey = RequestKey(route: route, status: status, key: key)
         let counter = requestCounters.withLock { counters in
             if let counter = counters[requestKey] { return counter }

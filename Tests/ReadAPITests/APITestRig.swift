@@ -3,6 +3,7 @@ import AppStoreSigning
 import AppStoreTestSupport
 import AppStoreVerification
 import AsyncHTTPClient
+import ChildProcesses
 import Foundation
 import KafkaClient
 import LocalPostgres
@@ -118,11 +119,12 @@ final class APITestRig: Sendable {
         self.client = client
     }
 
-    /// Runs `body` with the API serving `keys` over a fresh database (migrated unless `migrate` is false); every
-    /// exchange is validated against the contract at the end.
+    /// Runs `body` with the API serving `keys` over a fresh database (migrated unless `migrate` is false), reading
+    /// as the role `readAs` if given; every exchange is validated against the contract at the end.
     static func run(
         keys: [Key],
         migrate: Bool = true,
+        readAs role: String? = nil,
         configure: (inout ReadAPIConfiguration) -> Void = { _ in },
         _ body: (APITestRig) async throws -> Void
     ) async throws {
@@ -150,6 +152,7 @@ final class APITestRig: Sendable {
         let keyring = try APIKeyringFile(path: keysFile, reloadEvery: .seconds(3600), metrics: metrics, logger: logger)
         var readConfiguration = storeConfiguration
         readConfiguration.applicationName = "asnp-api-test"
+        if let role { readConfiguration.username = role }
         let reader = StateReader(configuration: readConfiguration.runtimeConfiguration, logger: logger)
         let ports = Ports()
         let rigHolder = Mutex<APITestRig?>(nil)
@@ -338,26 +341,29 @@ final class APITestRig: Sendable {
         try await LocalPostgresServer.offPool { try runValidator(arguments, input: input) }
     }
 
+    /// A ``ChildProcess`` rather than Foundation's Process, whose exit monitoring was seen to miss exits
+    /// (LocalPostgresServer's note); output through a file.
     private static func runValidator(_ arguments: [String], input text: String) throws -> (Int32, String) {
         let repository = URL(fileURLWithPath: #filePath).deletingLastPathComponent().deletingLastPathComponent()
             .deletingLastPathComponent()
-        let process = Process()
-        process.executableURL = URL(fileURLWithPath: "/usr/bin/env")
-        process.arguments =
-            [
-                "python3", repository.appendingPathComponent("Tests/ContractValidation/validate_api.py").path,
+        let outputPath = FileManager.default.temporaryDirectory.appendingPathComponent("asnp-api-\(UUID()).out").path
+        let errorPath = outputPath + ".err"
+        defer {
+            try? FileManager.default.removeItem(atPath: outputPath)
+            try? FileManager.default.removeItem(atPath: errorPath)
+        }
+        let child = try ChildProcess(
+            executable: try #require(ChildProcess.path(of: "python3")),
+            arguments: [
+                repository.appendingPathComponent("Tests/ContractValidation/validate_api.py").path,
                 "--contract", repository.appendingPathComponent("Docs/contract").path,
-            ] + arguments
-        let input = Pipe()
-        let output = Pipe()
-        process.standardInput = input
-        process.standardOutput = output
-        process.standardError = output
-        try process.run()
-        input.fileHandleForWriting.write(Data(text.utf8))
-        try input.fileHandleForWriting.close()
-        let report = String(decoding: output.fileHandleForReading.readDataToEndOfFile(), as: UTF8.self)
-        process.waitUntilExit()
-        return (process.terminationStatus, report)
+            ] + arguments,
+            standardInput: .data(Data(text.utf8)),
+            standardOutput: .file(outputPath),
+            standardError: .file(errorPath)
+        )
+        let status = child.waitForExit()
+        let output = [outputPath, errorPath].map { (try? String(contentsOfFile: $0, encoding: .utf8)) ?? "" }
+        return (status, output.joined())
     }
 }

@@ -88,12 +88,16 @@ struct ConnectionBudgetTests {
             }
             func pool(_ container: [String: Any]) -> Int {
                 let environment = container["env"] as? [[String: Any]] ?? []
-                guard environment.contains(where: { $0["name"] as? String == "DATABASE_URL" }) else { return 0 }
+                // The read API's settings are its own section (api.database.*) when it names a URL of its own.
+                let prefix = ["DATABASE_", "API_DATABASE_"].last { prefix in
+                    environment.contains { $0["name"] as? String == prefix + "URL" }
+                }
+                guard let prefix else { return 0 }
                 let fromSettings = (container["envFrom"] as? [[String: Any]] ?? []).contains {
                     DeployFilesTests.value($0, "configMapRef", "name") as? String == "asnp-settings"
                 }
-                let explicit = environment.first { $0["name"] as? String == "DATABASE_MAX_CONNECTIONS" }?["value"]
-                return (explicit as? String ?? (fromSettings ? settings["DATABASE_MAX_CONNECTIONS"] : nil))
+                let explicit = environment.first { $0["name"] as? String == prefix + "MAX_CONNECTIONS" }?["value"]
+                return (explicit as? String ?? (fromSettings ? settings[prefix + "MAX_CONNECTIONS"] : nil))
                     .flatMap(Int.init) ?? defaultPool
             }
             // Init containers run one by one before the others, which run together.
@@ -136,7 +140,9 @@ struct ConnectionBudgetTests {
         let settings = try DeployFilesTests.envFile("kubernetes/base/settings.env")
             .merging(try DeployFilesTests.envFile("kubernetes/overlays/production/settings.env")) { $1 }
         let clients = try Self.clients(documents, settings: settings)
-        #expect(Set(clients.map(\.name)) == ["asnp-migrate", "asnp-worker", "asnp-history", "asnp-retention"])
+        #expect(
+            Set(clients.map(\.name)) == ["asnp-migrate", "asnp-worker", "asnp-history", "asnp-retention", "asnp-api"]
+        )
 
         let bouncer = try INIFile(
             contentsOfFile: DeployFilesTests.deploy.appendingPathComponent(
@@ -164,11 +170,19 @@ struct ConnectionBudgetTests {
         let maxClients = try #require(bouncer.value("pgbouncer", "max_client_conn").flatMap(Int.init))
         #expect(clientConnections <= maxClients, "\(clientConnections) clients (\(clients)) > max_client_conn")
 
-        // Servers: one database and user, so one pool per replica, capped per database.
+        // Servers: one database; a pool per user on each replica (the pipeline's at the default size, the read API's
+        // capped lower), all capped per database.
         let pool = try #require(bouncer.value("pgbouncer", "default_pool_size").flatMap(Int.init))
+        let apiPool = try #require(
+            bouncer.value("users", "asnp_api").flatMap { $0.firstMatch(of: /max_user_connections=([0-9]+)/) }.flatMap {
+                Int($0.output.1)
+            },
+            "the read API's user is capped on its own"
+        )
         let reserve = bouncer.value("pgbouncer", "reserve_pool_size").flatMap(Int.init) ?? 0
         let cap = bouncer.value("pgbouncer", "max_db_connections").flatMap(Int.init) ?? Int.max
-        let serverConnections = bouncers * min(pool + reserve, cap)
+        #expect(pool + apiPool <= cap, "the pipeline's pool and the API's fit the cap: neither waits for the other")
+        let serverConnections = bouncers * min(pool + apiPool + reserve, cap)
         let allowance = try await Self.postgresDefaultAllowance()
         #expect(serverConnections <= allowance, "PgBouncer may open \(serverConnections) > \(allowance)")
         #expect(serverConnections < clientConnections, "PgBouncer must take fewer than its clients would")
@@ -178,6 +192,6 @@ struct ConnectionBudgetTests {
             topics.first { DeployFilesTests.value($0, "metadata", "name") as? String == "appstore.notifications.raw" }
         )
         let partitions = try #require(DeployFilesTests.value(raw, "spec", "partitions") as? Int)
-        #expect(serverConnections >= partitions, "a full group writes one batch per partition at once")
+        #expect(bouncers * pool >= partitions, "a full group writes one batch per partition at once")
     }
 }

@@ -17,6 +17,7 @@ import PipelineServices
 import PipelineStatus
 import PostgresRuntime
 import Prometheus
+import ReadAPI
 import ServiceLifecycle
 import Testing
 import Yams
@@ -259,7 +260,7 @@ struct DeployFilesTests {
         #expect(
             seen == [
                 "asnp-migrate migrate", "asnp-ingress ingress", "asnp-worker worker", "asnp-history history",
-                "asnp-retention retention",
+                "asnp-retention retention", "asnp-api api",
             ]
         )
     }
@@ -308,7 +309,7 @@ struct DeployFilesTests {
             documents.filter { ["HorizontalPodAutoscaler", "ScaledObject"].contains($0["kind"] as? String) }
                 .compactMap { Self.value($0, "spec", "scaleTargetRef", "name") as? String }
         )
-        #expect(autoscaled == ["asnp-ingress", "asnp-worker"])
+        #expect(autoscaled == ["asnp-ingress", "asnp-worker", "asnp-api"])
         let settings = try Self.envFile("kubernetes/base/settings.env")
             .merging(try Self.envFile("kubernetes/overlays/production/settings.env")) { $1 }
         let readinessWait =
@@ -341,7 +342,7 @@ struct DeployFilesTests {
                 }
             }
         }
-        #expect(pods == 6, "ingress, worker, migrate, history, pgbouncer, retention")
+        #expect(pods == 7, "ingress, worker, migrate, history, pgbouncer, retention, api")
 
         // Scaling in is damped: each change of the workers' count is a rebalance.
         let workerScaling = try #require(documents.first { $0["kind"] as? String == "ScaledObject" })
@@ -535,6 +536,7 @@ struct DeployFilesTests {
             case "ingress": _ = try settings.ingressRole()
             case "worker": _ = try settings.workerRole()
             case "history": _ = try settings.historyRole(appName: nil)
+            case "api": _ = try settings.apiRole()
             case "retention":
                 // With DATABASE_URL and no --config, `asnp retention` takes the database from the URL, as `asnp
                 // migrate` does, and its retention from the settings.
@@ -561,8 +563,8 @@ struct DeployFilesTests {
             #expect(ports.isEmpty)
             return
         }
-        // Every role serves its probes and /metrics on its status port; the ingress its notification routes on a
-        // public port of its own.
+        // Every role serves its probes and /metrics on its status port; the ingress its notification routes, and the
+        // read API its routes, on a port of its own.
         let (statusPort, publicPort) = try await withSecretFiles(minimalEnvironment.merging(settings) { $1 }) {
             environment -> (Int, Int?) in
             let loaded = try await PipelineSettings.load(file: nil, environment: environment)
@@ -574,6 +576,9 @@ struct DeployFilesTests {
                 // Only the periodic sync serves its status endpoints.
                 #expect((container["args"] as? [String])?.contains("--every") == true)
                 return (try loaded.historyRole(appName: nil).status.port, nil)
+            case "api":
+                let role = try loaded.apiRole()
+                return (role.status.port, role.api.port)
             default: return (try loaded.workerRole().status.port, nil)
             }
         }
@@ -613,7 +618,7 @@ struct DeployFilesTests {
                 let secret = try #require(value(variable, "valueFrom", "secretKeyRef") as? [String: Any])
                 #expect(secret["name"] as? String == "asnp-secrets")
                 environment[name] =
-                    secret["key"] as? String == "database-url"
+                    ["database-url", "api-database-url"].contains(secret["key"] as? String ?? "")
                     ? "postgres://asnp:secret@db.example:5432/asnp?sslmode=verify-full" : "placeholder"
             }
         }
@@ -765,7 +770,7 @@ struct DeployFilesTests {
             #expect(annotations?["prometheus.io/path"] == "/metrics", "\(name)")
         }
         // Each exports metrics (ExportedMetrics lists them; the dashboard and alert tests check which).
-        #expect(monitored == ["asnp-ingress", "asnp-worker", "asnp-history"])
+        #expect(monitored == ["asnp-ingress", "asnp-worker", "asnp-history", "asnp-api"])
     }
 
     /// The pod template's spec of a Deployment, Job or CronJob (its jobs'); nil for other kinds.

@@ -215,7 +215,8 @@ struct DeployFrontDoorTests {
         """
         the namespace denies by default and allows the pipeline's flows: the load balancer to the ingress, Prometheus \
         to the status ports, Kafka from the ingress, workers and reconciler, PgBouncer from the database's clients \
-        and PostgreSQL from it, DNS for all, Apple's API for the reconciler; and nothing else tried here
+        and PostgreSQL from it, DNS for all, Apple's API for the reconciler, app backends to the read API; and \
+        nothing else tried here
         """
     )
     func networkPolicies() throws {
@@ -230,7 +231,10 @@ struct DeployFrontDoorTests {
         }
         #expect(denyAll)
 
-        let names = ["asnp-ingress", "asnp-worker", "asnp-history", "asnp-migrate", "asnp-retention", "asnp-pgbouncer"]
+        let names = [
+            "asnp-ingress", "asnp-worker", "asnp-history", "asnp-migrate", "asnp-retention", "asnp-pgbouncer",
+            "asnp-api",
+        ]
         let pods = try Dictionary(uniqueKeysWithValues: names.map { ($0, try policies.pod($0)) })
         let pgbouncer = try policies.pod("asnp-pgbouncer")
         let history = try policies.pod("asnp-history")
@@ -246,6 +250,7 @@ struct DeployFrontDoorTests {
         )
         let dns = NetworkPolicies.Endpoint.pod(namespace: "kube-system", labels: ["k8s-app": "kube-dns"], ports: [:])
         let stranger = NetworkPolicies.Endpoint.pod(namespace: "other", labels: ["app": "x"], ports: [:])
+        let backend = NetworkPolicies.Endpoint.pod(namespace: "backends", labels: ["app": "billing"], ports: [:])
         let apple = NetworkPolicies.Endpoint.address("17.56.9.10")
         let postgres = NetworkPolicies.Endpoint.address("10.20.0.5")
 
@@ -255,7 +260,9 @@ struct DeployFrontDoorTests {
             #expect(policies.allows(from: pod, to: dns, port: 53), "\(name) resolves names over TCP")
             let usesKafka = ["asnp-ingress", "asnp-worker", "asnp-history"].contains(name)
             #expect(policies.allows(from: pod, to: kafka, port: 9093) == usesKafka, "\(name) to Kafka")
-            let usesDatabase = ["asnp-worker", "asnp-history", "asnp-migrate", "asnp-retention"].contains(name)
+            let usesDatabase = ["asnp-worker", "asnp-history", "asnp-migrate", "asnp-retention", "asnp-api"].contains(
+                name
+            )
             #expect(
                 policies.allows(from: pod, to: pgbouncer, port: 6432) == usesDatabase,
                 "\(name) to PgBouncer"
@@ -265,10 +272,14 @@ struct DeployFrontDoorTests {
                 policies.allows(from: pod, to: postgres, port: 5432) == (name == "asnp-pgbouncer"),
                 "\(name) to PostgreSQL"
             )
-            let scraped = ["asnp-ingress", "asnp-worker", "asnp-history"].contains(name)
+            let scraped = ["asnp-ingress", "asnp-worker", "asnp-history", "asnp-api"].contains(name)
             #expect(policies.allows(from: prometheus, to: pod, port: 9090) == scraped, "Prometheus to \(name)")
             #expect(!policies.allows(from: stranger, to: pod, port: 9090), "another namespace to \(name)")
             #expect(!policies.allows(from: stranger, to: pod, port: 8080), "another namespace to \(name)")
+            #expect(!policies.allows(from: stranger, to: pod, port: 8081), "another namespace to \(name)")
+            // App backends reach the read API's port, and nothing else of the pipeline.
+            #expect(policies.allows(from: backend, to: pod, port: 8081) == (name == "asnp-api"), "backends to \(name)")
+            #expect(!policies.allows(from: backend, to: pod, port: 9090), "backends to \(name)'s status port")
         }
         // Apple's API is public: the reconciler reaches no private address on 443 (the cluster's own services).
         #expect(!policies.allows(from: history, to: .address("10.1.2.3"), port: 443))
@@ -314,6 +325,9 @@ struct DeployFrontDoorTests {
 /// destination's port name.
 struct NetworkPolicies {
     static let namespace = "asnp"
+    /// The labels of the other namespaces the tests place pods in, beyond their names: `backends` is where app
+    /// backends calling the read API run (api.yaml's placeholder label).
+    static let namespaceLabels = ["backends": ["asnp.example.com/api-client": "true"]]
 
     enum Endpoint {
         case pod(namespace: String, labels: [String: String], ports: [String: Int])
@@ -401,8 +415,10 @@ struct NetworkPolicies {
             guard let namespaceSelector = selector["namespaceSelector"] as? [String: Any] else {
                 return namespace == Self.namespace && matches(podSelector, labels)
             }
-            return matches(namespaceSelector, ["kubernetes.io/metadata.name": namespace])
-                && matches(podSelector, labels)
+            let namespaceLabels = ["kubernetes.io/metadata.name": namespace].merging(
+                Self.namespaceLabels[namespace] ?? [:]
+            ) { $1 }
+            return matches(namespaceSelector, namespaceLabels) && matches(podSelector, labels)
         }
     }
 

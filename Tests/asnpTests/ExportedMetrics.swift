@@ -5,14 +5,15 @@ import KafkaClient
 import NotificationStore
 import PipelineContract
 import Prometheus
+import ReadAPI
 
 @testable import Ingress
 @testable import Worker
 
-/// What the ingress, the worker and the reconciler export, for the tests that hold dashboards and alert rules to the
+/// What the ingress, the worker, the reconciler and the read API export, for the tests that hold dashboards and alert rules to the
 /// code.
 enum ExportedMetrics {
-    /// Every metric the ingress, the worker and the periodic history sync export, each made at least once, with its
+    /// Every metric the ingress, the worker, the periodic history sync and the read API export, each made at least once, with its
     /// label names. The worker's include the store's gauge it samples, `asnp_store_oldest_body_timestamp_seconds`.
     static func labelsByName() -> [String: Set<String>] {
         let ingress = IngressMetrics(registry: PrometheusCollectorRegistry())
@@ -41,8 +42,11 @@ enum ExportedMetrics {
         ])
         // Every series of the history sync exists from its start.
         let history = HistorySyncMetrics(app: "notes", environment: .production)
+        let api = ReadAPIMetrics()
+        // A route without braces: the sample parser below reads label values up to the first `}`.
+        api.countRequest(route: "unmatched", status: 200, key: "k", duration: .zero)
         var metrics: [String: Set<String>] = [:]
-        for registry in [ingress.registry, worker.registry, history.registry] {
+        for registry in [ingress.registry, worker.registry, history.registry, api.registry] {
             var bytes: [UInt8] = []
             registry.emit(into: &bytes)
             for line in String(decoding: bytes, as: UTF8.self).split(separator: "\n") {
