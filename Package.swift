@@ -439,6 +439,8 @@ let package = Package(
                 "PostgresRuntime",
                 "PipelineContract",
                 "Ingress",
+                // `asnp-bench api`: its keys.
+                "ReadAPI",
                 // `asnp-bench soak`: a PostgreSQL server of its own, stopped and started; its children; body hashes.
                 "LocalPostgres",
                 "ChildProcesses",

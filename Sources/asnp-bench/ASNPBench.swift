@@ -17,7 +17,7 @@ struct ASNPBench: AsyncParsableCommand {
         subcommands: [
             BenchVerifyCommand.self, BenchKafkaCommand.self, BenchStoreCommand.self, BenchIngressCommand.self,
             BenchWorkerCommand.self, BenchEndToEndCommand.self, BenchMoveBodiesCommand.self, LoadgenCommand.self,
-            SoakCommand.self,
+            SoakCommand.self, BenchAPICommand.self,
         ]
     )
 

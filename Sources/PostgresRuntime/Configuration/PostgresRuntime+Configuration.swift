@@ -82,8 +82,8 @@ extension PostgresRuntime {
             [("application_name", applicationName), ("TimeZone", "UTC")]
         }
 
-        /// The pool's configuration.
-        var clientConfiguration: PostgresClient.Configuration {
+        /// The pool's configuration; also what a benchmark's plain postgres-nio client is given, to compare with.
+        package var clientConfiguration: PostgresClient.Configuration {
             var configuration: PostgresClient.Configuration
             switch (endpoint, tls) {
             case (.tcp(let host, let port), let tls):
