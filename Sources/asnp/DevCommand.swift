@@ -10,8 +10,10 @@ import Logging
 import NotificationStore
 import PipelineContract
 import PipelineServices
+import PipelineStatus
 import PipelineTracing
 import PostgresRuntime
+import ReadAPI
 import ServiceLifecycle
 import UnixSignals
 import Worker
@@ -43,6 +45,9 @@ struct DevCommand: AsyncParsableCommand {
 
     @Option(help: "The ingress's port, on 127.0.0.1.")
     var httpPort = 8080
+
+    @Option(help: "The read API's port, on 127.0.0.1; 0: no read API. A new key is made each run and printed.")
+    var apiPort = 8081
 
     @Option(help: "How many workers to run.")
     var workers = 2
@@ -203,6 +208,7 @@ struct DevCommand: AsyncParsableCommand {
         // A settings file for `asnp status` and `asnp subscription show` against this run.
         let configPath = URL(fileURLWithPath: dataDir).appendingPathComponent("dev.json").standardizedFileURL.path
         try FileManager.default.createDirectory(atPath: dataDir, withIntermediateDirectories: true)
+        let api = try readAPI(database: database, logger: logger)
         // A database password is not written to disk: such a database is named by the caller anyway.
         let databaseSetting = database.password == nil ? #""database": {"url": "\#(database.redactedURL)"}, "# : ""
         let settings = #"{\#(databaseSetting)"kafka": {"bootstrapServers": "\#(mock.bootstrapServers)"}}"#
@@ -210,16 +216,21 @@ struct DevCommand: AsyncParsableCommand {
         // Announced once the ingress listens: the summary, then `ready`, written at once (not through print's
         // buffer), so a script waiting for `ready` sees it; the demo starts posting then.
         let (demoStart, demoStarted) = AsyncStream.makeStream(of: Void.self)
-        let announcement = Announcement(listening: listening) {
-            FileHandle.standardOutput.write(Data((summary + "\n  settings  \(configPath)\nready\n").utf8))
+        let apiLine =
+            api.map { "\n  api       \($0.url)/v1/subscriptions/{id}?environment=Sandbox, key \($0.key)" } ?? ""
+        let announcement = Announcement(listening: [listening] + (api.map { [$0.listening] } ?? [])) {
+            FileHandle.standardOutput.write(
+                Data((summary + apiLine + "\n  settings  \(configPath)\nready\n").utf8)
+            )
             demoStarted.yield()
             demoStarted.finish()
         }
-        var services = stack.services + [.init(service: announcement)]
+        var services = stack.services + (api?.role.services ?? []) + [.init(service: announcement)]
         if !demoBodies.isEmpty {
             let demo = DevDemo(
                 bodies: demoBodies,
                 ingressURL: "http://127.0.0.1:\(httpPort)/v2/notifications/sandbox",
+                api: api.map { ($0.url, $0.key) },
                 store: stack.store,
                 listening: demoStart,
                 configPath: configPath
@@ -238,22 +249,56 @@ struct DevCommand: AsyncParsableCommand {
         try await group.run()
     }
 
+    /// The read API on `--api-port` over `database`, with a key made now for the app in both environments (its
+    /// hash in the data directory's api-keys.json); nil with `--api-port 0`.
+    private func readAPI(database: NotificationStoreConfiguration, logger: Logger) throws -> (
+        role: APIRole, url: String, key: String, listening: AsyncStream<Int>
+    )? {
+        guard apiPort != 0 else { return nil }
+        let (key, sha256) = APIKeyring.generateKey()
+        let keysFile = URL(fileURLWithPath: dataDir).appendingPathComponent("api-keys.json").standardizedFileURL
+        try Data(
+            """
+            {"keys": [{"id": "dev", "sha256": "\(sha256)",
+                       "scopes": [{"bundleId": "\(bundleId)", "environments": ["Sandbox", "Production"]}]}]}
+            """.utf8
+        ).write(to: keysFile)
+        var configuration = ReadAPIConfiguration(keysFile: keysFile.path)
+        configuration.host = "127.0.0.1"
+        configuration.port = apiPort
+        var reads = database
+        reads.applicationName = "asnp-dev-api"
+        let (listening, listened) = AsyncStream.makeStream(of: Int.self)
+        let role = try buildAPI(
+            APIRoleSettings(
+                api: configuration,
+                database: reads,
+                status: StatusServerConfiguration(host: "127.0.0.1", port: 0)
+            ),
+            logger: logger
+        ) { port in
+            listened.yield(port)
+            listened.finish()
+        }
+        return (role, "http://127.0.0.1:\(apiPort)", key, listening)
+    }
+
     private static func stop(_ server: LocalPostgresServer?) async {
         guard let server else { return }
         try? await LocalPostgresServer.offPool { try server.stop() }
     }
 }
 
-/// Calls `announce` once the ingress listens, then waits for the group to stop.
+/// Calls `announce` once the ingress (and the read API) listen, then waits for the group to stop.
 private struct Announcement: Service {
-    let listening: AsyncStream<Int>
+    let listening: [AsyncStream<Int>]
     let announce: @Sendable () -> Void
 
     func run() async throws {
-        for await _ in listening {
-            announce()
-            break
+        for stream in listening {
+            for await _ in stream { break }
         }
+        announce()
         try? await gracefulShutdown()
     }
 }

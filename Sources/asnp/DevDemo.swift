@@ -4,6 +4,7 @@ import AppStoreSigning
 import AsyncHTTPClient
 import Foundation
 import NIOCore
+import NIOFoundationCompat
 import NIOHTTP1
 import NotificationStore
 import ServiceLifecycle
@@ -14,6 +15,8 @@ struct DevDemo: Service {
     /// Signed bodies, each subscription's events in order.
     let bodies: [String]
     let ingressURL: String
+    /// The read API's base URL and key, when it runs.
+    let api: (url: String, key: String)?
     let store: NotificationStore
     /// Yields once the ingress listens.
     let listening: AsyncStream<Void>
@@ -46,7 +49,26 @@ struct DevDemo: Service {
             --config \(configPath)
             """
         )
+        if let api { try await ask(api, for: "2000000000") }
         try? await gracefulShutdown()
+    }
+
+    /// Asks the read API whether subscription `id` gives access, as an app backend would, and says what it answered.
+    private func ask(_ api: (url: String, key: String), for id: String) async throws {
+        let url = "\(api.url)/v1/subscriptions/\(id)?environment=Sandbox"
+        var request = HTTPClientRequest(url: url)
+        request.headers.add(name: "Authorization", value: "Bearer \(api.key)")
+        let response = try await HTTPClient.shared.execute(request, timeout: .seconds(10))
+        let body = try await response.body.collect(upTo: 1 << 20)
+        let answer = (try? JSONSerialization.jsonObject(with: Data(buffer: body))) as? [String: Any] ?? [:]
+        let access = answer["has_access"].map { "has_access \($0 as? Bool == true)" } ?? "no answer"
+        let until = (answer["entitled_until"] as? String).map { ", entitled until \($0)" } ?? ""
+        Self.say(
+            """
+            demo: the read API answered \(response.status.code) for subscription \(id): \(access)\(until)
+            demo: ask it yourself with  curl -H 'Authorization: Bearer \(api.key)' '\(url)'
+            """
+        )
     }
 
     /// Posts the bodies, eight at a time, with a progress line every tenth; the number answered 200.

@@ -30,6 +30,7 @@ struct DevCommandTests {
         defer { try? FileManager.default.removeItem(at: directory) }
         let httpPort = try LoopbackPort.free()
         let postgresPort = try LoopbackPort.free()
+        let apiPort = try LoopbackPort.free()
         let configFile = directory.appendingPathComponent("status.json")
         try Data(
             #"{"database": {"url": "postgres://postgres@127.0.0.1:\#(postgresPort)/asnp?sslmode=disable"}}"#.utf8
@@ -40,7 +41,8 @@ struct DevCommandTests {
                 executable: ASNPProcess.executable.path,
                 arguments: [
                     "dev", "--data-dir", directory.appendingPathComponent("data").path, "--http-port",
-                    String(httpPort), "--postgres-port", String(postgresPort), "--root-cert",
+                    String(httpPort), "--postgres-port", String(postgresPort), "--api-port", String(apiPort),
+                    "--root-cert",
                     Fixtures.directory.appendingPathComponent("test-root.der").path, "--bundle-id", Fixtures.bundleId,
                     "--app-apple-id", String(Fixtures.appAppleId), "--shared-secret", Fixtures.sharedSecret,
                     "--log-level", "error",
@@ -187,17 +189,22 @@ struct DevCommandTests {
             arguments: [
                 "dev", "--demo", "--demo-count", "60", "--data-dir", directory.appendingPathComponent("data").path,
                 "--http-port", String(try LoopbackPort.free()), "--postgres-port", String(try LoopbackPort.free()),
-                "--log-level", "error",
+                "--api-port", String(try LoopbackPort.free()), "--log-level", "error",
             ],
             standardOutput: .pipe(output)
         )
         defer { if dev.isRunning { dev.terminate() } }
-        let text = await output.read(until: "demo: look closer")
+        let text = await output.read(until: "demo: ask it yourself")
         #expect(text.contains("demo: posting 60 notifications, 6 duplicate retries and 1 tampered body"), "\(text)")
         #expect(text.contains("demo: 67 of 67 answered 200"))
         #expect(text.contains("demo: stored 60 notifications of 10 subscriptions"))
         #expect(text.contains("rejected 1 (VERIFICATION_FAILURE 1)"))
         #expect(text.contains("demo: subscriptions by latest notification: EXPIRED 10"))
+        // The read API, asked as an app backend would: every demo subscription ends expired.
+        #expect(
+            text.contains("demo: the read API answered 200 for subscription 2000000000: has_access false"),
+            "\(text)"
+        )
         dev.terminate()
         await dev.exited()
         #expect(dev.terminationStatus == 0)

@@ -30,7 +30,8 @@ struct DevUnderTest {
             executable: ASNPProcess.executable.path,
             arguments: [
                 "dev", "--data-dir", directory.appendingPathComponent("data").path, "--http-port", String(httpPort),
-                "--postgres-port", String(postgresPort), "--shared-secret", Fixtures.sharedSecret,
+                "--postgres-port", String(postgresPort), "--api-port", String(try LoopbackPort.free()),
+                "--shared-secret", Fixtures.sharedSecret,
                 "--workers", String(workers), "--log-level", "error",
             ] + roots.flatMap { ["--root-cert", $0] } + (tracingEndpoint.map { ["--tracing-endpoint", $0] } ?? []),
             // swift-otel's own variable: the JSON encoding the tests' collector reads.

@@ -10,6 +10,12 @@ package struct APIRoleSettings {
     package var database: PostgresConfiguration
     /// `api.statusHost`, `api.statusPort`: the probes and the Prometheus scrape, off the API's port.
     package var status: StatusServerConfiguration
+
+    package init(api: ReadAPIConfiguration, database: PostgresConfiguration, status: StatusServerConfiguration) {
+        self.api = api
+        self.database = database
+        self.status = status
+    }
 }
 
 extension PipelineSettings {
