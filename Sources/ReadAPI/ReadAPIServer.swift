@@ -164,10 +164,8 @@ package final class ReadAPIServer: Service, Sendable {
             let key = try authenticate(request)
             keyID = key.id
             if let wait = limiter.take(key) {
-                let seconds = max(
-                    1,
-                    Int((Double(wait.components.seconds) + Double(wait.components.attoseconds) * 1e-18).rounded(.up))
-                )
+                // Whole seconds (RFC 9110's delay-seconds), rounded up: a client that waits them finds a token.
+                let seconds = max(1, Int(wait.components.seconds) + (wait.components.attoseconds > 0 ? 1 : 0))
                 throw APIProblem(
                     .tooManyRequests,
                     code: "rate_limited",
@@ -191,13 +189,22 @@ package final class ReadAPIServer: Service, Sendable {
             response = Self.problem(problem)
         } catch let failure as PostgresFailure {
             response = Self.problem(databaseProblem(failure, route: route))
+        } catch {
+            // Not PostgreSQL's and not the request's: still a problem, counted like any answer.
+            logger.error("A request failed", metadata: ["http.route": "\(route)", "error": "\(error)"])
+            response = Self.problem(.internalFailure)
         }
-        metrics.countRequest(
-            route: route,
-            status: response.status.code,
-            key: keyID,
-            duration: started.duration(to: .now)
-        )
+        let duration = started.duration(to: .now)
+        metrics.countRequest(route: route, status: response.status.code, key: keyID, duration: duration)
+        if logger.logLevel <= .debug {
+            logger.debug(
+                "Answered",
+                metadata: [
+                    "http.route": "\(route)", "http.status_code": "\(response.status.code)", "api.key": "\(keyID)",
+                    "duration": "\(duration)",
+                ]
+            )
+        }
         return response
     }
 
@@ -265,7 +272,7 @@ package final class ReadAPIServer: Service, Sendable {
                 retryAfterSeconds: 1
             )
         default:
-            return APIProblem(.internalServerError, code: "internal", detail: "the read failed; the API logged why")
+            return .internalFailure
         }
     }
 

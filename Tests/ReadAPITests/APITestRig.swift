@@ -201,6 +201,11 @@ final class APITestRig: Sendable {
                 )
                 rigHolder.withLock { $0 = rig }
                 do {
+                    // The API answers 503 until its first look at the schema; on a loaded machine that takes a while.
+                    if migrate, role == nil {
+                        let ready = await eventually { (try? await rig.status("/health/ready").status) == 200 }
+                        try #require(ready, "the API is ready over a migrated database")
+                    }
                     try await body(rig)
                     try await rig.validateExchanges()
                 } catch {

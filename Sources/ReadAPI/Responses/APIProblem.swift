@@ -50,6 +50,13 @@ package struct APIProblem: Error, Sendable, Hashable {
         APIProblem(.notFound, code: "not_found", detail: "no \(what) of this app and environment")
     }
 
+    /// A failure trying again will not mend; the log line says what it was.
+    static let internalFailure = APIProblem(
+        .internalServerError,
+        code: "internal",
+        detail: "the read failed; the API logged why"
+    )
+
     static func invalidParameter(_ name: String, _ reason: String) -> APIProblem {
         APIProblem(.badRequest, code: "invalid_parameter", detail: "\(name) \(reason)")
     }
