@@ -97,12 +97,14 @@ struct BenchAPICommand: AsyncParsableCommand {
         defer { try? FileManager.default.removeItem(at: directory) }
         let (key, sha256) = APIKeyring.generateKey()
         let keysFile = directory.appendingPathComponent("keys.json")
-        try Data(
-            """
-            {"keys": [{"id": "bench", "sha256": "\(sha256)", "requestsPerSecond": 1000000, "burst": 1000000,
-                       "scopes": [{"bundleId": "\(Self.bundleId)", "environments": ["Production"]}]}]}
-            """.utf8
-        ).write(to: keysFile)
+        let entry = APIKeysFile.Entry(
+            id: "bench",
+            sha256: sha256,
+            scopes: [.init(bundleId: Self.bundleId, environments: ["Production"])],
+            requestsPerSecond: 1_000_000,
+            burst: 1_000_000
+        )
+        try JSONEncoder().encode(APIKeysFile(keys: [entry])).write(to: keysFile)
         let ports = Array((20_000...32_000).shuffled().prefix(2))
         let api = Process()
         api.executableURL = try ASNPBench.pipelineExecutable()

@@ -50,10 +50,10 @@ struct APIKeyNewCommand: ParsableCommand {
 
     func run() throws {
         let (key, sha256) = APIKeyring.generateKey()
-        let entry = Entry(
+        let entry = APIKeysFile.Entry(
             id: id,
             sha256: sha256,
-            scopes: try parsedScopes().map { Entry.Scope(bundleId: $0.0, environments: $0.1) },
+            scopes: try parsedScopes().map { APIKeysFile.Entry.Scope(bundleId: $0.0, environments: $0.1) },
             requestsPerSecond: requestsPerSecond,
             burst: burst
         )
@@ -68,20 +68,6 @@ struct APIKeyNewCommand: ParsableCommand {
             \(String(decoding: try encoder.encode(entry), as: UTF8.self))
             """
         )
-    }
-
-    /// An entry of the keys file (``APIKeyring``'s format).
-    private struct Entry: Encodable {
-        struct Scope: Encodable {
-            var bundleId: String
-            var environments: [String]
-        }
-
-        var id: String
-        var sha256: String
-        var scopes: [Scope]
-        var requestsPerSecond: Double?
-        var burst: Double?
     }
 
     private func parsedScopes() throws -> [(String, [String])] {

@@ -257,12 +257,12 @@ struct DevCommand: AsyncParsableCommand {
         guard apiPort != 0 else { return nil }
         let (key, sha256) = APIKeyring.generateKey()
         let keysFile = URL(fileURLWithPath: dataDir).appendingPathComponent("api-keys.json").standardizedFileURL
-        try Data(
-            """
-            {"keys": [{"id": "dev", "sha256": "\(sha256)",
-                       "scopes": [{"bundleId": "\(bundleId)", "environments": ["Sandbox", "Production"]}]}]}
-            """.utf8
-        ).write(to: keysFile)
+        let entry = APIKeysFile.Entry(
+            id: "dev",
+            sha256: sha256,
+            scopes: [.init(bundleId: bundleId, environments: ["Sandbox", "Production"])]
+        )
+        try JSONEncoder().encode(APIKeysFile(keys: [entry])).write(to: keysFile)
         var configuration = ReadAPIConfiguration(keysFile: keysFile.path)
         configuration.host = "127.0.0.1"
         configuration.port = apiPort

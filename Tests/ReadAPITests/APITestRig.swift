@@ -51,15 +51,14 @@ final class APITestRig: Sendable {
         }
 
         /// Its entry in the keys file.
-        var entry: [String: Any] {
-            var entry: [String: Any] = [
-                "id": id,
-                "sha256": APIKeyring.hex(APIKeyring.digest(of: key)),
-                "scopes": scopes.map { ["bundleId": $0.bundleId, "environments": $0.environments] },
-            ]
-            if let requestsPerSecond { entry["requestsPerSecond"] = requestsPerSecond }
-            if let burst { entry["burst"] = burst }
-            return entry
+        var entry: APIKeysFile.Entry {
+            APIKeysFile.Entry(
+                id: id,
+                sha256: APIKeyring.hex(APIKeyring.digest(of: key)),
+                scopes: scopes.map { .init(bundleId: $0.bundleId, environments: $0.environments) },
+                requestsPerSecond: requestsPerSecond,
+                burst: burst
+            )
         }
     }
 
@@ -227,8 +226,7 @@ final class APITestRig: Sendable {
 
     /// Writes `keys` as the keys file at `path`.
     static func write(_ keys: [Key], to path: String) throws {
-        let data = try JSONSerialization.data(withJSONObject: ["keys": keys.map(\.entry)], options: [.sortedKeys])
-        try data.write(to: URL(fileURLWithPath: path))
+        try JSONEncoder().encode(APIKeysFile(keys: keys.map(\.entry))).write(to: URL(fileURLWithPath: path))
     }
 
     /// Signs `events`, verifies them as the workers would, and stores them in one batch.

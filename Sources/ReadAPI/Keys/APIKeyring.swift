@@ -45,9 +45,9 @@ package struct APIKeyring: Sendable {
 
     /// The keys the JSON document `json` lists (the format above).
     package init(json: some Collection<UInt8>) throws(ReadAPIError) {
-        let file: KeysFile
+        let file: APIKeysFile
         do {
-            file = try JSONDecoder().decode(KeysFile.self, from: Data(json))
+            file = try JSONDecoder().decode(APIKeysFile.self, from: Data(json))
         } catch {
             throw ReadAPIError(
                 code: .invalidKeys,
@@ -89,22 +89,43 @@ package struct APIKeyring: Sendable {
     }
 }
 
-/// The keys file as JSON.
-private struct KeysFile: Decodable {
-    struct Entry: Decodable {
-        struct Scope: Decodable {
-            var bundleId: String
-            var environments: [String]
+/// The keys file as JSON: `{"keys": [Entry, ...]}`.
+package struct APIKeysFile: Codable {
+    /// One key's entry, as `asnp api key new` prints it.
+    package struct Entry: Codable {
+        package struct Scope: Codable {
+            package var bundleId: String
+            package var environments: [String]
+
+            package init(bundleId: String, environments: [String]) {
+                self.bundleId = bundleId
+                self.environments = environments
+            }
         }
 
-        var id: String
-        var sha256: String
-        var scopes: [Scope]
-        var requestsPerSecond: Double?
-        var burst: Double?
+        package var id: String
+        /// Lowercase hex of the key's SHA-256.
+        package var sha256: String
+        package var scopes: [Scope]
+        package var requestsPerSecond: Double?
+        package var burst: Double?
+
+        package init(
+            id: String,
+            sha256: String,
+            scopes: [Scope],
+            requestsPerSecond: Double? = nil,
+            burst: Double? = nil
+        ) {
+            self.id = id
+            self.sha256 = sha256
+            self.scopes = scopes
+            self.requestsPerSecond = requestsPerSecond
+            self.burst = burst
+        }
 
         /// The key this entry describes, each field checked.
-        func key() throws(ReadAPIError) -> APIKey {
+        package func key() throws(ReadAPIError) -> APIKey {
             func invalid(_ reason: String) -> ReadAPIError {
                 ReadAPIError(code: .invalidKeys, reason: "the key '\(id)' \(reason)")
             }
@@ -143,7 +164,7 @@ private struct KeysFile: Decodable {
             )
         }
 
-        static func bytes(hex: String) -> [UInt8]? {
+        private static func bytes(hex: String) -> [UInt8]? {
             let digits = Array(hex.lowercased().utf8)
             guard digits.count % 2 == 0 else { return nil }
             func value(_ digit: UInt8) -> UInt8? {
@@ -162,5 +183,9 @@ private struct KeysFile: Decodable {
         }
     }
 
-    var keys: [Entry]
+    package var keys: [Entry]
+
+    package init(keys: [Entry]) {
+        self.keys = keys
+    }
 }
