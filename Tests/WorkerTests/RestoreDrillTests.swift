@@ -5,6 +5,7 @@ import NotificationStore
 import PostgresRuntime
 import Prometheus
 import StoreTestSupport
+import Synchronization
 import Testing
 
 @testable import Worker
@@ -77,7 +78,17 @@ struct RestoreDrillTests {
                 producer: rig.producer,
                 logger: Logger(label: "test.restore-drill") { _ in workerLog.handler(level: .info) }
             )
-            let running = Task { try await first.run() }
+            // How the first worker's run ended, if it did: a stalled drill says whether its worker stopped.
+            let ended = Mutex<String?>(nil)
+            let running = Task {
+                do {
+                    try await first.run()
+                    ended.withLock { $0 = "returned" }
+                } catch {
+                    ended.withLock { $0 = "threw \(error)" }
+                    throw error
+                }
+            }
             _ = await rig.producer.send(contentsOf: before.map { Pipeline.rawMessage($0.body) })
             try await rig.expectRows(notifications: Set(before.map(\.uuid)).count, rejected: 0)
             try await expectCommitted("before the backup")
@@ -102,7 +113,13 @@ struct RestoreDrillTests {
             try await rig.expectRows(notifications: Set(lines.map(\.uuid)).count, rejected: 0, "after the restore")
             let storedAfter = try await rig.server.psql(database, "SELECT count(*) FROM notifications")
             if storedAfter != "\(Set(lines.map(\.uuid)).count)", restoreWhileRunning {
-                Issue.record("the worker's last lines:\n\(workerLog.all.suffix(60).joined(separator: "\n"))")
+                let run = ended.withLock { $0 } ?? "still running"
+                Issue.record(
+                    """
+                    the worker's run: \(run); its last lines:
+                    \(workerLog.all.suffix(60).joined(separator: "\n"))
+                    """
+                )
             }
             try await expectCommitted("after the restore")
             try await rig.expectOutputsReconciled("after the restore")
