@@ -6,6 +6,7 @@ import Metrics
 import NIOCore
 import NIOFoundationCompat
 import PipelineContract
+import PipelineStatus
 import Tracing
 
 #if canImport(FoundationEssentials)

@@ -1,5 +1,6 @@
 import Logging
 import PipelineStatus
+import PipelineTracing
 import PostgresRuntime
 import ReadAPI
 import ServiceLifecycle
@@ -11,11 +12,14 @@ package struct APIRole: PipelineRole {
     package let server: ReadAPIServer
     /// The probes and `/metrics`, on `api.statusPort`.
     package let statusServer: StatusServer
+    /// The requests' spans and their export (`tracing.*`).
+    package let tracing: TracingBackend
 
     /// Stopped in reverse: the server answers the requests in progress, then the status endpoints close, the keys
-    /// file is no longer read, and the pool closes.
+    /// file is no longer read, the pool closes, and the last spans are exported.
     package var services: [ServiceGroupConfiguration.ServiceConfiguration] {
-        [.init(service: reader), .init(service: keys), .init(service: statusServer), .init(service: server)]
+        (tracing.service.map { [.init(service: $0)] } ?? [])
+            + [.init(service: reader), .init(service: keys), .init(service: statusServer), .init(service: server)]
     }
 }
 
@@ -42,11 +46,13 @@ package func buildAPI(
         logger: logger
     )
     let reader = StateReader(configuration: settings.database.runtimeConfiguration, logger: logger)
+    let tracing = try TracingBackend.make(settings.tracing, logger: logger)
     let server = ReadAPIServer(
         configuration: settings.api,
         reader: reader,
         keys: keys,
         metrics: metrics,
+        tracer: tracing.tracer,
         logger: logger,
         onListening: onListening
     )
@@ -54,6 +60,7 @@ package func buildAPI(
         reader: reader,
         keys: keys,
         server: server,
-        statusServer: server.statusServer(configuration: settings.status, onListening: onStatusListening)
+        statusServer: server.statusServer(configuration: settings.status, onListening: onStatusListening),
+        tracing: tracing
     )
 }

@@ -7,6 +7,7 @@ import PipelineStatus
 import PostgresRuntime
 import Prometheus
 import ServiceLifecycle
+import Tracing
 
 #if canImport(FoundationEssentials)
 import FoundationEssentials
@@ -25,6 +26,8 @@ package final class ReadAPIServer: Service, Sendable {
     package let metrics: ReadAPIMetrics
     private let limiter: KeyRateLimiter
     private let clock: @Sendable () -> Date
+    /// A server span per request when tracing is on (`tracing.*`, service `asnp-api`).
+    private let tracer: (any Tracer)?
     private let logger: Logger
     private let onListening: @Sendable (_ port: Int) async -> Void
 
@@ -37,6 +40,7 @@ package final class ReadAPIServer: Service, Sendable {
         keys: APIKeyringFile,
         metrics: ReadAPIMetrics,
         clock: @escaping @Sendable () -> Date = { Date() },
+        tracer: (any Tracer)? = nil,
         logger: Logger,
         onListening: @escaping @Sendable (_ port: Int) async -> Void = { _ in }
     ) {
@@ -46,6 +50,7 @@ package final class ReadAPIServer: Service, Sendable {
         self.metrics = metrics
         self.limiter = KeyRateLimiter(requestsPerSecond: configuration.requestsPerSecond, burst: configuration.burst)
         self.clock = clock
+        self.tracer = tracer
         self.logger = logger
         self.onListening = onListening
     }
@@ -158,6 +163,7 @@ package final class ReadAPIServer: Service, Sendable {
         _ body: (APIScope, Date) async throws -> [UInt8]?
     ) async throws -> Response {
         let started = ContinuousClock.now
+        let span = startSpan(route, request)
         var keyID = ""
         let response: Response
         do {
@@ -196,6 +202,12 @@ package final class ReadAPIServer: Service, Sendable {
         }
         let duration = started.duration(to: .now)
         metrics.countRequest(route: route, status: response.status.code, key: keyID, duration: duration)
+        if let span {
+            span.attributes["http.response.status_code"] = response.status.code
+            if !keyID.isEmpty { span.attributes["asnp.api.key"] = keyID }
+            if response.status.code >= 500 { span.setStatus(SpanStatus(code: .error)) }
+            span.end()
+        }
         if logger.logLevel <= .debug {
             logger.debug(
                 "Answered",
@@ -206,6 +218,18 @@ package final class ReadAPIServer: Service, Sendable {
             )
         }
         return response
+    }
+
+    /// The span of a request (nil when tracing is off), continuing the caller's `traceparent`. Named by the route's
+    /// template: no id of a customer or subscription is recorded.
+    private func startSpan(_ route: String, _ request: Request) -> (any Span)? {
+        guard let tracer else { return nil }
+        var context = ServiceContext.topLevel
+        tracer.extract(request.headers, into: &context, using: HTTPFieldsExtractor())
+        let span = tracer.startSpan("GET \(route)", context: context, ofKind: .server)
+        span.attributes["http.request.method"] = "GET"
+        span.attributes["http.route"] = route
+        return span
     }
 
     /// The key of `Authorization: Bearer <key>`; a missing or unknown key is the same problem.

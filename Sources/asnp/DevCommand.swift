@@ -208,7 +208,7 @@ struct DevCommand: AsyncParsableCommand {
         // A settings file for `asnp status` and `asnp subscription show` against this run.
         let configPath = URL(fileURLWithPath: dataDir).appendingPathComponent("dev.json").standardizedFileURL.path
         try FileManager.default.createDirectory(atPath: dataDir, withIntermediateDirectories: true)
-        let api = try readAPI(database: database, logger: logger)
+        let api = try readAPI(database: database, tracing: configuration.tracing, logger: logger)
         // A database password is not written to disk: such a database is named by the caller anyway.
         let databaseSetting = database.password == nil ? #""database": {"url": "\#(database.redactedURL)"}, "# : ""
         let settings = #"{\#(databaseSetting)"kafka": {"bootstrapServers": "\#(mock.bootstrapServers)"}}"#
@@ -250,8 +250,12 @@ struct DevCommand: AsyncParsableCommand {
     }
 
     /// The read API on `--api-port` over `database`, with a key made now for the app in both environments (its
-    /// hash in the data directory's api-keys.json); nil with `--api-port 0`.
-    private func readAPI(database: NotificationStoreConfiguration, logger: Logger) throws -> (
+    /// hash in the data directory's api-keys.json), traced as `tracing` says; nil with `--api-port 0`.
+    private func readAPI(
+        database: NotificationStoreConfiguration,
+        tracing: TracingConfiguration?,
+        logger: Logger
+    ) throws -> (
         role: APIRole, url: String, key: String, listening: AsyncStream<Int>
     )? {
         guard apiPort != 0 else { return nil }
@@ -269,11 +273,15 @@ struct DevCommand: AsyncParsableCommand {
         var reads = database
         reads.applicationName = "asnp-dev-api"
         let (listening, listened) = AsyncStream.makeStream(of: Int.self)
+        // Traced with the rest when --tracing-endpoint is given, under the role's own name.
+        var apiTracing = tracing ?? TracingConfiguration(serviceName: "asnp-api")
+        apiTracing.serviceName = "asnp-api"
         let role = try buildAPI(
             APIRoleSettings(
                 api: configuration,
                 database: reads,
-                status: StatusServerConfiguration(host: "127.0.0.1", port: 0)
+                status: StatusServerConfiguration(host: "127.0.0.1", port: 0),
+                tracing: apiTracing
             ),
             logger: logger
         ) { port in

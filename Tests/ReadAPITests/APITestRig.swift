@@ -13,6 +13,7 @@ import NIOHTTP1
 import NotificationStore
 import PipelineContract
 import PipelineStatus
+import PipelineTracing
 import PostgresRuntime
 import ReadAPI
 import ServiceLifecycle
@@ -124,6 +125,7 @@ final class APITestRig: Sendable {
         keys: [Key],
         migrate: Bool = true,
         readAs role: String? = nil,
+        tracing: TracingBackend = .off,
         configure: (inout ReadAPIConfiguration) -> Void = { _ in },
         _ body: (APITestRig) async throws -> Void
     ) async throws {
@@ -163,6 +165,7 @@ final class APITestRig: Sendable {
                 keys: keyring,
                 metrics: metrics,
                 clock: { rigHolder.withLock { $0?.now.withLock { $0 } } ?? Date() },
+                tracer: tracing.tracer,
                 logger: logger,
                 onListening: { port in ports.api.withLock { $0 = port } }
             )
@@ -172,7 +175,7 @@ final class APITestRig: Sendable {
             )
             let group = ServiceGroup(
                 configuration: ServiceGroupConfiguration(
-                    services: [
+                    services: (tracing.service.map { [.init(service: $0)] } ?? []) + [
                         .init(service: reader), .init(service: keyring), .init(service: status), .init(service: api),
                     ],
                     logger: logger

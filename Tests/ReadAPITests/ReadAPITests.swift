@@ -2,7 +2,9 @@ import AppStoreModels
 import AppStoreSigning
 import AppStoreTestSupport
 import Foundation
+import Logging
 import NotificationStore
+import PipelineTracing
 import ReadAPI
 import Synchronization
 import Testing
@@ -418,6 +420,59 @@ struct ReadAPITests {
             let metrics = try await rig.status("/metrics")
             #expect(metrics.body.contains("asnp_api_keys_reload_failures_total 1"))
         }
+    }
+
+    @Test(
+        """
+        with tracing on, a request carrying a traceparent is a server span of the caller's trace, named by its route \
+        (no id recorded), with its status and key; a 404 is no error
+        """
+    )
+    func traced() async throws {
+        let key = Rig.Key(id: "billing", scopes: Self.notes)
+        let collector = OTLPTestCollector()
+        let callerTrace = "0af7651916cd43dd8448eb211c80319c"
+        let callerSpan = "b7ad6b7169203331"
+        try await collector.serve { endpoint in
+            var configuration = TracingConfiguration(serviceName: "asnp-api")
+            configuration.isEnabled = true
+            configuration.endpoint = endpoint
+            configuration.otlpProtocol = .httpJSON
+            configuration.samplingRatio = 1
+            let tracing = try TracingBackend.make(configuration, logger: Logger(label: "test.api-tracing"))
+            try await Rig.run(keys: [key], tracing: tracing) { rig in
+                let now = Rig.nowMilliseconds
+                try await rig.store([
+                    Rig.event(
+                        .subscribed,
+                        .initialBuy,
+                        key: "9200000001",
+                        transaction: "9200000001",
+                        at: now,
+                        expires: now + 30 * Self.day
+                    )
+                ])
+                let found = try await rig.get(
+                    "/v1/subscriptions/9200000001",
+                    key: key,
+                    headers: [("traceparent", "00-\(callerTrace)-\(callerSpan)-01")]
+                )
+                #expect(found.status == 200)
+                #expect(try await rig.get("/v1/subscriptions/9299999999", key: key).status == 404)
+            }
+        }
+        #expect(collector.unreadableExports.isEmpty, "\(collector.unreadableExports)")
+        let spans = collector.spans.filter { $0.serviceName == "asnp-api" }
+        let traced = try #require(spans.first { $0.traceID == callerTrace }, "\(collector.spans)")
+        #expect(traced.parentSpanID == callerSpan && traced.kind == 2)
+        #expect(traced.name == "GET /v1/subscriptions/{originalTransactionId}")
+        #expect(traced.attributes["http.route"] == "/v1/subscriptions/{originalTransactionId}")
+        #expect(
+            traced.attributes["http.response.status_code"] == "200" && traced.attributes["asnp.api.key"] == "billing"
+        )
+        #expect(!traced.attributes.values.contains { $0.contains("9200000001") }, "no subscription id recorded")
+        let notFound = try #require(spans.first { $0.traceID != callerTrace })
+        #expect(notFound.attributes["http.response.status_code"] == "404" && notFound.statusCode != 2)
     }
 
     @Test("before the schema is migrated the API is not ready: probes say why, requests get 503 with Retry-After")

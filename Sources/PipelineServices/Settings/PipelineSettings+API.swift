@@ -1,4 +1,5 @@
 import PipelineStatus
+import PipelineTracing
 import PostgresRuntime
 import ReadAPI
 
@@ -10,11 +11,19 @@ package struct APIRoleSettings {
     package var database: PostgresConfiguration
     /// `api.statusHost`, `api.statusPort`: the probes and the Prometheus scrape, off the API's port.
     package var status: StatusServerConfiguration
+    /// `tracing.*`, the service named `asnp-api`: a span per request.
+    package var tracing: TracingConfiguration
 
-    package init(api: ReadAPIConfiguration, database: PostgresConfiguration, status: StatusServerConfiguration) {
+    package init(
+        api: ReadAPIConfiguration,
+        database: PostgresConfiguration,
+        status: StatusServerConfiguration,
+        tracing: TracingConfiguration = TracingConfiguration(serviceName: "asnp-api")
+    ) {
         self.api = api
         self.database = database
         self.status = status
+        self.tracing = tracing
     }
 }
 
@@ -52,6 +61,11 @@ extension PipelineSettings {
                 reason: "is \(status.port), the API's api.port: the probes and /metrics need a port of their own"
             )
         }
-        return APIRoleSettings(api: api, database: database, status: status)
+        return APIRoleSettings(
+            api: api,
+            database: database,
+            status: status,
+            tracing: try tracing(serviceName: "asnp-api")
+        )
     }
 }
