@@ -47,6 +47,7 @@ package final class StateReader: Service, Sendable {
     }
 
     private func checkSchemaUntilReady() async throws {
+        var said: String?
         while true {
             let problem: String?
             do {
@@ -60,8 +61,13 @@ package final class StateReader: Service, Sendable {
                 problem = "the database schema cannot be read: \(error)"
             }
             schema.withLock { $0 = problem }
-            guard let problem else { return }
-            logger.warning("The read API is not ready", metadata: ["reason": "\(problem)"])
+            guard let problem else {
+                if said != nil { logger.notice("The read API is ready") }
+                return
+            }
+            // Once per reason: a rollout waiting for `asnp migrate` would otherwise log every 2 s.
+            if problem != said { logger.warning("The read API is not ready", metadata: ["reason": "\(problem)"]) }
+            said = problem
             try await Task.sleep(for: .seconds(2))
         }
     }
