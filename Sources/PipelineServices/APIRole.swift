@@ -1,3 +1,4 @@
+import Foundation
 import Logging
 import PipelineStatus
 import PipelineTracing
@@ -63,4 +64,39 @@ package func buildAPI(
         statusServer: server.statusServer(configuration: settings.status, onListening: onStatusListening),
         tracing: tracing
     )
+}
+
+/// The read API of `asnp dev`: on 127.0.0.1:`port` over `database`, with a key made now for `bundleId` in both
+/// environments, its hash written to `keysFile`; its status endpoints on a free port. Returns the role and the key.
+package func buildDevelopmentAPI(
+    database: PostgresConfiguration,
+    bundleId: String,
+    port: Int,
+    keysFile: String,
+    tracing: TracingConfiguration?,
+    logger: Logger,
+    onListening: @escaping @Sendable (_ port: Int) async -> Void
+) throws -> (role: APIRole, key: String) {
+    let (key, sha256) = APIKeyring.generateKey()
+    let entry = APIKeysFile.Entry(
+        id: "dev",
+        sha256: sha256,
+        scopes: [.init(bundleId: bundleId, environments: ["Sandbox", "Production"])]
+    )
+    try JSONEncoder().encode(APIKeysFile(keys: [entry])).write(to: URL(fileURLWithPath: keysFile))
+    var configuration = ReadAPIConfiguration(keysFile: keysFile)
+    configuration.host = "127.0.0.1"
+    configuration.port = port
+    var reads = database
+    reads.applicationName = "asnp-dev-api"
+    // Traced with the rest when the stack is, under the role's own name.
+    var apiTracing = tracing ?? TracingConfiguration(serviceName: "asnp-api")
+    apiTracing.serviceName = "asnp-api"
+    let settings = APIRoleSettings(
+        api: configuration,
+        database: reads,
+        status: StatusServerConfiguration(host: "127.0.0.1", port: 0),
+        tracing: apiTracing
+    )
+    return (try buildAPI(settings, logger: logger, onListening: onListening), key)
 }

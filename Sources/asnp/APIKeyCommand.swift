@@ -53,7 +53,7 @@ struct APIKeyNewCommand: ParsableCommand {
         let entry = APIKeysFile.Entry(
             id: id,
             sha256: sha256,
-            scopes: try parsedScopes().map { APIKeysFile.Entry.Scope(bundleId: $0.0, environments: $0.1) },
+            scopes: try parsedScopes(),
             requestsPerSecond: requestsPerSecond,
             burst: burst
         )
@@ -70,20 +70,11 @@ struct APIKeyNewCommand: ParsableCommand {
         )
     }
 
-    private func parsedScopes() throws -> [(String, [String])] {
-        try scopes.map { scope in
-            let parts = scope.split(separator: ":", maxSplits: 1)
-            guard parts.count == 2, !parts[0].isEmpty else {
-                throw ValidationError("--scope must be <bundleId>:<environment>[,...], not '\(scope)'")
-            }
-            let environments = parts[1].split(separator: ",").map(String.init)
-            for environment in environments where !APIScope.environments.contains(environment) {
-                throw ValidationError(
-                    "--scope names '\(environment)', not one of \(APIScope.environments.joined(separator: ", "))"
-                )
-            }
-            guard !environments.isEmpty else { throw ValidationError("--scope '\(scope)' names no environment") }
-            return (String(parts[0]), environments)
+    private func parsedScopes() throws -> [APIKeysFile.Entry.Scope] {
+        do {
+            return try scopes.map { scope throws(ReadAPIError) in try APIKeysFile.Entry.Scope(parsing: scope) }
+        } catch {
+            throw ValidationError("--scope: \(error.reason)")
         }
     }
 }

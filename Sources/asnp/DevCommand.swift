@@ -10,10 +10,8 @@ import Logging
 import NotificationStore
 import PipelineContract
 import PipelineServices
-import PipelineStatus
 import PipelineTracing
 import PostgresRuntime
-import ReadAPI
 import ServiceLifecycle
 import UnixSignals
 import Worker
@@ -249,40 +247,20 @@ struct DevCommand: AsyncParsableCommand {
         try await group.run()
     }
 
-    /// The read API on `--api-port` over `database`, with a key made now for the app in both environments (its
-    /// hash in the data directory's api-keys.json), traced as `tracing` says; nil with `--api-port 0`.
+    /// The read API on `--api-port` (nil with 0), with a key made now (its hash in the data directory).
     private func readAPI(
         database: NotificationStoreConfiguration,
         tracing: TracingConfiguration?,
         logger: Logger
-    ) throws -> (
-        role: APIRole, url: String, key: String, listening: AsyncStream<Int>
-    )? {
+    ) throws -> (role: APIRole, url: String, key: String, listening: AsyncStream<Int>)? {
         guard apiPort != 0 else { return nil }
-        let (key, sha256) = APIKeyring.generateKey()
-        let keysFile = URL(fileURLWithPath: dataDir).appendingPathComponent("api-keys.json").standardizedFileURL
-        let entry = APIKeysFile.Entry(
-            id: "dev",
-            sha256: sha256,
-            scopes: [.init(bundleId: bundleId, environments: ["Sandbox", "Production"])]
-        )
-        try JSONEncoder().encode(APIKeysFile(keys: [entry])).write(to: keysFile)
-        var configuration = ReadAPIConfiguration(keysFile: keysFile.path)
-        configuration.host = "127.0.0.1"
-        configuration.port = apiPort
-        var reads = database
-        reads.applicationName = "asnp-dev-api"
         let (listening, listened) = AsyncStream.makeStream(of: Int.self)
-        // Traced with the rest when --tracing-endpoint is given, under the role's own name.
-        var apiTracing = tracing ?? TracingConfiguration(serviceName: "asnp-api")
-        apiTracing.serviceName = "asnp-api"
-        let role = try buildAPI(
-            APIRoleSettings(
-                api: configuration,
-                database: reads,
-                status: StatusServerConfiguration(host: "127.0.0.1", port: 0),
-                tracing: apiTracing
-            ),
+        let (role, key) = try buildDevelopmentAPI(
+            database: database,
+            bundleId: bundleId,
+            port: apiPort,
+            keysFile: URL(fileURLWithPath: dataDir).appendingPathComponent("api-keys.json").standardizedFileURL.path,
+            tracing: tracing,
             logger: logger
         ) { port in
             listened.yield(port)

@@ -44,6 +44,15 @@ struct ReadAPIUnitTests {
         }
     }
 
+    @Test("a scope is written bundleId:environments; a missing part or an environment Apple lacks is refused")
+    func scopes() throws {
+        let scope = try APIKeysFile.Entry.Scope(parsing: "com.example.notes:Production,Sandbox")
+        #expect(scope.bundleId == "com.example.notes" && scope.environments == ["Production", "Sandbox"])
+        for text in ["com.example.notes", ":Production", "com.example.notes:", "com.example.notes:Staging"] {
+            #expect(throws: ReadAPIError.self, "\(text)") { try APIKeysFile.Entry.Scope(parsing: text) }
+        }
+    }
+
     @Test("a token bucket gives its burst, then one token per 1/rate, and says how long until the next")
     func tokenBucket() throws {
         let start = ContinuousClock.now

@@ -101,6 +101,30 @@ package struct APIKeysFile: Codable {
                 self.bundleId = bundleId
                 self.environments = environments
             }
+
+            /// A scope written `<bundleId>:<environment>[,<environment>...]`, as `asnp api key new --scope` takes
+            /// it, e.g. `com.example.notes:Production,Sandbox`; each environment one of Apple's.
+            package init(parsing text: String) throws(ReadAPIError) {
+                let parts = text.split(separator: ":", maxSplits: 1)
+                guard parts.count == 2, !parts[0].isEmpty else {
+                    throw ReadAPIError(
+                        code: .invalidKeys,
+                        reason: "a scope is <bundleId>:<environment>[,<environment>...], not '\(text)'"
+                    )
+                }
+                let environments = parts[1].split(separator: ",").map(String.init)
+                guard !environments.isEmpty else {
+                    throw ReadAPIError(code: .invalidKeys, reason: "the scope '\(text)' names no environment")
+                }
+                for environment in environments where !APIScope.environments.contains(environment) {
+                    throw ReadAPIError(
+                        code: .invalidKeys,
+                        reason: "the scope '\(text)' names '\(environment)', not one of "
+                            + APIScope.environments.joined(separator: ", ")
+                    )
+                }
+                self.init(bundleId: String(parts[0]), environments: environments)
+            }
         }
 
         package var id: String
