@@ -3,6 +3,7 @@ import Foundation
 import NotificationStore
 import PipelineServices
 import PostgresRuntime
+import ReadAPI
 import Testing
 
 @Suite("Database settings: libpq's TLS parameters in the URL or as settings", .tags(.fast))
@@ -39,6 +40,42 @@ struct DatabaseSettingsTests {
         #expect(lonelyCertificate.map { "\($0)" }?.contains("database.sslKey go together") == true)
         await #expect(throws: SettingsError.self) {
             try await Self.database(["DATABASE_URL": url, "DATABASE_SSL_MODE": "allow"])
+        }
+    }
+
+    @Test(
+        """
+        the read API reads api.database.* when api.database.url is set (a replica), else database.*; its reads time \
+        out after api.timeoutSeconds (5 s), its keys file is required, its ports must differ
+        """
+    )
+    func apiDatabase() async throws {
+        func api(_ environment: [String: String]) async throws -> APIRoleSettings {
+            try await PipelineSettings.load(file: nil, environment: environment).apiRole()
+        }
+        let primary = "postgres://asnp@db.example.com:5432/asnp"
+        let replica = "postgres://asnp_api@replica.example.com:5432/asnp"
+        let shared = try await api([
+            "API_KEYS_FILE": "/run/keys.json", "DATABASE_URL": primary, "DATABASE_MAX_CONNECTIONS": "3",
+        ])
+        #expect(shared.database.endpoint == .tcp(host: "db.example.com", port: 5432))
+        #expect(shared.database.maximumConnections == 3 && shared.database.operationTimeout == .seconds(5))
+        #expect(shared.database.applicationName == "asnp-api" && shared.api.keysFile == "/run/keys.json")
+        let own = try await api([
+            "API_KEYS_FILE": "/run/keys.json", "DATABASE_URL": primary, "DATABASE_MAX_CONNECTIONS": "3",
+            "API_DATABASE_URL": replica, "API_DATABASE_SSL_MODE": "require", "API_TIMEOUT_SECONDS": "2",
+        ])
+        #expect(own.database.endpoint == .tcp(host: "replica.example.com", port: 5432))
+        #expect(own.database.username == "asnp_api" && own.database.tls == .require)
+        #expect(own.database.maximumConnections == 8, "none of database.* applies to a URL of its own")
+        #expect(own.database.operationTimeout == .seconds(2))
+        let noKeys = await #expect(throws: SettingsError.self) { try await api(["DATABASE_URL": primary]) }
+        #expect(noKeys.map { "\($0)" }?.contains("api.keysFile") == true)
+        await #expect(throws: SettingsError.self) {
+            try await api([
+                "API_KEYS_FILE": "/run/keys.json", "DATABASE_URL": primary, "API_PORT": "9090",
+                "API_STATUS_PORT": "9090",
+            ])
         }
     }
 }
