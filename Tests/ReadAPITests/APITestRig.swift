@@ -284,6 +284,11 @@ final class APITestRig: Sendable {
         return event
     }
 
+    /// Subscription `key` bought at `at` (its first transaction has the same id), expiring at `expires` (30 days on).
+    static func subscribed(_ key: String, at: Int64 = nowMilliseconds, expires: Int64? = nil) -> SubscriptionEvent {
+        event(.subscribed, .initialBuy, key: key, transaction: key, at: at, expires: expires ?? at + 30 * day)
+    }
+
     /// Milliseconds since 1970, now.
     static var nowMilliseconds: Int64 { Int64(Date().timeIntervalSince1970 * 1000) }
 

@@ -31,22 +31,8 @@ struct ReadAPITests {
             let now = Rig.nowMilliseconds
             let expires = now + 20 * Self.day
             try await rig.store([
-                Rig.event(
-                    .subscribed,
-                    .initialBuy,
-                    key: "1000000001",
-                    transaction: "1000000001",
-                    at: now - Self.day,
-                    expires: expires
-                ),
-                Rig.event(
-                    .subscribed,
-                    .initialBuy,
-                    key: "1000000002",
-                    transaction: "1000000002",
-                    at: now - 40 * Self.day,
-                    expires: now - 10 * Self.day
-                ),
+                Rig.subscribed("1000000001", at: now - Self.day, expires: expires),
+                Rig.subscribed("1000000002", at: now - 40 * Self.day, expires: now - 10 * Self.day),
                 Rig.event(
                     .expired,
                     .voluntary,
@@ -258,14 +244,7 @@ struct ReadAPITests {
         try await Rig.run(keys: [notes, other]) { rig in
             let now = Rig.nowMilliseconds
             try await rig.store([
-                Rig.event(
-                    .subscribed,
-                    .initialBuy,
-                    key: "4000000001",
-                    transaction: "4000000001",
-                    at: now,
-                    expires: now + 30 * Self.day
-                )
+                Rig.subscribed("4000000001", at: now)
             ])
             #expect(try await rig.get("/v1/subscriptions/4000000001", key: notes).status == 200)
             let unknown = try await rig.get("/v1/subscriptions/4999999999", key: other)
@@ -321,14 +300,7 @@ struct ReadAPITests {
         try await Rig.run(keys: [key]) { rig in
             let now = Rig.nowMilliseconds
             try await rig.store([
-                Rig.event(
-                    .subscribed,
-                    .initialBuy,
-                    key: "6000000001",
-                    transaction: "6000000001",
-                    at: now - Self.day,
-                    expires: now + 29 * Self.day
-                )
+                Rig.subscribed("6000000001", at: now - Self.day, expires: now + 29 * Self.day)
             ])
             let first = try await rig.get("/v1/subscriptions/6000000001", key: key)
             let tag = try #require(first.header("etag"))
@@ -378,14 +350,7 @@ struct ReadAPITests {
         try await Rig.run(keys: [both]) { rig in
             let now = Rig.nowMilliseconds
             try await rig.store([
-                Rig.event(
-                    .subscribed,
-                    .initialBuy,
-                    key: "7000000001",
-                    transaction: "7000000001",
-                    at: now,
-                    expires: now + 30 * Self.day
-                )
+                Rig.subscribed("7000000001", at: now)
             ])
             let ambiguous = try await rig.get("/v1/subscriptions/7000000001", key: both)
             #expect(ambiguous.status == 400 && ambiguous.json["code"] as? String == "scope_required")
@@ -443,14 +408,7 @@ struct ReadAPITests {
             try await Rig.run(keys: [key], tracing: tracing) { rig in
                 let now = Rig.nowMilliseconds
                 try await rig.store([
-                    Rig.event(
-                        .subscribed,
-                        .initialBuy,
-                        key: "9200000001",
-                        transaction: "9200000001",
-                        at: now,
-                        expires: now + 30 * Self.day
-                    )
+                    Rig.subscribed("9200000001", at: now)
                 ])
                 let found = try await rig.get(
                     "/v1/subscriptions/9200000001",

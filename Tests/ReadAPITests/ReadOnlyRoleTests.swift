@@ -19,14 +19,7 @@ struct ReadOnlyRoleTests {
         try await Rig.run(keys: [key], readAs: "asnp_api") { rig in
             let now = Rig.nowMilliseconds
             try await rig.store([
-                Rig.event(
-                    .subscribed,
-                    .initialBuy,
-                    key: "9100000001",
-                    transaction: "9100000001",
-                    at: now,
-                    expires: now + 30 * Rig.day
-                )
+                Rig.subscribed("9100000001", at: now)
             ])
             let file = Fixtures.packageRoot.appendingPathComponent("Deploy/postgres/api-role.sql").path
             // Twice: the file may run again (a new database, a password changed).
