@@ -168,5 +168,14 @@ package enum SubscriptionStateRules {
         """
 
     /// Access now, as a SQL condition over a row of `subscriptions` (false where ``entitled`` is NULL).
-    static let accessNow = "COALESCE(entitled AND (entitled_until IS NULL OR entitled_until > now()), false)"
+    static let accessNow = access(at: "now()")
+
+    /// Access at the instant `instant` (SQL: `now()`, a parameter), as a SQL condition over a row of
+    /// `subscriptions`, its columns qualified by `row` when given: the view `subscription_access` and the read API
+    /// judge by this one rule.
+    package static func access(at instant: String, row: String? = nil) -> String {
+        let column = { (name: String) in row.map { "\($0).\(name)" } ?? name }
+        return "COALESCE(\(column("entitled")) AND (\(column("entitled_until")) IS NULL OR \(column("entitled_until")) "
+            + "> \(instant)), false)"
+    }
 }

@@ -76,10 +76,8 @@ package final class StateReader: Service, Sendable {
     private static let subscriptionColumns =
         "s.original_transaction_id, s.entitled, s.entitled_until, to_jsonb(s)::text"
 
-    /// Whether row `s` gives access at the instant bound as `$now`: ``SubscriptionRow/hasAccess(at:)`` in SQL.
-    static func accessSQL(now: String) -> String {
-        "COALESCE(s.entitled AND (s.entitled_until IS NULL OR s.entitled_until > \(now)), false)"
-    }
+    /// Whether row `s` gives access at the instant bound as `$4`: the view `subscription_access`'s rule.
+    private static let accessAtParameter = SubscriptionStateRules.access(at: "$4", row: "s")
 
     /// The subscription (or one-time purchase) `originalTransactionId` of `scope`, or nil.
     package func subscription(_ originalTransactionId: String, in scope: APIScope) async throws -> SubscriptionRow? {
@@ -138,7 +136,7 @@ package final class StateReader: Service, Sendable {
             let purchases = try await connection.query(
                 PostgresQuery(
                     unsafeSQL: """
-                        SELECT \(Self.subscriptionColumns), count(*) OVER (), bool_or(\(Self.accessSQL(now: "$4"))) OVER ()
+                        SELECT \(Self.subscriptionColumns), count(*) OVER (), bool_or(\(Self.accessAtParameter)) OVER ()
                         FROM subscriptions s WHERE \(inScope)
                         ORDER BY s.original_transaction_id LIMIT $5
                         """,
@@ -174,7 +172,7 @@ package final class StateReader: Service, Sendable {
                             array_agg(original_transaction_id ORDER BY original_transaction_id)
                         FROM (
                             SELECT s.subscription_group_identifier, s.original_transaction_id, s.entitled_until,
-                                \(Self.accessSQL(now: "$4")) AS access
+                                \(Self.accessAtParameter) AS access
                             FROM subscriptions s WHERE \(inScope) AND s.subscription_group_identifier IS NOT NULL
                         ) grouped
                         GROUP BY subscription_group_identifier ORDER BY subscription_group_identifier

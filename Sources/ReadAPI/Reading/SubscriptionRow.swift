@@ -28,7 +28,7 @@ package struct SubscriptionRow: Sendable, Hashable {
         Self.hasAccess(entitled: entitled, until: entitledUntil, at: now)
     }
 
-    /// The rule of ``hasAccess(at:)``; ``StateReader/accessSQL`` is the same in SQL.
+    /// The rule of ``hasAccess(at:)``; `SubscriptionStateRules.access(at:row:)` is the same in SQL.
     package static func hasAccess(entitled: Bool?, until: Date?, at now: Date) -> Bool {
         entitled == true && (until.map { $0 > now } ?? true)
     }
