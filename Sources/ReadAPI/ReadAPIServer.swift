@@ -101,8 +101,8 @@ package final class ReadAPIServer: Service, Sendable {
                 notFound: "subscription or purchase"
             ) { scope, now in
                 let id = try Self.originalTransactionId(context)
-                return try await self.reader.subscription(id, in: scope).map {
-                    ResponseBodies.subscription($0, scope: scope, now: now)
+                return try await self.reader.subscription(id, in: scope, at: now).map {
+                    ResponseBodies.subscription($0, scope: scope)
                 }
             }
         }
@@ -144,7 +144,7 @@ package final class ReadAPIServer: Service, Sendable {
                     at: now,
                     limit: self.configuration.maximumCustomerPurchases
                 )
-                return customer.map { ResponseBodies.customer($0, token: token, scope: scope, now: now) }
+                return customer.map { ResponseBodies.customer($0, token: token, scope: scope) }
             }
         }
         return router

@@ -72,33 +72,43 @@ package final class StateReader: Service, Sendable {
         }
     }
 
-    /// The columns every answer about a subscription reads, `s` being its row.
-    private static let subscriptionColumns =
-        "s.original_transaction_id, s.entitled, s.entitled_until, to_jsonb(s)::text"
-
-    /// Whether row `s` gives access at the instant bound as `$4`: the view `subscription_access`'s rule.
+    /// Whether row `s` gives access at the instant bound as `$4` (every read binds it there): the view
+    /// `subscription_access`'s rule.
     private static let accessAtParameter = SubscriptionStateRules.access(at: "$4", row: "s")
 
-    /// The subscription (or one-time purchase) `originalTransactionId` of `scope`, or nil.
-    package func subscription(_ originalTransactionId: String, in scope: APIScope) async throws -> SubscriptionRow? {
+    /// The columns every answer about a subscription reads, `s` being its row: a ``SubscriptionRow``.
+    private static let subscriptionColumns =
+        "s.original_transaction_id, s.entitled, s.entitled_until, \(accessAtParameter), to_jsonb(s)::text"
+
+    /// The purchase and scope's parameters, then `now`: $1 to $4.
+    private static func bindings(_ key: some PostgresNonThrowingEncodable, _ scope: APIScope, _ now: Date)
+        -> PostgresBindings
+    {
+        var bindings = PostgresBindings()
+        bindings.append(key)
+        bindings.append(scope.bundleId)
+        bindings.append(scope.environment)
+        bindings.append(now)
+        return bindings
+    }
+
+    /// The subscription (or one-time purchase) `originalTransactionId` of `scope`, with its access at `now`, or nil.
+    package func subscription(
+        _ originalTransactionId: String,
+        in scope: APIScope,
+        at now: Date
+    ) async throws -> SubscriptionRow? {
         let logger = self.logger
-        return try await runtime.withConnection("reading a subscription") { connection in
-            let rows = try await connection.query(
-                """
-                SELECT \(unescaped: Self.subscriptionColumns) FROM subscriptions s
-                WHERE s.original_transaction_id = \(originalTransactionId)
-                    AND s.bundle_id = \(scope.bundleId) AND s.environment = \(scope.environment)
+        let query = PostgresQuery(
+            unsafeSQL: """
+                SELECT \(Self.subscriptionColumns) FROM subscriptions s
+                WHERE s.original_transaction_id = $1 AND s.bundle_id = $2 AND s.environment = $3
                 """,
-                logger: logger
-            )
-            for try await (id, entitled, until, json) in rows.decode((String, Bool?, Date?, String).self) {
-                return SubscriptionRow(
-                    originalTransactionId: id,
-                    entitled: entitled,
-                    entitledUntil: until,
-                    stateJSON: json
-                )
-            }
+            binds: Self.bindings(originalTransactionId, scope, now)
+        )
+        return try await runtime.withConnection("reading a subscription") { connection in
+            let rows = try await connection.query(query, logger: logger)
+            for try await row in rows.decode(SubscriptionRow.Columns.self) { return SubscriptionRow(row) }
             return nil
         }
     }
@@ -117,70 +127,46 @@ package final class StateReader: Service, Sendable {
         let inScope = """
             s.app_account_token = ANY($1) AND s.bundle_id = $2 AND s.environment = $3
             """
-        /// The customer's and scope's parameters, then `now`: $1 to $4.
-        func scoped() -> PostgresBindings {
-            var bindings = PostgresBindings()
-            bindings.append(spellings)
-            bindings.append(scope.bundleId)
-            bindings.append(scope.environment)
-            bindings.append(now)
-            return bindings
-        }
-        let listed = {
-            var bindings = scoped()
-            bindings.append(limit)
-            return bindings
-        }()
-        let grouped = scoped()
+        var listed = Self.bindings(spellings, scope, now)
+        listed.append(limit)
+        let purchasesQuery = PostgresQuery(
+            unsafeSQL: """
+                SELECT \(Self.subscriptionColumns), count(*) OVER (), bool_or(\(Self.accessAtParameter)) OVER ()
+                FROM subscriptions s WHERE \(inScope)
+                ORDER BY s.original_transaction_id LIMIT $5
+                """,
+            binds: listed
+        )
+        let groupsQuery = PostgresQuery(
+            unsafeSQL: """
+                SELECT subscription_group_identifier, bool_or(access),
+                    CASE WHEN bool_or(access AND entitled_until IS NULL) THEN NULL
+                        ELSE max(entitled_until) FILTER (WHERE access) END,
+                    array_agg(original_transaction_id ORDER BY original_transaction_id) FILTER (WHERE access),
+                    array_agg(original_transaction_id ORDER BY original_transaction_id)
+                FROM (
+                    SELECT s.subscription_group_identifier, s.original_transaction_id, s.entitled_until,
+                        \(Self.accessAtParameter) AS access
+                    FROM subscriptions s WHERE \(inScope) AND s.subscription_group_identifier IS NOT NULL
+                ) grouped
+                GROUP BY subscription_group_identifier ORDER BY subscription_group_identifier
+                """,
+            binds: Self.bindings(spellings, scope, now)
+        )
         return try await runtime.withConnection("reading a customer") { connection in
-            let purchases = try await connection.query(
-                PostgresQuery(
-                    unsafeSQL: """
-                        SELECT \(Self.subscriptionColumns), count(*) OVER (), bool_or(\(Self.accessAtParameter)) OVER ()
-                        FROM subscriptions s WHERE \(inScope)
-                        ORDER BY s.original_transaction_id LIMIT $5
-                        """,
-                    binds: listed
-                ),
-                logger: logger
-            )
+            let purchases = try await connection.query(purchasesQuery, logger: logger)
             var rows: [SubscriptionRow] = []
             var total = 0
             var hasAccess = false
-            for try await (id, entitled, until, json, count, access) in purchases.decode(
-                (String, Bool?, Date?, String, Int, Bool).self
+            for try await (id, entitled, until, access, json, count, anyAccess) in purchases.decode(
+                (String, Bool?, Date?, Bool, String, Int, Bool).self
             ) {
-                rows.append(
-                    SubscriptionRow(
-                        originalTransactionId: id,
-                        entitled: entitled,
-                        entitledUntil: until,
-                        stateJSON: json
-                    )
-                )
+                rows.append(SubscriptionRow((id, entitled, until, access, json)))
                 total = count
-                hasAccess = access
+                hasAccess = anyAccess
             }
             guard !rows.isEmpty else { return nil }
-            let groupRows = try await connection.query(
-                PostgresQuery(
-                    unsafeSQL: """
-                        SELECT subscription_group_identifier, bool_or(access),
-                            CASE WHEN bool_or(access AND entitled_until IS NULL) THEN NULL
-                                ELSE max(entitled_until) FILTER (WHERE access) END,
-                            array_agg(original_transaction_id ORDER BY original_transaction_id) FILTER (WHERE access),
-                            array_agg(original_transaction_id ORDER BY original_transaction_id)
-                        FROM (
-                            SELECT s.subscription_group_identifier, s.original_transaction_id, s.entitled_until,
-                                \(Self.accessAtParameter) AS access
-                            FROM subscriptions s WHERE \(inScope) AND s.subscription_group_identifier IS NOT NULL
-                        ) grouped
-                        GROUP BY subscription_group_identifier ORDER BY subscription_group_identifier
-                        """,
-                    binds: grouped
-                ),
-                logger: logger
-            )
+            let groupRows = try await connection.query(groupsQuery, logger: logger)
             var groups: [CustomerRows.Group] = []
             for try await (group, access, until, entitledIds, ids) in groupRows.decode(
                 (String, Bool, Date?, [String]?, [String]).self

@@ -4,33 +4,45 @@ import FoundationEssentials
 import Foundation
 #endif
 
-/// A row of `subscriptions` as the API answers it: what access is judged from, and the row as the state topic
-/// carries it.
+/// A row of `subscriptions` as the API answers it: its access at the moment of the read, what that is judged from,
+/// and the row as the state topic carries it.
 package struct SubscriptionRow: Sendable, Hashable {
+    /// The columns as `StateReader` selects them.
+    typealias Columns = (String, Bool?, Date?, Bool, String)
+
     package var originalTransactionId: String
     /// `entitled`: nil when Apple's fields do not say.
     package var entitled: Bool?
     /// `entitled_until`: nil with `entitled` true is access with no end.
     package var entitledUntil: Date?
+    /// Whether it gives access at the read's instant: Docs/entitlement.md's `has_access`, judged by PostgreSQL with
+    /// the view `subscription_access`'s rule (`SubscriptionStateRules.access(at:row:)`).
+    package var hasAccess: Bool
     /// The row as `to_jsonb(row)` writes it: the value of the subscription's latest state event.
     package var stateJSON: String
 
-    package init(originalTransactionId: String, entitled: Bool?, entitledUntil: Date?, stateJSON: String) {
+    package init(
+        originalTransactionId: String,
+        entitled: Bool?,
+        entitledUntil: Date?,
+        hasAccess: Bool,
+        stateJSON: String
+    ) {
         self.originalTransactionId = originalTransactionId
         self.entitled = entitled
         self.entitledUntil = entitledUntil
+        self.hasAccess = hasAccess
         self.stateJSON = stateJSON
     }
 
-    /// Whether this row gives access at `now`: Docs/entitlement.md's `has_access`, `entitled AND (entitled_until IS
-    /// NULL OR entitled_until > now)`, false where `entitled` is NULL.
-    package func hasAccess(at now: Date) -> Bool {
-        Self.hasAccess(entitled: entitled, until: entitledUntil, at: now)
-    }
-
-    /// The rule of ``hasAccess(at:)``; `SubscriptionStateRules.access(at:row:)` is the same in SQL.
-    package static func hasAccess(entitled: Bool?, until: Date?, at now: Date) -> Bool {
-        entitled == true && (until.map { $0 > now } ?? true)
+    init(_ columns: Columns) {
+        self.init(
+            originalTransactionId: columns.0,
+            entitled: columns.1,
+            entitledUntil: columns.2,
+            hasAccess: columns.3,
+            stateJSON: columns.4
+        )
     }
 }
 

@@ -4,28 +4,28 @@ import FoundationEssentials
 import Foundation
 #endif
 
-/// The JSON of each answer (Docs/contract/openapi.yaml). Access is judged at `now`, which the answer's `Date` header
-/// gives: not in the body, so that an unchanged answer keeps its entity tag.
+/// The JSON of each answer (Docs/contract/openapi.yaml). Access was judged at the read, whose moment the answer's
+/// `Date` header gives: not in the body, so that an unchanged answer keeps its entity tag.
 enum ResponseBodies {
     /// A subscription or one-time purchase: its access now, and its row as the state topic carries it (`state`).
-    static func subscription(_ row: SubscriptionRow, scope: APIScope, now: Date) -> [UInt8] {
+    static func subscription(_ row: SubscriptionRow, scope: APIScope) -> [UInt8] {
         var writer = JSONWriter()
-        write(row, scope: scope, now: now, into: &writer)
+        write(row, scope: scope, into: &writer)
         return writer.finished()
     }
 
-    private static func write(_ row: SubscriptionRow, scope: APIScope, now: Date, into writer: inout JSONWriter) {
+    private static func write(_ row: SubscriptionRow, scope: APIScope, into writer: inout JSONWriter) {
         writer.string("original_transaction_id", row.originalTransactionId)
         writer.string("bundle_id", scope.bundleId)
         writer.string("environment", scope.environment)
-        writer.bool("has_access", row.hasAccess(at: now))
+        writer.bool("has_access", row.hasAccess)
         writer.bool("entitled", row.entitled)
         writer.date("entitled_until", row.entitledUntil)
         writer.raw("state", row.stateJSON.utf8)
     }
 
-    /// A customer: access overall and per subscription group, then each purchase as ``subscription(_:scope:now:)``.
-    static func customer(_ customer: CustomerRows, token: UUID, scope: APIScope, now: Date) -> [UInt8] {
+    /// A customer: access overall and per subscription group, then each purchase as ``subscription(_:scope:)``.
+    static func customer(_ customer: CustomerRows, token: UUID, scope: APIScope) -> [UInt8] {
         var writer = JSONWriter()
         writer.string("app_account_token", token.uuidString.lowercased())
         writer.string("bundle_id", scope.bundleId)
@@ -44,7 +44,7 @@ enum ResponseBodies {
         writer.int("purchases_total", customer.total)
         let purchases = customer.purchases.map { row in
             var writer = JSONWriter()
-            write(row, scope: scope, now: now, into: &writer)
+            write(row, scope: scope, into: &writer)
             return writer.finished()
         }
         writer.rawArray("purchases", purchases)
