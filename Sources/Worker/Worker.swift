@@ -193,7 +193,9 @@ package final class Worker: Service, Sendable {
                     // The state machine starts one check at a time, after the previous one ended.
                     storedCheckTask = Task { await self.checkStored(checks) }
                 case .rewind(let offset, let from):
-                    try await seek(offset, consumer)
+                    // A failed seek throws (the consumer tries a timed-out one again first): going on from the later
+                    // offset would skip what the database lacks.
+                    try await consumer.seek([offset])
                     reportRewound(offset, from: from)
                 }
             }
@@ -309,31 +311,6 @@ package final class Worker: Service, Sendable {
             ]
         )
     }
-
-    /// Seeks `offset` (``StateMachine/Action/rewind(_:from:)``). librdkafka waits a while for its fetcher to take a
-    /// seek, which a loaded machine or broker can exceed (the restore drill saw it under a full test run): the
-    /// position is then unknown, and a seek to the same offset is simply tried again, up to ``seekAttempts`` times.
-    /// Any other failure, or the last timeout, throws and stops the worker: going on from the later offset would
-    /// skip what the database lacks, while its next owner rewinds from what the database holds.
-    private func seek(_ offset: KafkaTopicPartitionOffset, _ consumer: KafkaConsumer) async throws(KafkaError) {
-        for attempt in 1... {
-            do throws(KafkaError) {
-                try await consumer.seek([offset])
-                return
-            } catch  where error.code == .timedOut && attempt < Self.seekAttempts {
-                logger.warning(
-                    "Seeking a rewound partition timed out; seeking it again",
-                    metadata: [
-                        "kafka.partition": "\(offset.topicPartition)", "kafka.offset": "\(offset.offset)",
-                        "attempt": "\(attempt)", "error": "\(error)",
-                    ]
-                )
-            }
-        }
-    }
-
-    /// Timed-out seeks of one rewind before the worker stops (each waits at most 10 s).
-    static let seekAttempts = 6
 
     private func reportRewound(_ offset: KafkaTopicPartitionOffset, from: Int64) {
         metrics.countRewound(offset.topicPartition, offsets: from - offset.offset)
